@@ -1,0 +1,44 @@
+# stash — `make run` starts everything on the embedded default; `make test` runs the whole suite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt | cksum | cut -d' ' -f1)
+
+# The suite runs twice: on the embedded default (SQLite, filesystem broker) and on the
+# services (PostgreSQL, Redis), each with a real worker process.
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
+TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
+PYTEST_ARGS ?=
+
+.PHONY: venv run test test-embedded test-services migrate clean
+
+$(STAMP): requirements.txt requirements-dev.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	rm -f $(VENV)/.installed-* && touch $@
+
+venv: $(STAMP)
+
+migrate: venv
+	$(BIN)/python manage.py migrate --noinput
+
+run: migrate
+	$(BIN)/python manage.py stash_demo
+	@echo ""
+	@echo "  stash runs at http://127.0.0.1:8000/  (admin: http://127.0.0.1:8000/admin/)"
+	@echo "  web, worker and sweeper start below; Ctrl-C stops them all."
+	@echo ""
+	$(BIN)/honcho --procfile Procfile start
+
+test: test-embedded test-services
+
+test-embedded: venv
+	env -u DATABASE_URL -u CELERY_BROKER_URL STASH_VAR_DIR=$(CURDIR)/var/test-embedded \
+		$(BIN)/pytest $(PYTEST_ARGS)
+
+test-services: venv
+	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) SECRET_KEY=test-only DEBUG=0 \
+		STASH_VAR_DIR=$(CURDIR)/var/test-services $(BIN)/pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf var

@@ -1,0 +1,1 @@
+"""stash: content pipelines run by admin-managed hooks."""

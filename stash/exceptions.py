@@ -1,0 +1,29 @@
+"""Exceptions of the hook registry, the hooks and the expressions."""
+
+
+class StashError(Exception):
+    """Base class of stash's own errors."""
+
+
+class AlreadyRegistered(StashError):
+    """A hook name is registered twice."""
+
+
+class NotRegistered(StashError):
+    """A hook name is not in the registry."""
+
+
+class InvalidParams(StashError):
+    """A hook's params break its JSON Schema; ``errors`` maps a field path to its message."""
+
+    def __init__(self, message, errors=None):
+        super().__init__(message)
+        self.errors = errors or {}
+
+
+class ExpressionError(StashError):
+    """A condition is not a valid, safe expression."""
+
+
+class HookUnavailable(StashError):
+    """A configured hook cannot run: its name is no longer registered or it failed to build."""

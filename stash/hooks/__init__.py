@@ -1,0 +1,15 @@
+"""Hooks: the base classes and ``register``, for built-in hooks and third-party packages.
+
+    from stash import hooks
+
+    @hooks.register("my_filter")
+    class MyFilter(hooks.Filter):
+        # The first docstring line is what the admin shows.
+        def filter(self, item):
+            return self.keep()
+"""
+from ..pipeline import Decision, Item
+from ..registry import register
+from .base import Filter, Hook, Sink, Transform
+
+__all__ = ["Decision", "Filter", "Hook", "Item", "Sink", "Transform", "register"]

@@ -1,0 +1,37 @@
+"""Send items to be judged again by their stash's current hooks."""
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from stash import processing
+from stash.models import Content, Stash
+
+
+class Command(BaseCommand):
+    help = "Judge items again: by id, by stash and/or by status."
+
+    def add_arguments(self, parser):
+        parser.add_argument("ids", nargs="*", help="Ids of items.")
+        parser.add_argument("--stash", help="Slug of a stash: its items.")
+        parser.add_argument("--status", action="append", choices=Content.Status.values,
+                            help="Only items with this status (repeatable).")
+
+    def handle(self, *args, **options):
+        if not (options["ids"] or options["stash"] or options["status"]):
+            raise CommandError("Say which items: ids, --stash and/or --status.")
+        items = Content.objects.all()
+        if options["stash"]:
+            if not Stash.objects.filter(slug=options["stash"]).exists():
+                raise CommandError(f"No stash with slug {options['stash']!r}.")
+            items = items.filter(stash__slug=options["stash"])
+        if options["status"]:
+            items = items.filter(status__in=options["status"])
+        if options["ids"]:
+            try:
+                items = items.filter(pk__in=options["ids"])
+                missing = set(options["ids"]) - {str(pk) for pk in items.values_list("pk", flat=True)}
+            except ValidationError as exc:
+                raise CommandError(f"Not an item id: {'; '.join(exc.messages)}") from exc
+            if missing:
+                raise CommandError(f"No such item(s): {', '.join(sorted(missing))}.")
+        count = processing.reprocess(items)
+        self.stdout.write(f"{count} item(s) sent to be judged again.")

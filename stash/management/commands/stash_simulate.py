@@ -1,0 +1,54 @@
+"""Run a stash's hooks over a payload and print the per-hook trail; nothing is saved."""
+import json
+import sys
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from stash import processing
+from stash.models import Stash
+
+
+class Command(BaseCommand):
+    help = "Show what a stash's hooks would do with a payload (a JSON file, or - for stdin). Saves nothing."
+
+    def add_arguments(self, parser):
+        parser.add_argument("stash", help="Slug of the stash.")
+        parser.add_argument("payload", help="Path of a JSON file holding the payload object, or - for stdin.")
+        parser.add_argument("--json", action="store_true", help="Print the result as JSON.")
+
+    def handle(self, *args, **options):
+        stash = Stash.objects.filter(slug=options["stash"]).first()
+        if stash is None:
+            raise CommandError(f"No stash with slug {options['stash']!r}.")
+        payload = read_payload(options["payload"])
+        try:
+            result = processing.simulate(stash, payload)
+        except ValidationError as exc:
+            raise CommandError("; ".join(exc.messages)) from exc
+        if options["json"]:
+            self.stdout.write(json.dumps({"verdict": result.verdict, "reason": result.reason,
+                                          "payload": dict(result.payload),
+                                          "trail": [e.as_dict() for e in result.trail]}, indent=2))
+            return
+        for entry in result.trail:
+            name = entry.label or entry.hook
+            self.stdout.write(f"{entry.position:>3}  {name:<24} {entry.outcome:<11} {entry.duration_ms:8.3f} ms  "
+                              f"{entry.message}")
+        verdict = f"verdict: {result.verdict}" + (f" ({result.reason})" if result.reason else "")
+        self.stdout.write(self.style.SUCCESS(verdict) if result.verdict == "accepted" else self.style.WARNING(verdict))
+
+
+def read_payload(source):
+    """The JSON object in file ``source`` (or stdin for ``-``); ``CommandError`` if it is not one."""
+    try:
+        text = sys.stdin.read() if source == "-" else open(source, encoding="utf-8").read()
+    except OSError as exc:
+        raise CommandError(f"Cannot read {source}: {exc.strerror}.") from exc
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"The payload is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.") from exc
+    if not isinstance(payload, dict):
+        raise CommandError(f"The payload must be a JSON object, not {type(payload).__name__}.")
+    return payload

@@ -1,0 +1,393 @@
+"""Stashes, their configured hooks, submitted content and the runs that judged it."""
+import hashlib
+import json
+import uuid
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models, transaction
+from django.db.models import F, Max
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from . import pipeline, registry
+from .exceptions import ExpressionError, InvalidParams, NotRegistered
+from .expressions import validate_condition
+
+
+class OnError(models.TextChoices):
+    REJECT = pipeline.ON_ERROR_REJECT, _("reject the item")
+    SKIP = pipeline.ON_ERROR_SKIP, _("skip the hook")
+    HOLD = pipeline.ON_ERROR_HOLD, _("hold for review")
+
+
+class Stash(models.Model):
+    """A named pipeline: the hooks that judge what is submitted to it, and its queue."""
+
+    slug = models.SlugField(_("slug"), unique=True)
+    name = models.CharField(_("name"), max_length=200)
+    description = models.TextField(_("description"), blank=True)
+    is_active = models.BooleanField(_("active"), default=True, help_text=_("Inactive stashes take no submissions."))
+    on_error = models.CharField(
+        _("on hook error"), max_length=10, choices=OnError.choices, default=OnError.REJECT,
+        help_text=_("What a failing hook does to an item, unless the hook says otherwise."),
+    )
+    max_payload_bytes = models.PositiveIntegerField(
+        _("max payload bytes"), default=1024 * 1024, help_text=_("Largest payload accepted, as compact JSON.")
+    )
+    config_version = models.PositiveIntegerField(
+        _("config version"), default=1, editable=False,
+        help_text=_("Bumped on every change to the stash or its hooks; workers rebuild their pipeline on change."),
+    )
+    queue_head = models.PositiveBigIntegerField(
+        _("queue head"), default=0, editable=False, help_text=_("Sequence number of the last accepted item.")
+    )
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("stash")
+        verbose_name_plural = _("stashes")
+        ordering = ["slug"]
+
+    def __str__(self):
+        return self.name or self.slug
+
+    def save(self, *args, **kwargs):
+        bump = not self._state.adding
+        if bump:
+            # The default error policy is part of the pipeline: cached pipelines must rebuild.
+            self.config_version = F("config_version") + 1
+        super().save(*args, **kwargs)
+        if bump:
+            self.refresh_from_db(fields=["config_version"])
+
+    @staticmethod
+    def bump_config_version(stash_ids):
+        """Mark the pipelines of these stashes as changed."""
+        Stash.objects.filter(pk__in=set(stash_ids)).update(config_version=F("config_version") + 1)
+
+
+class HookConfigQuerySet(models.QuerySet):
+    def enabled(self):
+        return self.filter(enabled=True)
+
+    def in_order(self):
+        return self.order_by("position", "pk")
+
+    def update(self, **kwargs):
+        """Update, and mark the stashes' pipelines changed unless only counters moved."""
+        if set(kwargs) - set(HookConfig.COUNTER_FIELDS):
+            stash_ids = list(self.values_list("stash_id", flat=True).distinct())
+            with transaction.atomic(using=self.db):
+                rows = super().update(**kwargs)
+                Stash.bump_config_version(stash_ids)
+            return rows
+        return super().update(**kwargs)
+
+    def delete(self):
+        stash_ids = list(self.values_list("stash_id", flat=True).distinct())
+        with transaction.atomic(using=self.db):
+            result = super().delete()
+            Stash.bump_config_version(stash_ids)
+        return result
+
+    def reorder(self, stash, ordered_ids):
+        """Renumber ``stash``'s hooks 1..n in the order of ``ordered_ids``, atomically.
+
+        ``ordered_ids`` must name every hook of the stash once; otherwise ``ValidationError``
+        and nothing changes. Concurrent reorders of one stash queue on the stash's row lock,
+        so positions are never duplicated or missing.
+        """
+        ordered_ids = [int(pk) for pk in ordered_ids]
+        with transaction.atomic(using=self.db):
+            Stash.objects.select_for_update().filter(pk=stash.pk).get()
+            current = set(self.model.objects.filter(stash=stash).values_list("pk", flat=True))
+            if len(ordered_ids) != len(set(ordered_ids)) or set(ordered_ids) != current:
+                raise ValidationError(_("The new order must list every hook of the stash exactly once."))
+            # Two steps so that no intermediate row breaks the unique (stash, position):
+            # first distinct negatives, then flip the sign.
+            staged = [self.model(pk=pk, position=-index) for index, pk in enumerate(ordered_ids, start=1)]
+            self.model.objects.bulk_update(staged, ["position"])
+            self.model.objects.filter(stash=stash).update(position=-F("position"))
+
+
+class HookConfig(models.Model):
+    """One configured use of a registered hook in a stash: which, with what params, where."""
+
+    COUNTER_FIELDS = ("runs_count", "kept_count", "dropped_count", "errors_count", "time_total_us")
+
+    class Mode(models.TextChoices):
+        ENFORCE = pipeline.ENFORCE, _("enforce")
+        OBSERVE = pipeline.OBSERVE, _("observe (record only)")
+
+    class HookOnError(models.TextChoices):
+        INHERIT = "inherit", _("as the stash says")
+        REJECT = pipeline.ON_ERROR_REJECT, _("reject the item")
+        SKIP = pipeline.ON_ERROR_SKIP, _("skip the hook")
+        HOLD = pipeline.ON_ERROR_HOLD, _("hold for review")
+
+    stash = models.ForeignKey(Stash, on_delete=models.CASCADE, related_name="hooks", verbose_name=_("stash"))
+    hook = models.CharField(_("hook"), max_length=100, help_text=_("Name of a registered hook."))
+    label = models.CharField(_("label"), max_length=200, blank=True)
+    params = models.JSONField(_("params"), default=dict, blank=True,
+                              help_text=_("Settings of the hook, checked against its schema."))
+    enabled = models.BooleanField(_("enabled"), default=True)
+    mode = models.CharField(_("mode"), max_length=10, choices=Mode.choices, default=Mode.ENFORCE,
+                            help_text=_("An observing hook records what it would do and decides nothing."))
+    position = models.IntegerField(_("position"), default=0, db_index=True,
+                                   help_text=_("Hooks run in increasing position; 0 appends at the end."))
+    on_error = models.CharField(_("on error"), max_length=10, choices=HookOnError.choices,
+                                default=HookOnError.INHERIT)
+    condition = models.TextField(_("condition"), blank=True,
+                                 help_text=_('Optional CEL expression; the hook runs only when it holds, '
+                                             'e.g. payload.data.probability > 0.5'))
+    timeout_ms = models.PositiveIntegerField(_("timeout (ms)"), default=2000,
+                                             help_text=_("A run longer than this is stopped and counts as an error."))
+    runs_count = models.PositiveBigIntegerField(_("runs"), default=0, editable=False)
+    kept_count = models.PositiveBigIntegerField(_("kept"), default=0, editable=False)
+    dropped_count = models.PositiveBigIntegerField(_("dropped"), default=0, editable=False)
+    errors_count = models.PositiveBigIntegerField(_("errors"), default=0, editable=False)
+    time_total_us = models.PositiveBigIntegerField(_("total time (µs)"), default=0, editable=False)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    objects = HookConfigQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("hook config")
+        verbose_name_plural = _("hook configs")
+        ordering = ["stash", "position", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["stash", "position"], name="stash_hookconfig_unique_position"),
+        ]
+
+    def __str__(self):
+        return f"{self.label or self.hook} ({self.stash_id}#{self.position})"
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        instance = super().from_db(db, field_names, values)
+        instance._loaded = {f: getattr(instance, f) for f in ("hook", "params", "condition") if f in field_names}
+        return instance
+
+    @property
+    def hook_class(self):
+        """The registered hook class, or None if its name is not registered (any more)."""
+        try:
+            return registry.get(self.hook)
+        except NotRegistered:
+            return None
+
+    @property
+    def is_missing(self):
+        return self.hook_class is None
+
+    @property
+    def effective_on_error(self):
+        return self.stash.on_error if self.on_error == self.HookOnError.INHERIT else self.on_error
+
+    def clean(self):
+        super().clean()
+        self.validate_hook()
+
+    def validate_hook(self):
+        """Raise ``ValidationError`` (per field) if hook, params or condition are not valid."""
+        errors = {}
+        hook_class = self.hook_class
+        if hook_class is None:
+            errors["hook"] = _("%(name)r is not a registered hook.") % {"name": self.hook}
+        else:
+            try:
+                hook_class.validate_params(self.params)
+            except InvalidParams as exc:
+                errors["params"] = str(exc)
+        if self.condition.strip():
+            try:
+                validate_condition(self.condition)
+            except ExpressionError as exc:
+                errors["condition"] = str(exc)
+        if errors:
+            raise ValidationError(errors)
+
+    def save(self, *args, **kwargs):
+        loaded = getattr(self, "_loaded", None)
+        if loaded is None or any(loaded.get(f) != getattr(self, f) for f in loaded):
+            # New or changed configuration must be valid; an untouched config whose hook has
+            # gone missing can still be saved (to disable or relabel it).
+            self.validate_hook()
+        with transaction.atomic():
+            if self._state.adding and self.position <= 0:
+                Stash.objects.select_for_update().filter(pk=self.stash_id).get()
+                last = HookConfig.objects.filter(stash_id=self.stash_id).aggregate(m=Max("position"))["m"]
+                self.position = (last or 0) + 1
+            super().save(*args, **kwargs)
+            Stash.bump_config_version([self.stash_id])
+        self._loaded = {f: getattr(self, f) for f in ("hook", "params", "condition")}
+
+    def delete(self, *args, **kwargs):
+        with transaction.atomic():
+            result = super().delete(*args, **kwargs)
+            Stash.bump_config_version([self.stash_id])
+        return result
+
+
+class ContentQuerySet(models.QuerySet):
+    def pending(self):
+        return self.filter(status=Content.Status.PENDING)
+
+    def accepted(self):
+        return self.filter(status=Content.Status.ACCEPTED)
+
+
+def content_hash(payload):
+    """SHA-256 of the payload as canonical JSON: equal payloads, equal hashes."""
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class Content(models.Model):
+    """A submitted item. Every change of its payload is a new revision, judged again."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("pending")
+        PROCESSING = "processing", _("processing")
+        ACCEPTED = "accepted", _("accepted")
+        REJECTED = "rejected", _("rejected")
+        HELD = "held", _("held for review")
+        FAILED = "failed", _("failed")
+
+    class Source(models.TextChoices):
+        FORM = "form", _("web form")
+        API = "api", _("API")
+        ADMIN = "admin", _("admin")
+
+    # Fields the worker owns: a save that does not change the payload leaves them alone, so a
+    # stale form can never overwrite a verdict.
+    PROCESSING_FIELDS = ("status", "reason", "rejected_by", "processed_revision", "processed_at", "attempts",
+                         "lease_until", "lease_token", "queue_seq", "original_payload", "payload",
+                         "content_hash", "revision")
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    stash = models.ForeignKey(Stash, on_delete=models.PROTECT, related_name="contents", verbose_name=_("stash"))
+    payload = models.JSONField(_("payload"), default=dict)
+    original_payload = models.JSONField(_("original payload"), null=True, blank=True, editable=False,
+                                        help_text=_("The payload as submitted, when transforms changed it."))
+    status = models.CharField(_("status"), max_length=12, choices=Status.choices, default=Status.PENDING,
+                              db_index=True, editable=False)
+    reason = models.TextField(_("reason"), blank=True, editable=False)
+    rejected_by = models.ForeignKey(HookConfig, on_delete=models.SET_NULL, null=True, blank=True,
+                                    related_name="decided", editable=False, verbose_name=_("decided by"))
+    revision = models.PositiveIntegerField(_("revision"), default=1, editable=False)
+    processed_revision = models.PositiveIntegerField(_("processed revision"), null=True, blank=True, editable=False)
+    attempts = models.PositiveSmallIntegerField(_("attempts"), default=0, editable=False)
+    lease_until = models.DateTimeField(_("lease until"), null=True, blank=True, editable=False)
+    lease_token = models.UUIDField(_("lease token"), null=True, blank=True, editable=False)
+    queue_seq = models.PositiveBigIntegerField(_("queue position"), null=True, blank=True, editable=False)
+    submitted_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                     related_name="stash_contents", verbose_name=_("submitted by"))
+    source = models.CharField(_("source"), max_length=10, choices=Source.choices, default=Source.API)
+    idempotency_key = models.CharField(_("idempotency key"), max_length=200, blank=True)
+    content_hash = models.CharField(_("content hash"), max_length=64, editable=False, db_index=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+    processed_at = models.DateTimeField(_("processed"), null=True, blank=True, editable=False)
+
+    objects = ContentQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("content")
+        verbose_name_plural = _("contents")
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["stash", "status"], name="stash_content_stash_status"),
+            models.Index(fields=["status", "lease_until"], name="stash_content_lease"),
+            models.Index(fields=["stash", "queue_seq"], name="stash_content_queue"),
+        ]
+
+    def __str__(self):
+        return f"{self.id} ({self.status})"
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        instance = super().from_db(db, field_names, values)
+        instance._loaded = {f: getattr(instance, f) for f in ("payload", "stash_id") if f in field_names}
+        return instance
+
+    @property
+    def needs_judging(self):
+        """True when the payload or stash differs from what was loaded (or the item is new)."""
+        loaded = getattr(self, "_loaded", None)
+        if self._state.adding or loaded is None:
+            return True
+        return any(loaded.get(f) != getattr(self, f) for f in loaded)
+
+    def clean(self):
+        super().clean()
+        validate_payload(self.payload, self.stash if self.stash_id else None)
+
+    def save(self, *args, **kwargs):
+        """Save; a new item or a changed payload becomes a new pending revision.
+
+        Raises ``ValidationError`` for a payload that is not a JSON object.
+        """
+        validate_payload(self.payload, None)
+        bump = False
+        if self.needs_judging:
+            if not self._state.adding:
+                bump = True
+                self.revision = F("revision") + 1  # in the database: concurrent edits never share one
+            self.content_hash = content_hash(self.payload)
+            self.status = self.Status.PENDING
+            self.reason = ""
+            self.rejected_by = None
+            self.attempts = 0
+            self.lease_token = None
+            self.original_payload = None
+            self.queue_seq = None
+            # The sweeper sends the item again if no worker has claimed it by then.
+            self.lease_until = timezone.now() + timedelta(seconds=settings.STASH_LEASE_SECONDS)
+            self._enqueue_on_commit = True
+        elif kwargs.get("update_fields") is None and not kwargs.get("force_insert"):
+            kwargs["update_fields"] = [f.name for f in self._meta.concrete_fields
+                                       if not f.primary_key and f.name not in self.PROCESSING_FIELDS]
+        super().save(*args, **kwargs)
+        if bump:
+            self.refresh_from_db(fields=["revision"])
+        self._loaded = {"payload": self.payload, "stash_id": self.stash_id}
+
+
+def validate_payload(payload, stash):
+    """Raise ``ValidationError`` unless ``payload`` is a JSON object within ``stash``'s size limit."""
+    if not isinstance(payload, dict):
+        raise ValidationError({"payload": _("The payload must be a JSON object, not %(type)s.")
+                               % {"type": type(payload).__name__}})
+    if stash is not None:
+        size = len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False, default=str).encode())
+        if size > stash.max_payload_bytes:
+            raise ValidationError({"payload": _("The payload is %(size)d bytes; this stash takes at most %(max)d.")
+                                   % {"size": size, "max": stash.max_payload_bytes}})
+
+
+class PipelineRun(models.Model):
+    """One run of a stash's hooks over one revision of one item, with its per-hook trail."""
+
+    content = models.ForeignKey(Content, on_delete=models.CASCADE, related_name="runs", verbose_name=_("content"))
+    revision = models.PositiveIntegerField(_("revision"))
+    config_version = models.PositiveIntegerField(_("config version"))
+    outcome = models.CharField(_("outcome"), max_length=12, choices=Content.Status.choices)
+    reason = models.TextField(_("reason"), blank=True)
+    started_at = models.DateTimeField(_("started"))
+    finished_at = models.DateTimeField(_("finished"))
+    duration_ms = models.FloatField(_("duration (ms)"), default=0)
+    trail = models.JSONField(_("trail"), default=list,
+                             help_text=_("Per hook: config, hook, position, outcome, code, message, duration."))
+
+    class Meta:
+        verbose_name = _("pipeline run")
+        verbose_name_plural = _("pipeline runs")
+        ordering = ["-finished_at", "-pk"]
+
+    def __str__(self):
+        return f"{self.content_id} r{self.revision}: {self.outcome}"

@@ -1,0 +1,332 @@
+"""The pure pipeline runner: configured hooks in order -> a verdict and a per-hook trail.
+
+Standard library only: no Django, no Celery. Plain data in, plain data out::
+
+    pipeline = Pipeline([Step(hook=RequireFields({"fields": ["time"]}), name="require_fields")])
+    result = pipeline.run(Item(payload={"text": "hi"}))
+    result.verdict, result.reason      # ("rejected", "missing time")
+
+Rules: steps run in the order given; the first enforcing filter that drops ends the run (the
+item is rejected) and the first hold ends it as held; transforms chain; a step whose condition
+is false is skipped; an observing step records what it would have done and changes nothing;
+a step that raises or runs past its timeout is handled by its ``on_error`` policy (reject,
+skip or hold) and recorded. ``run`` itself never raises for a hook's failure.
+"""
+from __future__ import annotations
+
+import copy
+import signal
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping, Sequence
+
+# Verdicts.
+ACCEPTED = "accepted"
+REJECTED = "rejected"
+HELD = "held"
+
+# Outcomes of one step in the trail.
+KEPT = "kept"
+DROPPED = "dropped"
+TRANSFORMED = "transformed"
+SKIPPED = "skipped"
+ERROR = "error"
+TIMEOUT = "timeout"
+OBSERVED = "observed"
+OUTCOMES = (KEPT, DROPPED, TRANSFORMED, SKIPPED, ERROR, TIMEOUT, HELD, OBSERVED)
+
+# Modes and error policies.
+ENFORCE = "enforce"
+OBSERVE = "observe"
+ON_ERROR_REJECT = "reject"
+ON_ERROR_SKIP = "skip"
+ON_ERROR_HOLD = "hold"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a filter says about one item: ``keep``, ``drop`` or ``hold``, with a reason."""
+
+    action: str
+    reason: str = ""
+    code: str = ""
+
+
+KEEP = Decision("keep")
+
+
+def keep() -> Decision:
+    return KEEP
+
+
+def drop(reason: str, code: str = "dropped") -> Decision:
+    return Decision("drop", reason, code)
+
+
+def hold(reason: str, code: str = "held") -> Decision:
+    return Decision("hold", reason, code)
+
+
+@dataclass(frozen=True)
+class Item:
+    """The read-only view of one content item that hooks see."""
+
+    payload: Mapping[str, Any]
+    id: str | None = None
+    stash: str = ""
+    revision: int = 1
+    source: str = ""
+    submitted_by: str | None = None
+
+    def as_context(self) -> dict[str, Any]:
+        """The variables a condition can read."""
+        return {
+            "payload": self.payload,
+            "meta": {"stash": self.stash, "source": self.source, "revision": self.revision,
+                     "submitted_by": self.submitted_by or ""},
+        }
+
+
+class HookTimeout(BaseException):
+    """Raised inside a hook that ran past its time.
+
+    A ``BaseException`` so that a hook's own ``except Exception`` cannot swallow it.
+    """
+
+
+@dataclass(frozen=True)
+class Step:
+    """One configured hook, in pipeline order.
+
+    ``hook`` has a ``kind`` ("filter", "transform" or "sink") and the method of its kind:
+    ``filter(item) -> Decision`` or ``transform(item) -> dict | None`` (None: unchanged).
+    """
+
+    hook: Any
+    name: str
+    label: str = ""
+    config_id: int | None = None
+    position: int = 0
+    mode: str = ENFORCE
+    on_error: str = ON_ERROR_REJECT
+    condition: Callable[[Mapping[str, Any]], bool] | None = None
+    timeout: float | None = None  # seconds
+
+    @property
+    def kind(self) -> str:
+        return self.hook.kind
+
+    @property
+    def title(self) -> str:
+        return self.label or self.name
+
+
+@dataclass(frozen=True)
+class TrailEntry:
+    """What one step did to one item."""
+
+    hook: str
+    label: str
+    config_id: int | None
+    position: int
+    outcome: str
+    code: str = ""
+    message: str = ""
+    duration_ms: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"config_id": self.config_id, "hook": self.hook, "label": self.label,
+                "position": self.position, "outcome": self.outcome, "code": self.code,
+                "message": self.message, "duration_ms": round(self.duration_ms, 3)}
+
+
+@dataclass(frozen=True)
+class Result:
+    """The verdict on one item, the payload to store and the trail that explains it."""
+
+    verdict: str
+    payload: Mapping[str, Any]
+    transformed: bool = False
+    reason: str = ""
+    code: str = ""
+    decided_by: int | None = None
+    trail: tuple[TrailEntry, ...] = field(default_factory=tuple)
+    duration_ms: float = 0.0
+
+
+class _Deadline:
+    """Interrupts the running hook with ``HookTimeout`` once its time is up.
+
+    Uses ``SIGALRM`` and so works in the main thread of a process (a Celery prefork or solo
+    worker, a management command). Elsewhere it cannot interrupt, and a step that overran is
+    recorded as a timeout when it returns.
+    """
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+        self._previous: Any = None
+
+    def __enter__(self) -> _Deadline:
+        if self.usable:
+            self._previous = signal.signal(signal.SIGALRM, self._expire)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.usable:
+            self.disarm()
+            signal.signal(signal.SIGALRM, self._previous or signal.SIG_DFL)
+
+    def _expire(self, signum: int, frame: object) -> None:
+        if self.armed:
+            self.armed = False
+            raise HookTimeout()
+
+    def arm(self, seconds: float | None) -> None:
+        if self.usable and seconds:
+            self.armed = True
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+
+    def disarm(self) -> None:
+        if self.armed:
+            self.armed = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+class Pipeline:
+    """An ordered list of steps that judges items. Build once, run many times."""
+
+    def __init__(self, steps: Sequence[Step]) -> None:
+        self.steps = tuple(steps)
+        self.judging = tuple(s for s in self.steps if s.kind in ("filter", "transform"))
+        self.sinks = tuple(s for s in self.steps if s.kind == "sink")
+
+    def run(self, item: Item, *, on_step: Callable[[Step], None] | None = None) -> Result:
+        """Judge ``item``. ``on_step(step)`` is called before each step runs (progress notes)."""
+        started = time.perf_counter()
+        payload = item.payload
+        transformed = False
+        trail: list[TrailEntry] = []
+        verdict, reason, code, decided_by = ACCEPTED, "", "", None
+
+        with _Deadline() as deadline:
+            for step in self.judging:
+                if on_step is not None:
+                    on_step(step)
+                current = item if payload is item.payload else replace(item, payload=payload)
+                entry, new_payload, stop = self._run_step(step, current, deadline)
+                trail.append(entry)
+                if new_payload is not None:
+                    payload, transformed = new_payload, True
+                if stop is not None:
+                    verdict, reason, code, decided_by = stop, entry.message, entry.code, step.config_id
+                    break
+
+        return Result(verdict=verdict, payload=payload, transformed=transformed, reason=reason,
+                      code=code, decided_by=decided_by, trail=tuple(trail),
+                      duration_ms=(time.perf_counter() - started) * 1000)
+
+    def _run_step(self, step: Step, item: Item, deadline: _Deadline) -> tuple[TrailEntry, Any, str | None]:
+        """Run one step: its trail entry, a new payload or None, and the verdict if it ends the run."""
+        started = time.perf_counter()
+
+        def entry(outcome: str, code: str = "", message: str = "") -> TrailEntry:
+            return TrailEntry(hook=step.name, label=step.label, config_id=step.config_id,
+                              position=step.position, outcome=outcome, code=code, message=message,
+                              duration_ms=(time.perf_counter() - started) * 1000)
+
+        try:
+            deadline.arm(step.timeout)
+            if step.condition is not None and not step.condition(item.as_context()):
+                deadline.disarm()
+                return entry(SKIPPED, "condition", "condition not met"), None, None
+            if step.kind == "filter":
+                outcome = step.hook.filter(item)
+            else:
+                outcome = step.hook.transform(_own_copy(item))
+            deadline.disarm()
+        except HookTimeout:
+            return self._failed(step, entry, TIMEOUT, "timeout", f"timed out after {_ms(step.timeout)} ms")
+        except Exception as exc:  # a hook's failure is data, not a crash
+            deadline.disarm()
+            return self._failed(step, entry, ERROR, "hook_error", f"{type(exc).__name__}: {exc}")
+
+        if step.timeout and time.perf_counter() - started > step.timeout:
+            # Could not be interrupted (not the main thread): still over its time.
+            return self._failed(step, entry, TIMEOUT, "timeout", f"timed out after {_ms(step.timeout)} ms")
+        if step.kind == "filter":
+            return self._judged(step, entry, outcome)
+        return self._transformed(step, entry, item, outcome)
+
+    @staticmethod
+    def _judged(step: Step, entry: Callable[..., TrailEntry], decision: Any) -> tuple[TrailEntry, Any, str | None]:
+        if not isinstance(decision, Decision):
+            return Pipeline._failed(step, entry, ERROR, "bad_return",
+                                    f"returned {type(decision).__name__}, not keep(), drop() or hold()")
+        if decision.action == "keep":
+            return entry(KEPT, decision.code), None, None
+        verdict = REJECTED if decision.action == "drop" else HELD
+        if step.mode == OBSERVE:
+            return entry(OBSERVED, decision.code, f"would {decision.action}: {decision.reason}"), None, None
+        return entry(DROPPED if verdict == REJECTED else HELD, decision.code, decision.reason), None, verdict
+
+    @staticmethod
+    def _transformed(step: Step, entry: Callable[..., TrailEntry], item: Item,
+                     new_payload: Any) -> tuple[TrailEntry, Any, str | None]:
+        if new_payload is None:
+            return entry(KEPT, "unchanged"), None, None
+        if not isinstance(new_payload, Mapping):
+            return Pipeline._failed(step, entry, ERROR, "bad_return",
+                                    f"returned {type(new_payload).__name__}, not a payload object")
+        changed = _changed_keys(item.payload, new_payload)
+        if not changed:
+            return entry(KEPT, "unchanged"), None, None
+        message = "changed " + ", ".join(changed)
+        if step.mode == OBSERVE:
+            return entry(OBSERVED, "transformed", "would have " + message), None, None
+        return entry(TRANSFORMED, "transformed", message), dict(new_payload), None
+
+    @staticmethod
+    def _failed(step: Step, entry: Callable[..., TrailEntry], outcome: str, code: str,
+                message: str) -> tuple[TrailEntry, Any, str | None]:
+        if step.mode == OBSERVE or step.on_error == ON_ERROR_SKIP:
+            return entry(outcome, code, message), None, None
+        verdict = HELD if step.on_error == ON_ERROR_HOLD else REJECTED
+        return entry(outcome, code, f"{step.title}: {message}"), None, verdict
+
+
+def notify(sinks: Sequence[Step], event: str, item: Item, result: Result) -> list[tuple[Step, str]]:
+    """Call ``event`` ("on_accept", "on_reject", ...) on each sink that has it.
+
+    A sink that raises does not stop the others: its failure is returned as ``(step, message)``.
+    """
+    failures = []
+    for step in sinks:
+        callback = getattr(step.hook, event, None)
+        if callback is None:
+            continue
+        try:
+            callback(item, result)
+        except Exception as exc:
+            failures.append((step, f"{type(exc).__name__}: {exc}"))
+    return failures
+
+
+def verdict_event(verdict: str) -> str:
+    """The sink callback that a verdict calls."""
+    return {ACCEPTED: "on_accept", REJECTED: "on_reject", HELD: "on_hold"}[verdict]
+
+
+def _own_copy(item: Item) -> Item:
+    """A transform gets a payload of its own to change: the caller's stays intact."""
+    return replace(item, payload=copy.deepcopy(dict(item.payload)))
+
+
+def _changed_keys(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    keys = set(before) | set(after)
+    return sorted(k for k in keys if k not in before or k not in after or before[k] != after[k])
+
+
+def _ms(seconds: float | None) -> int:
+    return int((seconds or 0) * 1000)
