@@ -166,10 +166,14 @@ class HookConfig(models.Model):
     def __str__(self):
         return f"{self.label or self.hook} ({self.stash_id}#{self.position})"
 
+    # Compared with what was loaded: a change must validate; an unchanged position is not
+    # written back, so a stale instance cannot undo a reorder.
+    TRACKED_FIELDS = ("hook", "params", "condition", "position")
+
     @classmethod
     def from_db(cls, db, field_names, values):
         instance = super().from_db(db, field_names, values)
-        instance._loaded = {f: getattr(instance, f) for f in ("hook", "params", "condition") if f in field_names}
+        instance._loaded = {f: getattr(instance, f) for f in cls.TRACKED_FIELDS if f in field_names}
         return instance
 
     @property
@@ -213,10 +217,17 @@ class HookConfig(models.Model):
 
     def save(self, *args, **kwargs):
         loaded = getattr(self, "_loaded", None)
-        if loaded is None or any(loaded.get(f) != getattr(self, f) for f in loaded):
+        if loaded is None or any(loaded.get(f) != getattr(self, f) for f in ("hook", "params", "condition")):
             # New or changed configuration must be valid; an untouched config whose hook has
             # gone missing can still be saved (to disable or relabel it).
             self.validate_hook()
+        if loaded is not None and kwargs.get("update_fields") is None and not self._state.adding:
+            # Counters belong to the workers: a save never writes them back from memory.
+            skip = {*self.COUNTER_FIELDS, "created_at"}
+            if loaded.get("position") == self.position:
+                skip.add("position")
+            kwargs["update_fields"] = [f.name for f in self._meta.concrete_fields
+                                       if not f.primary_key and f.name not in skip]
         with transaction.atomic():
             if self._state.adding and self.position <= 0:
                 Stash.objects.select_for_update().filter(pk=self.stash_id).get()
@@ -224,7 +235,7 @@ class HookConfig(models.Model):
                 self.position = (last or 0) + 1
             super().save(*args, **kwargs)
             Stash.bump_config_version([self.stash_id])
-        self._loaded = {f: getattr(self, f) for f in ("hook", "params", "condition")}
+        self._loaded = {f: getattr(self, f) for f in self.TRACKED_FIELDS}
 
     def delete(self, *args, **kwargs):
         with transaction.atomic():

@@ -28,7 +28,7 @@ load_errors: list[tuple[str, str]] = []
 
 def register(name: str, hook: type | None = None):
     """Register ``hook`` under ``name``; without ``hook``, return a class decorator that does."""
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValueError(f"Invalid hook name {name!r}: use lowercase letters, digits, '_', '.', '-'.")
 
     def decorator(cls: type) -> type:

@@ -1,0 +1,36 @@
+"""Shared fixtures: stashes with hooks, and temporary hook registration."""
+import pytest
+
+from stash import registry
+from stash.models import HookConfig, Stash
+
+
+@pytest.fixture
+def make_stash(db):
+    """Create a stash with hooks given as ``(hook name, params)`` or dicts of HookConfig fields."""
+
+    def make(slug="audit", hooks=(), **fields):
+        stash = Stash.objects.create(slug=slug, name=fields.pop("name", slug.title()), **fields)
+        for spec in hooks:
+            if not isinstance(spec, dict):
+                spec = {"hook": spec[0], "params": spec[1]}
+            HookConfig.objects.create(stash=stash, **spec)
+        stash.refresh_from_db()
+        return stash
+
+    return make
+
+
+@pytest.fixture
+def register_temporarily():
+    """Register hooks for one test only: ``register_temporarily("name", cls)``."""
+    added = []
+
+    def register(name, cls):
+        registry.register(name, cls)
+        added.append(name)
+        return cls
+
+    yield register
+    for name in added:
+        registry.unregister(name)

@@ -1,0 +1,1 @@
+"""A test-only app whose hooks sleep, raise or kill their worker, to test isolation."""

@@ -1,0 +1,43 @@
+"""Hooks that misbehave on purpose; discovered like any app's ``stash_hooks`` module."""
+import os
+import signal
+import time
+
+from stash import hooks
+
+
+@hooks.register("test_sleep")
+class Sleep(hooks.Filter):
+    """Sleep for params.seconds when the payload has "sleep": true, then keep."""
+
+    params_schema = {"type": "object", "properties": {"seconds": {"type": "number", "minimum": 0}},
+                     "required": ["seconds"], "additionalProperties": False}
+
+    def filter(self, item):
+        if item.payload.get("sleep"):
+            time.sleep(self.params["seconds"])
+        return self.keep()
+
+
+@hooks.register("test_crash")
+class Crash(hooks.Filter):
+    """Kill the worker process (SIGKILL) when the payload has "crash": true."""
+
+    params_schema = {"type": "object", "additionalProperties": False}
+
+    def filter(self, item):
+        if item.payload.get("crash"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return self.keep()
+
+
+@hooks.register("test_raise")
+class Raise(hooks.Filter):
+    """Raise RuntimeError when the payload has "raise": true."""
+
+    params_schema = {"type": "object", "additionalProperties": False}
+
+    def filter(self, item):
+        if item.payload.get("raise"):
+            raise RuntimeError("boom")
+        return self.keep()
