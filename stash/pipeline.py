@@ -236,25 +236,27 @@ class Pipeline:
                               position=step.position, outcome=outcome, code=code, message=message,
                               duration_ms=(time.perf_counter() - started) * 1000)
 
+        timed_out = f"timed out after {_ms(step.timeout)} ms"
         try:
-            deadline.arm(step.timeout)
-            if step.condition is not None and not step.condition(item.as_context()):
+            try:
+                deadline.arm(step.timeout)
+                if step.condition is not None and not step.condition(item.as_context()):
+                    deadline.disarm()
+                    return entry(SKIPPED, "condition", "condition not met"), None, None
+                if step.kind == "filter":
+                    outcome = step.hook.filter(item)
+                else:
+                    outcome = step.hook.transform(_own_copy(item))
                 deadline.disarm()
-                return entry(SKIPPED, "condition", "condition not met"), None, None
-            if step.kind == "filter":
-                outcome = step.hook.filter(item)
-            else:
-                outcome = step.hook.transform(_own_copy(item))
-            deadline.disarm()
-        except HookTimeout:
-            return self._failed(step, entry, TIMEOUT, "timeout", f"timed out after {_ms(step.timeout)} ms")
-        except Exception as exc:  # a hook's failure is data, not a crash
-            deadline.disarm()
-            return self._failed(step, entry, ERROR, "hook_error", f"{type(exc).__name__}: {exc}")
+            except Exception as exc:  # a hook's failure is data, not a crash
+                deadline.disarm()
+                return self._failed(step, entry, ERROR, "hook_error", f"{type(exc).__name__}: {exc}")
+        except HookTimeout:  # outside the inner handler too: the alarm may ring while it runs
+            return self._failed(step, entry, TIMEOUT, "timeout", timed_out)
 
         if step.timeout and time.perf_counter() - started > step.timeout:
             # Could not be interrupted (not the main thread): still over its time.
-            return self._failed(step, entry, TIMEOUT, "timeout", f"timed out after {_ms(step.timeout)} ms")
+            return self._failed(step, entry, TIMEOUT, "timeout", timed_out)
         if step.kind == "filter":
             return self._judged(step, entry, outcome)
         return self._transformed(step, entry, item, outcome)

