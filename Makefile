@@ -10,7 +10,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 PYTEST_ARGS ?=
 
-.PHONY: venv run test test-embedded test-services migrate clean
+.PHONY: venv browsers run test test-embedded test-services migrate clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ $(STAMP): requirements.txt requirements-dev.txt
 	rm -f $(VENV)/.installed-* && touch $@
 
 venv: $(STAMP)
+
+# Browser tests drive Debian's Chromium (no browser downloads).
+browsers:
+	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium chromium-driver)
 
 migrate: venv
 	$(BIN)/python manage.py migrate --noinput
@@ -32,11 +36,11 @@ run: migrate
 
 test: test-embedded test-services
 
-test-embedded: venv
+test-embedded: venv browsers
 	env -u DATABASE_URL -u CELERY_BROKER_URL STASH_VAR_DIR=$(CURDIR)/var/test-embedded \
 		$(BIN)/pytest $(PYTEST_ARGS)
 
-test-services: venv
+test-services: venv browsers
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) SECRET_KEY=test-only DEBUG=0 \
 		STASH_VAR_DIR=$(CURDIR)/var/test-services $(BIN)/pytest $(PYTEST_ARGS)
 

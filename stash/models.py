@@ -1,4 +1,5 @@
 """Stashes, their configured hooks, submitted content and the runs that judged it."""
+import copy
 import hashlib
 import json
 import uuid
@@ -16,6 +17,37 @@ from .exceptions import ExpressionError, InvalidParams, NotRegistered
 from .expressions import validate_condition
 
 
+class LoadedStateMixin:
+    """Remembers ``TRACKED_FIELDS`` as last read from or written to the database.
+
+    The values are copied, so a JSON field edited in place still counts as changed, and
+    ``refresh_from_db`` makes what it read the new baseline.
+    """
+
+    TRACKED_FIELDS = ()
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        instance = super().from_db(db, field_names, values)
+        instance._remember([f for f in cls.TRACKED_FIELDS if f in field_names])
+        return instance
+
+    def refresh_from_db(self, using=None, fields=None, **kwargs):
+        super().refresh_from_db(using=using, fields=fields, **kwargs)
+        deferred = self.get_deferred_fields()
+        self._remember([f for f in self.TRACKED_FIELDS if f not in deferred
+                        and (fields is None or f in fields or f.removesuffix("_id") in fields)])
+
+    def _remember(self, fields=None):
+        fields = self.TRACKED_FIELDS if fields is None else fields
+        self._loaded = {**getattr(self, "_loaded", {}), **{f: copy.deepcopy(getattr(self, f)) for f in fields}}
+
+    def _changed(self, fields):
+        """True unless every one of ``fields`` is known and equal to what was loaded."""
+        loaded = getattr(self, "_loaded", None)
+        return loaded is None or any(f not in loaded or loaded[f] != getattr(self, f) for f in fields)
+
+
 class OnError(models.TextChoices):
     REJECT = pipeline.ON_ERROR_REJECT, _("reject the item")
     SKIP = pipeline.ON_ERROR_SKIP, _("skip the hook")
@@ -29,6 +61,10 @@ class Stash(models.Model):
     name = models.CharField(_("name"), max_length=200)
     description = models.TextField(_("description"), blank=True)
     is_active = models.BooleanField(_("active"), default=True, help_text=_("Inactive stashes take no submissions."))
+    allow_anonymous = models.BooleanField(
+        _("allow anonymous submissions"), default=False,
+        help_text=_("Anyone may submit (throttled); otherwise submitting needs the add-content permission."),
+    )
     on_error = models.CharField(
         _("on hook error"), max_length=10, choices=OnError.choices, default=OnError.REJECT,
         help_text=_("What a failing hook does to an item, unless the hook says otherwise."),
@@ -113,10 +149,11 @@ class HookConfigQuerySet(models.QuerySet):
             self.model.objects.filter(stash=stash).update(position=-F("position"))
 
 
-class HookConfig(models.Model):
+class HookConfig(LoadedStateMixin, models.Model):
     """One configured use of a registered hook in a stash: which, with what params, where."""
 
-    COUNTER_FIELDS = ("runs_count", "kept_count", "dropped_count", "errors_count", "time_total_us")
+    COUNTER_FIELDS = ("runs_count", "kept_count", "dropped_count", "errors_count", "time_total_us",
+                      "overturned_count")
 
     class Mode(models.TextChoices):
         ENFORCE = pipeline.ENFORCE, _("enforce")
@@ -150,6 +187,10 @@ class HookConfig(models.Model):
     dropped_count = models.PositiveBigIntegerField(_("dropped"), default=0, editable=False)
     errors_count = models.PositiveBigIntegerField(_("errors"), default=0, editable=False)
     time_total_us = models.PositiveBigIntegerField(_("total time (µs)"), default=0, editable=False)
+    overturned_count = models.PositiveBigIntegerField(
+        _("overturned"), default=0, editable=False,
+        help_text=_("Verdicts of this hook that a reviewer overturned: its false positives."),
+    )
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 
@@ -169,12 +210,7 @@ class HookConfig(models.Model):
     # Compared with what was loaded: a change must validate; an unchanged position is not
     # written back, so a stale instance cannot undo a reorder.
     TRACKED_FIELDS = ("hook", "params", "condition", "position")
-
-    @classmethod
-    def from_db(cls, db, field_names, values):
-        instance = super().from_db(db, field_names, values)
-        instance._loaded = {f: getattr(instance, f) for f in cls.TRACKED_FIELDS if f in field_names}
-        return instance
+    CONFIG_FIELDS = ("hook", "params", "condition")
 
     @property
     def hook_class(self):
@@ -194,7 +230,9 @@ class HookConfig(models.Model):
 
     def clean(self):
         super().clean()
-        self.validate_hook()
+        if self._state.adding or self._changed(self.CONFIG_FIELDS):
+            # As in save(): an untouched config whose hook has gone missing can be disabled.
+            self.validate_hook()
 
     def validate_hook(self):
         """Raise ``ValidationError`` (per field) if hook, params or condition are not valid."""
@@ -217,7 +255,7 @@ class HookConfig(models.Model):
 
     def save(self, *args, **kwargs):
         loaded = getattr(self, "_loaded", None)
-        if loaded is None or any(loaded.get(f) != getattr(self, f) for f in ("hook", "params", "condition")):
+        if self._state.adding or self._changed(self.CONFIG_FIELDS):
             # New or changed configuration must be valid; an untouched config whose hook has
             # gone missing can still be saved (to disable or relabel it).
             self.validate_hook()
@@ -235,7 +273,7 @@ class HookConfig(models.Model):
                 self.position = (last or 0) + 1
             super().save(*args, **kwargs)
             Stash.bump_config_version([self.stash_id])
-        self._loaded = {f: getattr(self, f) for f in self.TRACKED_FIELDS}
+        self._remember()
 
     def delete(self, *args, **kwargs):
         with transaction.atomic():
@@ -258,7 +296,7 @@ def content_hash(payload):
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-class Content(models.Model):
+class Content(LoadedStateMixin, models.Model):
     """A submitted item. Every change of its payload is a new revision, judged again."""
 
     class Status(models.TextChoices):
@@ -278,7 +316,7 @@ class Content(models.Model):
     # stale form can never overwrite a verdict.
     PROCESSING_FIELDS = ("status", "reason", "rejected_by", "processed_revision", "processed_at", "attempts",
                          "lease_until", "lease_token", "queue_seq", "original_payload", "payload",
-                         "content_hash", "revision")
+                         "content_hash", "revision", "overturned", "reviewed_by", "reviewed_at", "review_note")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     stash = models.ForeignKey(Stash, on_delete=models.PROTECT, related_name="contents", verbose_name=_("stash"))
@@ -304,6 +342,12 @@ class Content(models.Model):
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
     processed_at = models.DateTimeField(_("processed"), null=True, blank=True, editable=False)
+    overturned = models.BooleanField(_("overturned"), default=False, editable=False,
+                                     help_text=_("A reviewer reversed the hooks' verdict."))
+    reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                    related_name="stash_reviews", editable=False, verbose_name=_("reviewed by"))
+    reviewed_at = models.DateTimeField(_("reviewed"), null=True, blank=True, editable=False)
+    review_note = models.TextField(_("review note"), blank=True, editable=False)
 
     objects = ContentQuerySet.as_manager()
 
@@ -316,23 +360,22 @@ class Content(models.Model):
             models.Index(fields=["status", "lease_until"], name="stash_content_lease"),
             models.Index(fields=["stash", "queue_seq"], name="stash_content_queue"),
         ]
+        constraints = [
+            models.UniqueConstraint(fields=["stash", "submitted_by", "idempotency_key"],
+                                    condition=~models.Q(idempotency_key=""), name="stash_content_idempotency"),
+        ]
 
     def __str__(self):
         return f"{self.id} ({self.status})"
 
-    @classmethod
-    def from_db(cls, db, field_names, values):
-        instance = super().from_db(db, field_names, values)
-        instance._loaded = {f: getattr(instance, f) for f in ("payload", "stash_id") if f in field_names}
-        return instance
+    TRACKED_FIELDS = ("payload", "stash_id")
 
     @property
     def needs_judging(self):
         """True when the payload or stash differs from what was loaded (or the item is new)."""
-        loaded = getattr(self, "_loaded", None)
-        if self._state.adding or loaded is None:
+        if self._state.adding or getattr(self, "_loaded", None) is None:
             return True
-        return any(loaded.get(f) != getattr(self, f) for f in loaded)
+        return any(self._loaded[f] != getattr(self, f) for f in self._loaded)
 
     def clean(self):
         super().clean()
@@ -357,6 +400,7 @@ class Content(models.Model):
             self.lease_token = None
             self.original_payload = None
             self.queue_seq = None
+            self.overturned = False
             # The sweeper sends the item again if no worker has claimed it by then.
             self.lease_until = timezone.now() + timedelta(seconds=settings.STASH_LEASE_SECONDS)
             self._enqueue_on_commit = True
@@ -366,7 +410,7 @@ class Content(models.Model):
         super().save(*args, **kwargs)
         if bump:
             self.refresh_from_db(fields=["revision"])
-        self._loaded = {"payload": self.payload, "stash_id": self.stash_id}
+        self._remember()
 
 
 def validate_payload(payload, stash):

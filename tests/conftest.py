@@ -1,8 +1,10 @@
-"""Shared fixtures: stashes with hooks, and temporary hook registration."""
+"""Shared fixtures: stashes with hooks, temporary hook registration, a real worker process."""
 import pytest
 
 from stash import registry
 from stash.models import HookConfig, Stash
+
+from .worker import _session_worker, worker, worker_queue  # noqa: F401 - fixtures
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from django.db import transaction
 from stash import processing
 from stash.models import Content, HookConfig, PipelineRun
 
-from .conftest import WORKER_LEASE_SECONDS, wait_for
+from ..worker import WORKER_LEASE_SECONDS, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

@@ -27,11 +27,13 @@ class Command(BaseCommand):
             items = items.filter(status__in=options["status"])
         if options["ids"]:
             try:
-                items = items.filter(pk__in=options["ids"])
-                missing = set(options["ids"]) - {str(pk) for pk in items.values_list("pk", flat=True)}
+                # Compared as UUIDs: an id in upper case or without dashes names the same item.
+                wanted = {Content._meta.pk.to_python(pk): pk for pk in options["ids"]}
             except ValidationError as exc:
                 raise CommandError(f"Not an item id: {'; '.join(exc.messages)}") from exc
+            items = items.filter(pk__in=list(wanted))
+            missing = set(wanted) - set(items.values_list("pk", flat=True))
             if missing:
-                raise CommandError(f"No such item(s): {', '.join(sorted(missing))}.")
+                raise CommandError(f"No such item(s): {', '.join(sorted(wanted[pk] for pk in missing))}.")
         count = processing.reprocess(items)
         self.stdout.write(f"{count} item(s) sent to be judged again.")

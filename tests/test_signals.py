@@ -1,0 +1,225 @@
+"""Saved items reach the workers after commit, in chunks, and a broken broker never breaks a save."""
+import json
+import logging
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.db import transaction
+from django.db.models.signals import post_save
+from django.utils import timezone
+from kombu.exceptions import OperationalError
+
+from stash import dispatch, processing
+from stash.models import Content
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+class Broker:
+    """Stands in for the Celery app at the publishing boundary: records every message."""
+
+    def __init__(self):
+        self.messages = []
+        self.error = None
+
+    def send_task(self, name, args=(), **options):
+        if self.error is not None:
+            raise self.error
+        self.messages.append({"name": name, "args": args, **options})
+
+    @property
+    def chunks(self):
+        return [message["args"][0] for message in self.messages]
+
+    @property
+    def ids(self):
+        return [pk for chunk in self.chunks for pk in chunk]
+
+
+@pytest.fixture
+def broker(monkeypatch):
+    broker = Broker()
+    monkeypatch.setattr(dispatch, "current_app", broker)
+    return broker
+
+
+@pytest.fixture
+def audit(make_stash):
+    return make_stash("audit", hooks=[("require_fields", {"fields": ["text"]})])
+
+
+def submit(stash, **payload):
+    return Content.objects.create(stash=stash, payload=payload or {"text": "hi"})
+
+
+def test_a_save_in_autocommit_is_published_once(audit, broker, settings):
+    item = submit(audit)
+    assert broker.messages == [{"name": "stash.tasks.process_contents", "args": [[str(item.pk)]],
+                                "queue": settings.STASH_QUEUE, "retry": True,
+                                "retry_policy": dispatch._RETRY_POLICY}]
+
+
+def test_a_save_in_a_transaction_is_published_after_commit(audit, broker):
+    with transaction.atomic():
+        item = submit(audit)
+        assert broker.messages == []
+        assert Content.objects.filter(pk=item.pk).exists()
+    assert broker.chunks == [[str(item.pk)]]
+
+
+def test_saves_in_one_transaction_travel_together_in_chunks_of_the_batch_size(audit, broker, settings):
+    settings.STASH_BATCH_SIZE = 10
+    with transaction.atomic():
+        items = [submit(audit, text=f"item {n}") for n in range(25)]
+        assert broker.messages == []
+    assert [len(chunk) for chunk in broker.chunks] == [10, 10, 5]
+    assert broker.ids == [str(item.pk) for item in items]  # each once, in order of saving
+
+
+def test_an_item_saved_twice_in_a_transaction_is_published_once(audit, broker):
+    with transaction.atomic():
+        item = submit(audit, text="first")
+        item.payload = {"text": "second"}
+        item.save()
+    assert broker.chunks == [[str(item.pk)]]
+    assert Content.objects.get(pk=item.pk).revision == 2
+
+
+def test_saves_in_a_nested_atomic_block_join_the_outer_batch(audit, broker):
+    with transaction.atomic():
+        outer = submit(audit, text="outer")
+        with transaction.atomic():
+            inner = submit(audit, text="inner")
+        last = submit(audit, text="last")
+    assert broker.chunks == [[str(outer.pk), str(inner.pk), str(last.pk)]]
+
+
+def test_a_rolled_back_transaction_publishes_nothing_and_leaks_into_no_later_batch(audit, broker):
+    class Abort(Exception):
+        pass
+
+    with pytest.raises(Abort):
+        with transaction.atomic():
+            lost = [submit(audit, text=f"lost {n}") for n in range(3)]
+            raise Abort
+    assert broker.messages == []
+    assert not Content.objects.filter(pk__in=[c.pk for c in lost]).exists()
+
+    with transaction.atomic():
+        kept = [submit(audit, text=f"kept {n}") for n in range(2)]
+    assert broker.chunks == [[str(c.pk) for c in kept]]
+
+    after = submit(audit, text="autocommit")
+    assert broker.chunks[-1] == [str(after.pk)]
+    assert not {str(c.pk) for c in lost} & set(broker.ids)
+
+
+def test_a_rolled_back_savepoint_publishes_nothing_that_is_judged(audit, broker):
+    with transaction.atomic():
+        kept = submit(audit, text="kept")
+        try:
+            with transaction.atomic():
+                lost = submit(audit, text="lost")
+                raise ValueError("undo the inner block")
+        except ValueError:
+            pass
+        later = submit(audit, text="later")
+    assert not Content.objects.filter(pk=lost.pk).exists()
+    # The committed items travel in the transaction's one batch. The rolled-back savepoint's id
+    # may ride along (the batch belongs to the outer transaction), but it names nothing to judge.
+    assert len(broker.messages) == 1
+    assert {str(kept.pk), str(later.pk)} <= set(broker.ids) <= {str(kept.pk), str(later.pk), str(lost.pk)}
+    report = processing.process(broker.ids)
+    assert (report.claimed, report.judged) == (2, 2)
+
+
+def test_a_save_with_an_unchanged_payload_publishes_nothing(audit, broker):
+    item = submit(audit, text="hi")
+    assert len(broker.messages) == 1
+    loaded = Content.objects.get(pk=item.pk)
+    loaded.source = Content.Source.ADMIN
+    loaded.save()
+    loaded.payload = {"text": "hi"}  # equal, not changed
+    loaded.save()
+    item.save()  # the instance that created it, saved again as it is
+    assert len(broker.messages) == 1
+    assert Content.objects.get(pk=item.pk).revision == 1
+
+    loaded.payload = {"text": "changed"}
+    loaded.save()
+    assert broker.chunks == [[str(item.pk)], [str(item.pk)]]
+
+
+def test_a_raw_save_publishes_nothing(audit, broker, tmp_path):
+    now = timezone.now()
+    item = Content(stash=audit, payload={"text": "loaded"}, content_hash="0" * 64, created_at=now, updated_at=now)
+    item.save_base(raw=True)
+    assert Content.objects.filter(pk=item.pk).exists()
+
+    flagged = Content.objects.get(pk=item.pk)
+    flagged._enqueue_on_commit = True  # as if save() had judged it new, but the signal says raw
+    post_save.send(sender=Content, instance=flagged, created=True, update_fields=None, raw=True, using="default")
+
+    fixture = tmp_path / "contents.json"
+    fixture.write_text(json.dumps([{
+        "model": "stash.content", "pk": "6b1d3f3e-8f0a-4c55-9a43-0f4c1a2b3c4d",
+        "fields": {"stash": audit.pk, "payload": {"text": "from a fixture"}, "content_hash": "1" * 64,
+                   "status": "accepted", "revision": 4, "created_at": "2024-01-01T00:00:00Z",
+                   "updated_at": "2024-01-01T00:00:00Z"},
+    }]))
+    call_command("loaddata", str(fixture), verbosity=0)
+
+    assert broker.messages == []
+    loaded = Content.objects.get(pk="6b1d3f3e-8f0a-4c55-9a43-0f4c1a2b3c4d")
+    assert (loaded.status, loaded.revision) == ("accepted", 4)  # stored as dumped, not judged again
+
+
+@pytest.mark.parametrize("error", [OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused."),
+                                   ConnectionError("broker unreachable")])
+def test_a_failing_publish_does_not_break_the_save_and_the_sweeper_sends_it_later(audit, broker, caplog, error):
+    broker.error = error
+    with caplog.at_level(logging.ERROR, logger="stash.dispatch"):
+        item = submit(audit)
+
+    stored = Content.objects.get(pk=item.pk)
+    assert (stored.status, stored.revision) == ("pending", 1)
+    assert broker.messages == []
+    [record] = [r for r in caplog.records if r.name == "stash.dispatch"]
+    assert record.levelno == logging.ERROR
+    assert record.getMessage() == "Could not publish 1 item(s); the sweeper will send them again."
+    assert record.exc_info[1] is error
+
+    # The broker is back, but the lease has not run out: the sweeper leaves the item alone.
+    broker.error = None
+    assert (processing.sweep().requeued, broker.messages) == (0, [])
+
+    # Its lease runs out (no worker ever claimed it): the next sweep sends it again.
+    Content.objects.filter(pk=item.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    report = processing.sweep()
+    assert (report.requeued, report.failed) == (1, 0)
+    assert broker.chunks == [[str(item.pk)]]
+    stored = Content.objects.get(pk=item.pk)
+    assert stored.status == "pending" and stored.lease_until > timezone.now()
+
+
+def test_a_failing_chunk_loses_no_other_chunk(audit, broker, settings, caplog, monkeypatch):
+    settings.STASH_BATCH_SIZE = 2
+    calls = []
+
+    def flaky(name, args=(), **options):
+        calls.append(args[0])
+        if len(calls) == 2:
+            raise OperationalError("connection reset")
+        broker.messages.append({"name": name, "args": args, **options})
+
+    monkeypatch.setattr(broker, "send_task", flaky)
+    with caplog.at_level(logging.ERROR, logger="stash.dispatch"):
+        with transaction.atomic():
+            items = [submit(audit, text=f"item {n}") for n in range(5)]
+
+    assert Content.objects.filter(pk__in=[c.pk for c in items], status="pending").count() == 5
+    assert [len(chunk) for chunk in calls] == [2, 2, 1]
+    assert broker.ids == [str(items[i].pk) for i in (0, 1, 4)]
+    assert [r.getMessage() for r in caplog.records if r.name == "stash.dispatch"] == [
+        "Could not publish 2 item(s); the sweeper will send them again."]

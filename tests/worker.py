@@ -1,0 +1,132 @@
+"""Test support: a real `celery -A hooksite worker` process on the configured database and broker.
+
+The worker consumes a queue of its own (so test runs never steal each other's messages) and
+talks to the test database that pytest-django created. Tests that use it commit their data:
+mark them ``django_db(transaction=True)``.
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[1]
+# Claims made by the test worker lapse quickly, so a test can sweep a crashed batch soon after.
+WORKER_LEASE_SECONDS = 2
+
+
+def database_url():
+    """A DATABASE_URL for the test database this process uses."""
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{Path(db['NAME']).resolve()}"
+    user = db.get("USER") or ""
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    auth = f"{user}{password}@" if user else ""
+    return f"postgres://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+class Worker:
+    """A worker process; ``restart()`` after ``kill()`` brings up a fresh one on the same queue."""
+
+    def __init__(self, queue, log_dir):
+        self.queue = queue
+        self.log_path = Path(log_dir) / f"worker-{queue}.log"
+        self.process = None
+
+    def env(self):
+        env = dict(os.environ)
+        env.update({
+            "DJANGO_SETTINGS_MODULE": "tests.settings",
+            "DATABASE_URL": database_url(),
+            "SECRET_KEY": settings.SECRET_KEY,
+            "STASH_VAR_DIR": str(settings.VAR_DIR),
+            "STASH_QUEUE": self.queue,
+            "STASH_LEASE_SECONDS": str(WORKER_LEASE_SECONDS),
+            "PYTHONPATH": str(ROOT),
+        })
+        return env
+
+    def start(self, timeout=60):
+        self.log = open(self.log_path, "a")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "hooksite", "worker", "-Q", self.queue, "--pool", "prefork",
+             "--concurrency", "2", "--loglevel", "INFO", "--without-mingle", "--without-gossip",
+             "--hostname", f"{self.queue}@%h"],
+            cwd=ROOT, env=self.env(), stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"worker exited with {self.process.returncode}:\n{self.read_log()}")
+            if " ready." in self.read_log():
+                return self
+            time.sleep(0.2)
+        raise RuntimeError(f"worker not ready after {timeout}s:\n{self.read_log()}")
+
+    def read_log(self):
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def child_pids(self):
+        out = subprocess.run(["pgrep", "-P", str(self.process.pid)], capture_output=True, text=True).stdout
+        return [int(pid) for pid in out.split()]
+
+    def kill(self):
+        """SIGKILL the whole worker (main process and pool children): nothing gets to clean up."""
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+        self.log.close()
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+        self.log.close()
+
+    def restart(self):
+        self.stop()
+        self.log_path.write_text("")
+        return self.start()
+
+
+@pytest.fixture(scope="session")
+def worker_queue():
+    return f"stash-test-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="session")
+def _session_worker(django_db_setup, django_db_blocker, worker_queue, tmp_path_factory):
+    worker = Worker(worker_queue, tmp_path_factory.mktemp("worker")).start()
+    yield worker
+    worker.stop()
+
+
+@pytest.fixture
+def worker(_session_worker, settings, worker_queue):
+    """The running worker; items saved in the test are sent to its queue."""
+    settings.STASH_QUEUE = worker_queue
+    if _session_worker.process.poll() is not None:  # a test killed it
+        _session_worker.restart()
+    return _session_worker
+
+
+def wait_for(predicate, timeout=30, interval=0.1, message="condition"):
+    """Poll ``predicate`` until it returns a truthy value; fail the test after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    pytest.fail(f"timed out after {timeout}s waiting for {message}")
