@@ -138,19 +138,36 @@ LOGOUT_REDIRECT_URL = "/"
 # Bodies larger than this are refused before they are parsed (the API answers 413).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("STASH_MAX_BODY_BYTES", 10 * 1024 * 1024)
 
+# Requests per client address, for anonymous callers: submissions to stashes that take them, and
+# token requests (password guessing). Over the rate the API answers 429 with Retry-After.
+STASH_THROTTLE_RATES = {
+    "anon_submit": os.environ.get("STASH_ANON_SUBMIT_RATE", "60/minute"),
+    "auth_token": os.environ.get("STASH_TOKEN_RATE", "30/minute"),
+}
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
+        # Token first: its WWW-Authenticate header makes "not logged in" a 401, not a 403.
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["stash.api.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "stash.api.exceptions.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "stash API",
     "DESCRIPTION": "Submit content to stashes, read verdicts and trails, consume accepted queues, manage hooks.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Request and response shapes apart: read-only fields are never asked for in a request.
+    "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI from the copy in stash/static (no CDN: /api/docs/ works offline).
+    "SWAGGER_UI_DIST": f"/{STATIC_URL}stash/vendor/swagger-ui",
+    "SWAGGER_UI_FAVICON_HREF": f"/{STATIC_URL}stash/vendor/swagger-ui/favicon-32x32.png",
+    "ENUM_NAME_OVERRIDES": {"ContentStatusEnum": "stash.models.Content.Status"},
 }
 
 LOGGING = {
@@ -196,3 +213,37 @@ STASH_LEASE_SECONDS = env_int("STASH_LEASE_SECONDS", 60)
 STASH_MAX_ATTEMPTS = env_int("STASH_MAX_ATTEMPTS", 3)
 # The Celery queue that items are sent to (workers: `celery -A hooksite worker -Q <it>`).
 STASH_QUEUE = CELERY_TASK_DEFAULT_QUEUE
+
+# --- hooks: cache, webhooks, streams, email -------------------------------------------------
+# The cache holds rate_limit's counts (and the API's throttles), so every process must share
+# it: Redis when CACHE_URL is set (needed once workers run on more than one machine; give it
+# a database of its own, as clearing the cache empties it), else files under STASH_VAR_DIR,
+# which the web process and the workers of one machine share with no server.
+CACHE_URL = os.environ.get("CACHE_URL", "")
+if CACHE_URL and not CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ImproperlyConfigured("CACHE_URL must be a Redis URL (redis://host:6379/1).")
+if CACHE_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL,
+                          "KEY_PREFIX": "stash"}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                          "LOCATION": str(VAR_DIR / "cache"), "OPTIONS": {"MAX_ENTRIES": 50_000}}}
+
+# Webhooks connect only to public addresses; these networks are allowed too (comma-separated
+# addresses or CIDR networks, e.g. "10.0.0.0/8,192.168.1.20"). Checked on the address connected to.
+STASH_WEBHOOK_ALLOWED_NETWORKS = env_list("STASH_WEBHOOK_ALLOWED_NETWORKS", [])
+# The Redis that redis_stream sinks add entries to.
+STASH_REDIS_URL = os.environ.get("STASH_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+# Email sinks: printed to the console on the embedded default, SMTP otherwise.
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.console.EmailBackend" if EMBEDDED else "django.core.mail.backends.smtp.EmailBackend",
+)
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS")
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "stash@localhost")

@@ -1,42 +1,465 @@
-"""A plain admin registration of the stash models (the full hook-management admin builds on it)."""
-from django.contrib import admin
+"""The admin: stashes with their hooks in drag-and-drop order, the hooks, the items and their runs."""
+import json
+import uuid
 
+from adminsortable2.admin import SortableAdminBase, SortableAdminMixin, SortableTabularInline
+from django.contrib import admin, messages
+from django.db import transaction
+from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.template.loader import render_to_string
+from django.urls import path, reverse
+from django.utils.html import format_html
+from django.utils.http import urlencode
+from django.utils.translation import gettext_lazy as _, ngettext
+
+from . import admin_views, processing, stats
+from .admin_forms import ContentForm, HookConfigForm, HookConfigInlineForm, HookConfigInlineFormSet, ReviewActionForm
 from .models import Content, HookConfig, PipelineRun, Stash
 
+# sortable2 takes the first ordering field as the one it drags; the models order by stash first.
+HOOK_ORDERING = ["position", "pk"]
+# The changelist filter that names one stash: only then can its hooks be dragged into order.
+STASH_FILTER = "stash__id__exact"
 
-class HookConfigInline(admin.TabularInline):
+
+class StyledAdmin(admin.ModelAdmin):
+    """Lists and pages with the stash styles: disabled hooks greyed, trails and JSON readable."""
+
+    class Media:
+        css = {"all": ["stash/admin.css"]}
+
+
+def hook_title(config):
+    """A hook's label (or name), flagged when its hook is not registered or it is disabled."""
+    title = config.label or config.hook
+    if config.is_missing:
+        return format_html('<span class="stash-missing" title="{}">{} ⚠ {}</span>',
+                           _("This hook is not registered: it fails by its on-error policy."), title,
+                           _("not registered"))
+    if not config.enabled:
+        return format_html('<span class="stash-disabled">{}</span>', title)
+    return title
+
+
+def counters(config):
+    """Counters of one configured hook, and its recent times."""
+    hook_stats = getattr(config, "stats", None)
+    if config.pk is None or hook_stats is None:
+        return "–"
+    return format_html(
+        '<span class="stash-counters">{} runs · {} kept · {} dropped<br>{} errors · {} overturned<br>'
+        '<span class="quiet">p50 {} ms · p95 {} ms · mean {} ms</span></span>',
+        hook_stats.runs, hook_stats.kept, hook_stats.dropped, hook_stats.errors, hook_stats.overturned,
+        _ms(hook_stats.p50_ms), _ms(hook_stats.p95_ms), _ms(hook_stats.mean_ms))
+
+
+def _ms(value):
+    return "–" if value is None else f"{value:.2f}"
+
+
+def single_stash(request):
+    """The stash a changelist is narrowed to by its stash filter alone (so it can be dragged), or None."""
+    if set(request.GET) - {STASH_FILTER, "p", "o"} or not request.GET.get(STASH_FILTER, "").isdigit():
+        return None
+    return Stash.objects.filter(pk=request.GET[STASH_FILTER]).first()
+
+
+def lock_stashes(stash_ids):
+    """Lock these stashes' rows first (in one order), as a reorder does, so no two writers deadlock."""
+    list(Stash.objects.select_for_update().filter(pk__in=set(stash_ids)).order_by("pk").values_list("pk"))
+
+
+class HookConfigInline(SortableTabularInline):
     model = HookConfig
+    verbose_name = _("hook")
+    verbose_name_plural = _("hooks, in the order they run")
+    form = HookConfigInlineForm
+    formset = HookConfigInlineFormSet
+    ordering = HOOK_ORDERING
     extra = 0
-    fields = ["position", "hook", "label", "params", "enabled", "mode", "on_error", "condition", "timeout_ms"]
+    show_change_link = True
+    fields = ["hook", "label", "params", "condition", "enabled", "mode", "on_error", "hook_counters"]
+    readonly_fields = ["hook_counters"]
+
+    @admin.display(description=_("counters"))
+    def hook_counters(self, obj):
+        return counters(obj)
 
 
 @admin.register(Stash)
-class StashAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "is_active", "on_error", "config_version"]
+class StashAdmin(SortableAdminBase, StyledAdmin):
+    list_display = ["name", "slug", "is_active", "hooks_summary", "held", "config_version", "tools"]
+    list_display_links = ["name"]
+    list_filter = ["is_active"]
     search_fields = ["slug", "name"]
     prepopulated_fields = {"slug": ["name"]}
+    readonly_fields = ["config_version"]
+    fields = ["name", "slug", "description", "is_active", "allow_anonymous", "on_error", "max_payload_bytes",
+              "config_version"]
     inlines = [HookConfigInline]
+
+    def get_queryset(self, request):
+        held = (Content.objects.filter(stash=OuterRef("pk"), status=Content.Status.HELD).order_by()
+                .values("stash").annotate(n=Count("pk")).values("n"))
+        return super().get_queryset(request).annotate(
+            hook_count=Count("hooks", distinct=True),
+            enabled_count=Count("hooks", filter=Q(hooks__enabled=True), distinct=True),
+            held_count=Coalesce(Subquery(held, output_field=IntegerField()), Value(0)),
+        )
+
+    @admin.display(description=_("hooks"))
+    def hooks_summary(self, obj):
+        url = reverse("admin:stash_hookconfig_changelist") + "?" + urlencode({STASH_FILTER: obj.pk})
+        return format_html('<a href="{}">{}</a>', url, ngettext("%(n)d hook, %(on)d enabled",
+                                                                "%(n)d hooks, %(on)d enabled", obj.hook_count)
+                           % {"n": obj.hook_count, "on": obj.enabled_count})
+
+    @admin.display(description=_("held for review"), ordering="held_count")
+    def held(self, obj):
+        url = reverse("admin:stash_content_changelist") + "?" + urlencode({"stash__id__exact": obj.pk,
+                                                                            "status__exact": "held"})
+        return format_html('<a href="{}">{}</a>', url, obj.held_count)
+
+    @admin.display(description=_("try the hooks"))
+    def tools(self, obj):
+        return format_html('<a href="{}">{}</a> · <a href="{}">{}</a>',
+                           reverse("admin:stash_stash_simulate", args=[obj.pk]), _("simulate"),
+                           reverse("admin:stash_stash_replay", args=[obj.pk]), _("replay"))
+
+    def get_urls(self):
+        return [
+            path("<path:object_id>/simulate/", self.admin_site.admin_view(self.simulate_view),
+                 name="stash_stash_simulate"),
+            path("<path:object_id>/replay/", self.admin_site.admin_view(self.replay_view), name="stash_stash_replay"),
+        ] + super().get_urls()
+
+    def simulate_view(self, request, object_id):
+        return admin_views.simulate(self, request, object_id)
+
+    def replay_view(self, request, object_id):
+        return admin_views.replay(self, request, object_id)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        stash = self.get_object(request, object_id)
+        if request.method == "GET" and stash is not None:
+            for config in stash.hooks.all():
+                if config.is_missing:
+                    self.message_user(request, _("Hook %(title)s uses %(hook)r, which is not registered: it fails by "
+                                                 "its on-error policy. Disable or delete it.")
+                                      % {"title": config.label or config.hook, "hook": config.hook}, messages.WARNING)
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def save_related(self, request, form, formsets, change):
+        stash = form.instance
+        lock_stashes([stash.pk])
+        super().save_related(request, form, formsets, change)
+        for formset in formsets:
+            if isinstance(formset, HookConfigInlineFormSet) and request.user.has_perm("stash.change_hookconfig"):
+                # Rows were saved in place; now the dragged order, and no gaps from deleted rows.
+                processing.place_hooks(stash, formset.wanted_positions())
 
 
 @admin.register(HookConfig)
-class HookConfigAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "stash", "hook", "position", "enabled", "mode", "runs_count", "dropped_count",
-                    "errors_count"]
-    list_filter = ["stash", "enabled", "mode"]
+class HookConfigAdmin(SortableAdminMixin, StyledAdmin):
+    form = HookConfigForm
+    ordering = HOOK_ORDERING
+    list_display = ["order", "title", "stash", "kind", "enabled", "mode", "on_error", "statistics"]
+    list_display_links = ["title"]
+    list_editable = ["enabled"]
+    list_filter = ["stash", "enabled", "mode", "hook"]
     list_select_related = ["stash"]
+    search_fields = ["label", "hook"]
+    actions = ["enable", "disable", "duplicate", "move_to_top", "move_to_bottom"]
+    fieldsets = [
+        (None, {"fields": ["stash", "hook", "label", "enabled", "mode"]}),
+        (_("Settings"), {"fields": ["params", "condition", "on_error", "timeout_ms"]}),
+        (_("Statistics"), {"fields": ["position", "statistics"]}),
+    ]
+
+    @property
+    def change_list_template(self):
+        # Adds the hint on reordering; extends sortable2's list, which extends the admin's.
+        return "admin/stash/hookconfig/change_list.html"
+
+    def get_ordering(self, request):
+        if single_stash(request) is None:
+            return ["stash__slug", *HOOK_ORDERING]
+        return HOOK_ORDERING
+
+    def get_readonly_fields(self, request, obj=None):
+        # A hook stays in its stash: moving it would need a free position in the other one.
+        return ["position", "statistics"] + (["stash"] if obj is not None else [])
+
+    def get_fieldsets(self, request, obj=None):
+        if obj is None:
+            return self.fieldsets[:2]
+        return self.fieldsets
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        # sortable2's moves between pages shift positions one by one, which the unique
+        # (stash, position) forbids; move to top / bottom go through one reorder instead.
+        for name in [name for name in actions if name.startswith("move_to_") and name.endswith("_page")]:
+            del actions[name]
+        return actions
+
+    def get_changelist_instance(self, request):
+        changelist = super().get_changelist_instance(request)
+        stats.attach(changelist.result_list)
+        return changelist
+
+    def changelist_view(self, request, extra_context=None):
+        extra_context = {"single_stash": single_stash(request), **(extra_context or {})}
+        return super().changelist_view(request, extra_context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        config = self.get_object(request, object_id)
+        if request.method == "GET" and config is not None and config.is_missing:
+            self.message_user(request, _("The hook %(hook)r is not registered: this config fails by its on-error "
+                                         "policy. You can still disable it.") % {"hook": config.hook},
+                              messages.WARNING)
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def save_model(self, request, obj, form, change):
+        lock_stashes([obj.stash_id])
+        if not change:
+            obj.position = 0  # appended under the stash's lock (sortable2 would read max+1 unlocked)
+        admin.ModelAdmin.save_model(self, request, obj, form, change)
+
+    def delete_model(self, request, obj):
+        stash = obj.stash
+        lock_stashes([stash.pk])
+        super().delete_model(request, obj)
+        processing.place_hooks(stash, {})  # close the gap
+
+    def delete_queryset(self, request, queryset):
+        with transaction.atomic():  # the delete action, unlike the delete page, runs outside one
+            stashes = list(Stash.objects.filter(pk__in=queryset.values("stash_id")))
+            lock_stashes([stash.pk for stash in stashes])
+            super().delete_queryset(request, queryset)
+            for stash in stashes:
+                processing.place_hooks(stash, {})
+
+    def _update_order(self, updated_items, extra_model_filters):
+        """sortable2's drag and drop: the moved rows' new positions, applied by one atomic reorder."""
+        positions = {int(pk): int(position) for pk, position in updated_items}
+        stashes = list(Stash.objects.filter(hooks__pk__in=list(positions)).distinct())
+        if len(stashes) != 1:
+            raise ValueError("Reorder the hooks of one stash at a time.")
+        processing.place_hooks(stashes[0], positions)
+        return len(positions)
+
+    @admin.display(description="#", ordering="position")
+    def order(self, obj):
+        return obj.position
+
+    @admin.display(description=_("hook"), ordering="label")
+    def title(self, obj):
+        return hook_title(obj)
+
+    @admin.display(description=_("kind"))
+    def kind(self, obj):
+        hook_class = obj.hook_class
+        return hook_class.kind if hook_class else "–"
+
+    @admin.display(description=_("statistics"), ordering="runs_count")
+    def statistics(self, obj):
+        if obj.pk is not None and not hasattr(obj, "stats"):  # its own page; the list attaches them all
+            stats.attach([obj])
+        return counters(obj)
+
+    @admin.action(description=_("Enable selected hooks"), permissions=["change"])
+    def enable(self, request, queryset):
+        self._set_enabled(request, queryset, True)
+
+    @admin.action(description=_("Disable selected hooks"), permissions=["change"])
+    def disable(self, request, queryset):
+        self._set_enabled(request, queryset, False)
+
+    def _set_enabled(self, request, queryset, enabled):
+        with transaction.atomic():
+            lock_stashes(queryset.values_list("stash_id", flat=True))
+            count = queryset.exclude(enabled=enabled).update(enabled=enabled)
+        message = (ngettext("%d hook enabled.", "%d hooks enabled.", count) if enabled
+                   else ngettext("%d hook disabled.", "%d hooks disabled.", count))
+        self.message_user(request, message % count, messages.SUCCESS)
+
+    @admin.action(description=_("Duplicate selected hooks (the copies start disabled)"),
+                  permissions=["add"])
+    def duplicate(self, request, queryset):
+        copied = skipped = 0
+        for config in queryset.select_related("stash").order_by("stash", "position"):
+            if config.is_missing:
+                skipped += 1
+                continue
+            label = _("%(label)s (copy)") % {"label": config.label or config.hook}
+            with transaction.atomic():
+                lock_stashes([config.stash_id])
+                copy = HookConfig.objects.create(
+                    stash=config.stash, hook=config.hook, label=label, params=config.params, enabled=False,
+                    mode=config.mode, on_error=config.on_error, condition=config.condition,
+                    timeout_ms=config.timeout_ms)
+                processing.place_hooks(config.stash, {copy.pk: config.position + 1})  # right after the original
+            copied += 1
+        if copied:
+            self.message_user(request, ngettext("%d hook copied, disabled, right after its original.",
+                                                "%d hooks copied, disabled, each right after its original.",
+                                                copied) % copied, messages.SUCCESS)
+        if skipped:
+            self.message_user(request, ngettext("%d hook was not copied: its hook is not registered.",
+                                                "%d hooks were not copied: their hooks are not registered.",
+                                                skipped) % skipped, messages.WARNING)
+
+    @admin.action(description=_("Move selected hooks to the top of their stash"), permissions=["change"])
+    def move_to_top(self, request, queryset):
+        self._move(request, queryset, top=True)
+
+    @admin.action(description=_("Move selected hooks to the bottom of their stash"), permissions=["change"])
+    def move_to_bottom(self, request, queryset):
+        self._move(request, queryset, top=False)
+
+    def _move(self, request, queryset, top):
+        by_stash = {}
+        for config in queryset.select_related("stash").order_by("stash", "position"):
+            by_stash.setdefault(config.stash, []).append(config.pk)
+        for stash, ids in by_stash.items():
+            # Places below 1 come before every other hook; places past any position, after.
+            start = 1 - len(ids) if top else 1 << 30
+            processing.place_hooks(stash, {pk: start + index for index, pk in enumerate(ids)})
+        count = sum(len(ids) for ids in by_stash.values())
+        message = (ngettext("%d hook moved to the top.", "%d hooks moved to the top.", count) if top
+                   else ngettext("%d hook moved to the bottom.", "%d hooks moved to the bottom.", count))
+        self.message_user(request, message % count, messages.SUCCESS)
+
+
+class DecidedByFilter(admin.RelatedFieldListFilter):
+    """Items by the hook that rejected or held them, named with its stash."""
+
+    def field_choices(self, field, request, model_admin):
+        return [(config.pk, f"{config.stash.slug}: {config.label or config.hook}")
+                for config in HookConfig.objects.select_related("stash").order_by("stash__slug", "position")]
+
+
+def trail_table(run):
+    """A run's trail as a read-only table: hook, outcome, reason, duration."""
+    if run is None:
+        return _("Not judged yet.")
+    return render_to_string("admin/stash/trail.html", {"trail": run.trail, "run": run})
 
 
 @admin.register(Content)
-class ContentAdmin(admin.ModelAdmin):
-    list_display = ["id", "stash", "status", "reason", "revision", "source", "created_at"]
-    list_filter = ["stash", "status", "source"]
-    list_select_related = ["stash"]
-    readonly_fields = ["status", "reason", "rejected_by", "revision", "processed_revision", "attempts",
-                       "original_payload", "processed_at", "created_at", "updated_at"]
+class ContentAdmin(StyledAdmin):
+    list_display = ["short_id", "stash", "status", "reason", "decided_by", "overturned", "source", "created_at"]
+    list_display_links = ["short_id"]
+    list_filter = ["stash", "status", ("rejected_by", DecidedByFilter), "overturned", "source"]
+    list_select_related = ["stash", "rejected_by"]
+    search_fields = ["reason", "payload", "idempotency_key"]
+    action_form = ReviewActionForm
+    actions = ["reprocess", "approve", "reject", "overturn"]
+    form = ContentForm
+    readonly_fields = ["status", "reason", "decided_by", "latest_trail", "original_payload_view", "revision",
+                       "processed_revision", "attempts", "source", "submitted_by", "overturned", "reviewed_by",
+                       "reviewed_at", "review_note", "created_at", "processed_at", "payload_view"]
+
+    def get_fieldsets(self, request, obj=None):
+        editable = self.has_change_permission(request, obj) or obj is None
+        payload = ["stash", "payload" if editable else "payload_view"]
+        if obj is None:
+            return [(None, {"fields": payload + ["idempotency_key"]})]
+        return [
+            (None, {"fields": payload + ["original_payload_view"]}),
+            (_("Verdict"), {"fields": ["status", "reason", "decided_by", "latest_trail"]}),
+            (_("Review"), {"fields": ["overturned", "reviewed_by", "reviewed_at", "review_note"]}),
+            (_("History"), {"fields": ["revision", "processed_revision", "attempts", "source", "submitted_by",
+                                       "created_at", "processed_at"]}),
+        ]
+
+    def get_search_results(self, request, queryset, search_term):
+        found, duplicates = super().get_search_results(request, queryset, search_term)
+        try:
+            pk = uuid.UUID(search_term.strip())
+        except ValueError:
+            return found, duplicates
+        return found | queryset.filter(pk=pk), duplicates
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            obj.source = Content.Source.ADMIN
+            obj.submitted_by = request.user
+        super().save_model(request, obj, form, change)
+
+    @admin.display(description=_("id"), ordering="created_at")
+    def short_id(self, obj):
+        return str(obj.pk)[:8]
+
+    @admin.display(description=_("decided by"), ordering="rejected_by__label")
+    def decided_by(self, obj):
+        return hook_title(obj.rejected_by) if obj.rejected_by_id else "–"
+
+    @admin.display(description=_("payload"))
+    def payload_view(self, obj):
+        return _pretty(obj.payload)
+
+    @admin.display(description=_("payload as submitted"))
+    def original_payload_view(self, obj):
+        return _("unchanged by the hooks") if obj.original_payload is None else _pretty(obj.original_payload)
+
+    @admin.display(description=_("trail of the latest run"))
+    def latest_trail(self, obj):
+        return trail_table(obj.runs.first())
+
+    @admin.action(description=_("Judge selected items again with the current hooks"), permissions=["change"])
+    def reprocess(self, request, queryset):
+        count = processing.reprocess(queryset)
+        self.message_user(request, ngettext("%d item sent to be judged again.", "%d items sent to be judged again.",
+                                            count) % count, messages.SUCCESS)
+
+    @admin.action(description=_("Approve selected held items"), permissions=["change"])
+    def approve(self, request, queryset):
+        self._review(request, queryset, processing.approve,
+                     lambda n: ngettext("%d held item approved.", "%d held items approved.", n))
+
+    @admin.action(description=_("Reject selected held items"), permissions=["change"])
+    def reject(self, request, queryset):
+        self._review(request, queryset, processing.reject,
+                     lambda n: ngettext("%d held item rejected.", "%d held items rejected.", n))
+
+    @admin.action(description=_("Overturn the verdict on selected items (counted against the hook)"),
+                  permissions=["change"])
+    def overturn(self, request, queryset):
+        self._review(request, queryset, processing.overturn,
+                     lambda n: ngettext("%d verdict overturned.", "%d verdicts overturned.", n))
+
+    def _review(self, request, queryset, review, done):
+        selected = queryset.count()
+        count = review(queryset, request.user, request.POST.get("note", "").strip()[:1000])
+        self.message_user(request, done(count) % count, messages.SUCCESS if count else messages.WARNING)
+        if count < selected:
+            self.message_user(request, ngettext("%d selected item was left alone: its status does not allow it.",
+                                                "%d selected items were left alone: their status does not allow it.",
+                                                selected - count) % (selected - count), messages.WARNING)
+
+
+def _pretty(payload):
+    return format_html('<pre class="stash-json">{}</pre>', json.dumps(payload, indent=2, ensure_ascii=False))
 
 
 @admin.register(PipelineRun)
-class PipelineRunAdmin(admin.ModelAdmin):
-    list_display = ["content", "revision", "config_version", "outcome", "reason", "finished_at"]
-    list_filter = ["outcome"]
-    readonly_fields = [f.name for f in PipelineRun._meta.fields]
+class PipelineRunAdmin(StyledAdmin):
+    list_display = ["content", "revision", "config_version", "outcome", "reason", "duration_ms", "finished_at"]
+    list_filter = ["outcome", "content__stash"]
+    list_select_related = ["content"]
+    fields = ["content", "revision", "config_version", "outcome", "reason", "started_at", "finished_at",
+              "duration_ms", "trail_table"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description=_("trail"))
+    def trail_table(self, obj):
+        return trail_table(obj)

@@ -27,3 +27,15 @@ class ExpressionError(StashError):
 
 class HookUnavailable(StashError):
     """A configured hook cannot run: its name is no longer registered or it failed to build."""
+
+
+class PayloadTooLarge(StashError):
+    """A payload is larger than its stash takes (``max_payload_bytes``)."""
+
+
+class IdempotencyConflict(StashError):
+    """An idempotency key was used before with another stash or another payload."""
+
+
+class StaleConfig(StashError):
+    """A change was based on a ``config_version`` of the stash that is no longer current."""

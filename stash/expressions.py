@@ -5,15 +5,23 @@
 
 CEL is not Turing-complete and has no access to Python: no imports, attributes or calls
 beyond its own functions. An expression is parsed and checked when it is saved; an invalid,
-oversized or unsafe one raises ``ExpressionError`` with a clear message. ``eval`` is never used.
+oversized, too deeply nested or unsafe one (``__import__``, ``__class__``) raises
+``ExpressionError`` with a clear message. ``eval`` is never used.
+
+Evaluation is capped too: a condition over a large payload (``payload.a.all(x,
+payload.a.all(y, ...))``) stops with ``ExpressionError`` after ``MAX_STEPS`` evaluation steps or
+``MAX_SECONDS``, whichever comes first, in any thread (the pipeline's per-hook deadline only
+interrupts in a worker's main thread).
 """
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any, Callable, Mapping
 
 import celpy
 from celpy.celparser import CELParseError
+from celpy.evaluation import Evaluator
 from lark import Token, Tree
 
 from .exceptions import ExpressionError
@@ -21,9 +29,15 @@ from .exceptions import ExpressionError
 logger = logging.getLogger(__name__)
 
 MAX_LENGTH = 1000
+# Levels of the parse tree: a pair of parentheses is about ten. Deeper trees would exhaust
+# Python's recursion when evaluated.
+MAX_DEPTH = 150
+# One step is one node of the tree evaluated (a few microseconds); a macro over a list takes a
+# few per element.
+MAX_STEPS = 50_000
+MAX_SECONDS = 0.5
 VARIABLES = frozenset({"payload", "meta"})
 _MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
-_environment = celpy.Environment()
 # CEL's own global functions, the only ones a condition may call.
 FUNCTIONS = frozenset(
     {"has", "dyn", "size", "contains", "startsWith", "endsWith", "matches", "type", "bool", "bytes",
@@ -31,12 +45,51 @@ FUNCTIONS = frozenset(
 )
 
 
+class _OverBudget(Exception):
+    """An evaluation ran past its steps or time."""
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.steps = MAX_STEPS
+        self.deadline = time.monotonic() + MAX_SECONDS
+
+
+class _CappedEvaluator(Evaluator):
+    """celpy's evaluator, counting every node it evaluates against a budget shared with its macros."""
+
+    def __init__(self, ast: Tree, activation: Any, budget: _Budget) -> None:
+        super().__init__(ast, activation)
+        self.budget = budget
+
+    def _visit_tree(self, tree: Tree) -> Any:
+        budget = self.budget
+        budget.steps -= 1
+        if budget.steps < 0:
+            raise _OverBudget(f"it took more than {MAX_STEPS} steps")
+        if time.monotonic() > budget.deadline:
+            raise _OverBudget(f"it ran longer than {MAX_SECONDS} s")
+        return super()._visit_tree(tree)
+
+    def sub_evaluator(self, ast: Tree) -> Evaluator:
+        return _CappedEvaluator(ast, self.activation, self.budget)
+
+
+class _CappedRunner(celpy.InterpretedRunner):
+    def evaluate(self, context: Any) -> Any:
+        return _CappedEvaluator(self.ast, self.new_activation(), _Budget()).evaluate(context)
+
+
+_environment = celpy.Environment(runner_class=_CappedRunner)
+
+
 def compile_condition(text: str) -> Callable[[Mapping[str, Any]], bool]:
     """Compile ``text`` into a predicate over ``{"payload": ..., "meta": ...}``.
 
-    Raises ``ExpressionError`` if the text is too long, does not parse, or reads a name other
-    than ``payload`` and ``meta``. The predicate raises ``ExpressionError`` if evaluation fails
-    (a missing field, a type mismatch) or does not give a boolean.
+    Raises ``ExpressionError`` if the text is too long or too deeply nested, does not parse,
+    uses a ``__dunder__`` name, or reads a name other than ``payload`` and ``meta``. The
+    predicate raises ``ExpressionError`` if evaluation fails (a missing field, a type
+    mismatch), runs past its budget or does not give a boolean.
     """
     text = (text or "").strip()
     if not text:
@@ -47,9 +100,17 @@ def compile_condition(text: str) -> Callable[[Mapping[str, Any]], bool]:
         tree = _environment.compile(text)
     except CELParseError as exc:
         raise ExpressionError(f"The condition does not parse: {str(exc).splitlines()[0]}") from exc
+    except RecursionError:
+        raise ExpressionError("The condition is nested too deeply.") from None
+    if _depth(tree) > MAX_DEPTH:
+        raise ExpressionError("The condition is nested too deeply: use fewer parentheses or operators in a row.")
     calls = sorted(_calls(tree) - FUNCTIONS)
     if calls:
         raise ExpressionError(f"The condition calls unknown function(s) {', '.join(calls)}.")
+    dunders = sorted({str(token) for token in tree.scan_values(_is_identifier) if str(token).startswith("__")})
+    if dunders:
+        raise ExpressionError(f"The condition uses {', '.join(dunders)}: names starting with __ are not allowed "
+                              "(conditions read payload data, not Python attributes).")
     unknown = sorted(_names(tree) - VARIABLES - _bound_names(tree))
     if unknown:
         raise ExpressionError(
@@ -61,6 +122,8 @@ def compile_condition(text: str) -> Callable[[Mapping[str, Any]], bool]:
         activation = {key: celpy.json_to_cel(value) for key, value in context.items()}
         try:
             value = program.evaluate(activation)
+        except _OverBudget as exc:
+            raise ExpressionError(f"condition stopped: {exc}") from None
         except Exception as exc:
             raise ExpressionError(f"condition failed: {_message(exc)}") from exc
         if isinstance(value, Exception):  # celpy returns some errors as values
@@ -80,6 +143,20 @@ def validate_condition(text: str) -> None:
 def _message(exc: Exception) -> str:
     text = str(exc.args[0]) if exc.args else str(exc)
     return text.split(" (in activation")[0]
+
+
+def _is_identifier(value: Any) -> bool:
+    return isinstance(value, Token) and value.type == "IDENT"
+
+
+def _depth(tree: Tree) -> int:
+    """Levels of the parse tree, counted without recursion (the tree may be very deep)."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tree))
+    return deepest
 
 
 def _calls(tree: Tree) -> set[str]:

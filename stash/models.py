@@ -101,8 +101,11 @@ class Stash(models.Model):
 
     @staticmethod
     def bump_config_version(stash_ids):
-        """Mark the pipelines of these stashes as changed."""
-        Stash.objects.filter(pk__in=set(stash_ids)).update(config_version=F("config_version") + 1)
+        """Mark the pipelines of these stashes as changed (locking their rows in id order)."""
+        ids = sorted(set(stash_ids))
+        if len(ids) > 1:
+            list(Stash.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
+        Stash.objects.filter(pk__in=ids).update(config_version=F("config_version") + 1)
 
 
 class HookConfigQuerySet(models.QuerySet):
@@ -117,17 +120,15 @@ class HookConfigQuerySet(models.QuerySet):
         if set(kwargs) - set(HookConfig.COUNTER_FIELDS):
             stash_ids = list(self.values_list("stash_id", flat=True).distinct())
             with transaction.atomic(using=self.db):
-                rows = super().update(**kwargs)
-                Stash.bump_config_version(stash_ids)
-            return rows
+                Stash.bump_config_version(stash_ids)  # the stash row first: see processing._record
+                return super().update(**kwargs)
         return super().update(**kwargs)
 
     def delete(self):
         stash_ids = list(self.values_list("stash_id", flat=True).distinct())
         with transaction.atomic(using=self.db):
-            result = super().delete()
             Stash.bump_config_version(stash_ids)
-        return result
+            return super().delete()
 
     def reorder(self, stash, ordered_ids):
         """Renumber ``stash``'s hooks 1..n in the order of ``ordered_ids``, atomically.
@@ -271,15 +272,14 @@ class HookConfig(LoadedStateMixin, models.Model):
                 Stash.objects.select_for_update().filter(pk=self.stash_id).get()
                 last = HookConfig.objects.filter(stash_id=self.stash_id).aggregate(m=Max("position"))["m"]
                 self.position = (last or 0) + 1
+            Stash.bump_config_version([self.stash_id])  # locks the stash row before the config's
             super().save(*args, **kwargs)
-            Stash.bump_config_version([self.stash_id])
         self._remember()
 
     def delete(self, *args, **kwargs):
         with transaction.atomic():
-            result = super().delete(*args, **kwargs)
             Stash.bump_config_version([self.stash_id])
-        return result
+            return super().delete(*args, **kwargs)
 
 
 class ContentQuerySet(models.QuerySet):

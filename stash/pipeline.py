@@ -11,6 +11,11 @@ item is rejected) and the first hold ends it as held; transforms chain; a step w
 is false is skipped; an observing step records what it would have done and changes nothing;
 a step that raises or runs past its timeout is handled by its ``on_error`` policy (reject,
 skip or hold) and recorded. ``run`` itself never raises for a hook's failure.
+
+Lifecycle callbacks, in the spirit of a training loop's ``CallbackList``: any hook may define
+``on_pipeline_start(item)`` and ``on_accept`` / ``on_reject`` / ``on_hold`` / ``on_error`` /
+``on_pipeline_end(item, result)``. ``run`` calls none of them (a simulation has no side
+effects); the caller does, in the order of ``LIFECYCLE_EVENTS``, through ``notify``.
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ import signal
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
 # Verdicts.
@@ -42,6 +48,15 @@ OBSERVE = "observe"
 ON_ERROR_REJECT = "reject"
 ON_ERROR_SKIP = "skip"
 ON_ERROR_HOLD = "hold"
+
+# Lifecycle callbacks, in the order one item's run calls them.
+ON_PIPELINE_START = "on_pipeline_start"
+ON_ACCEPT = "on_accept"
+ON_REJECT = "on_reject"
+ON_HOLD = "on_hold"
+ON_ERROR = "on_error"
+ON_PIPELINE_END = "on_pipeline_end"
+LIFECYCLE_EVENTS = (ON_PIPELINE_START, ON_ACCEPT, ON_REJECT, ON_HOLD, ON_ERROR, ON_PIPELINE_END)
 
 
 @dataclass(frozen=True)
@@ -78,6 +93,8 @@ class Item:
     revision: int = 1
     source: str = ""
     submitted_by: str | None = None
+    created_at: datetime | None = None  # when it was submitted
+    content_hash: str = ""  # of the payload as submitted
 
     def as_context(self) -> dict[str, Any]:
         """The variables a condition can read."""
@@ -202,6 +219,10 @@ class Pipeline:
         self.judging = tuple(s for s in self.steps if s.kind in ("filter", "transform"))
         self.sinks = tuple(s for s in self.steps if s.kind == "sink")
 
+    def listeners(self, event: str) -> tuple[Step, ...]:
+        """The steps, of any kind and in order, whose hook takes the lifecycle callback ``event``."""
+        return tuple(s for s in self.steps if listens(s.hook, event))
+
     def run(self, item: Item, *, on_step: Callable[[Step], None] | None = None) -> Result:
         """Judge ``item``. ``on_step(step)`` is called before each step runs (progress notes)."""
         started = time.perf_counter()
@@ -298,26 +319,57 @@ class Pipeline:
         return entry(outcome, code, f"{step.title}: {message}"), None, verdict
 
 
-def notify(sinks: Sequence[Step], event: str, item: Item, result: Result) -> list[tuple[Step, str]]:
-    """Call ``event`` ("on_accept", "on_reject", ...) on each sink that has it.
+def listens(hook: Any, event: str) -> bool:
+    """True if ``hook`` defines the callback ``event`` and, when it has ``listens_to``, wants it.
 
-    A sink that raises does not stop the others: its failure is returned as ``(step, message)``.
+    A ``listens_to`` that raises counts as not wanting it: one hook's bug never stops a batch.
+    """
+    if not callable(getattr(hook, event, None)):
+        return False
+    wants = getattr(hook, "listens_to", None)
+    try:
+        return wants is None or bool(wants(event))
+    except Exception:
+        return False
+
+
+def notify(steps: Sequence[Step], event: str, item: Item, result: Result | None = None) -> list[tuple[Step, str]]:
+    """Call ``event`` ("on_accept", "on_pipeline_start", ...) on each step's hook that listens.
+
+    The callback gets ``(item, result)``, or ``(item)`` alone when ``result`` is None (the
+    start of a run). A hook that raises does not stop the others: its failure is returned as
+    ``(step, message)``.
     """
     failures = []
-    for step in sinks:
-        callback = getattr(step.hook, event, None)
-        if callback is None:
+    for step in steps:
+        if not listens(step.hook, event):
             continue
+        callback = getattr(step.hook, event)
         try:
-            callback(item, result)
+            if result is None:
+                callback(item)
+            else:
+                callback(item, result)
         except Exception as exc:
             failures.append((step, f"{type(exc).__name__}: {exc}"))
     return failures
 
 
+def result_events(result: Result) -> tuple[str, ...]:
+    """The callbacks a finished run calls after its verdict is stored, in order.
+
+    The verdict's own (``on_accept``, ``on_reject`` or ``on_hold``), then ``on_error`` if a
+    step raised or timed out, whatever its policy made of it.
+    """
+    events = [verdict_event(result.verdict)]
+    if any(entry.outcome in (ERROR, TIMEOUT) for entry in result.trail):
+        events.append(ON_ERROR)
+    return tuple(events)
+
+
 def verdict_event(verdict: str) -> str:
     """The sink callback that a verdict calls."""
-    return {ACCEPTED: "on_accept", REJECTED: "on_reject", HELD: "on_hold"}[verdict]
+    return {ACCEPTED: ON_ACCEPT, REJECTED: ON_REJECT, HELD: ON_HOLD}[verdict]
 
 
 def _own_copy(item: Item) -> Item:

@@ -1,7 +1,7 @@
 """Shared fixtures: stashes with hooks, temporary hook registration, a real worker process."""
 import pytest
 
-from stash import registry
+from stash import processing, registry
 from stash.models import HookConfig, Stash
 
 from .worker import _session_worker, worker, worker_queue  # noqa: F401 - fixtures
@@ -36,3 +36,11 @@ def register_temporarily():
     yield register
     for name in added:
         registry.unregister(name)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_pipeline_cache():
+    """Rolled-back tests reuse stash ids and versions: never let one test see another's pipeline."""
+    processing._pipelines.clear()
+    yield
+    processing._pipelines.clear()

@@ -1,11 +1,14 @@
 """Built-in filters and the hook base class: verdicts, edge cases and params checks. No database."""
 import json
+import time
 
 import pytest
 
 from stash import hooks, pipeline, registry
 from stash.exceptions import InvalidParams
 from stash.hooks.filters import payload_size
+
+from .hook_support import assert_refused
 
 
 def build(name, params):
@@ -225,10 +228,7 @@ def test_require_fields_in_a_pipeline_rejects_with_reason():
     (["time"], {"params": "['time'] is not of type 'object'"}),
 ])
 def test_require_fields_refuses_bad_params(params, errors):
-    with pytest.raises(InvalidParams, match="^Invalid params for hook 'require_fields': ") as caught:
-        registry.get("require_fields").validate_params(params)
-
-    assert caught.value.errors == errors
+    assert_refused("require_fields", params, errors)
 
 
 def test_require_fields_accepts_good_params():
@@ -348,10 +348,7 @@ def test_blocklist_empty_payload_is_kept():
      {"params": "Additional properties are not allowed ('case_sensitive' was unexpected)"}),
 ])
 def test_blocklist_refuses_bad_params(params, errors):
-    with pytest.raises(InvalidParams, match="^Invalid params for hook 'keyword_blocklist': ") as caught:
-        registry.get("keyword_blocklist").validate_params(params)
-
-    assert caught.value.errors == errors
+    assert_refused("keyword_blocklist", params, errors)
 
 
 def test_blocklist_reports_every_bad_field():
@@ -418,7 +415,391 @@ def test_max_size_handles_values_json_cannot_encode():
     ({"max_bytes": 10, "min_bytes": 1}, {"params": "Additional properties are not allowed ('min_bytes' was unexpected)"}),
 ])
 def test_max_size_refuses_bad_params(params, errors):
-    with pytest.raises(InvalidParams, match="^Invalid params for hook 'max_size': ") as caught:
-        registry.get("max_size").validate_params(params)
+    assert_refused("max_size", params, errors)
 
-    assert caught.value.errors == errors
+
+def test_blocklist_fields_limits_the_scan_to_those_paths():
+    hook = build("keyword_blocklist", {"words": ["spam"], "fields": ["title", "data.body"]})
+
+    assert kept(judge(hook, {"title": "hello", "data": {"body": "fine", "note": "spam"}, "other": "spam"}))
+    assert judge(hook, {"data": {"body": ["ok", "spam here"]}}).reason == (
+        "contains blocked word 'spam' in data.body.1")
+    assert kept(judge(hook, {}))  # absent fields have nothing to block
+    assert kept(judge(hook, {"title": 5, "data": None}))  # neither is text
+
+
+def test_blocklist_refuses_empty_fields():
+    with pytest.raises(InvalidParams, match=r"fields: \[\] should be non-empty"):
+        registry.get("keyword_blocklist").validate_params({"words": ["spam"], "fields": []})
+
+
+# --- check_params: checks a schema cannot express ---------------------------------------------
+
+
+class Ranged(hooks.Filter):
+    """Keep everything between low and high."""
+
+    params_schema = {"type": "object", "properties": {"low": {"type": "integer"}, "high": {"type": "integer"}},
+                     "required": ["low", "high"], "additionalProperties": False}
+
+    @classmethod
+    def check_params(cls, params):
+        return {"high": "must be at least low"} if params["high"] < params["low"] else {}
+
+
+def test_check_params_errors_are_reported_like_schema_errors():
+    with pytest.raises(InvalidParams, match=r"^Invalid params for hook '': high: must be at least low$") as caught:
+        Ranged.validate_params({"low": 5, "high": 1})
+
+    assert caught.value.errors == {"high": "must be at least low"}
+    Ranged.validate_params({"low": 1, "high": 1})
+
+
+def test_check_params_runs_only_on_params_the_schema_accepts():
+    # check_params reads params["high"]: it must never see params without it.
+    with pytest.raises(InvalidParams, match="'high' is a required property"):
+        Ranged.validate_params({"low": 5})
+
+
+# --- regex ------------------------------------------------------------------------------------
+
+
+def test_regex_must_match_keeps_matches_and_drops_the_rest():
+    hook = build("regex", {"field": "data.email", "pattern": r"^[^@\s]+@example\.com$"})
+
+    assert kept(judge(hook, {"data": {"email": "ann@example.com"}}))
+    decision = judge(hook, {"data": {"email": "ann@elsewhere.org"}})
+    assert (decision.action, decision.code) == ("drop", "no_match")
+    assert decision.reason == r"data.email does not match ^[^@\s]+@example\.com$"
+
+
+def test_regex_must_not_match_drops_matches_quoting_what_matched():
+    hook = build("regex", {"field": "text", "pattern": r"\b(?:viagra|casino)\b", "mode": "must_not_match"})
+
+    assert kept(judge(hook, {"text": "a quiet evening"}))
+    decision = judge(hook, {"text": "best casino deals"})
+    assert (decision.action, decision.code) == ("drop", "match")
+    assert decision.reason == r"text matches \b(?:viagra|casino)\b ('casino')"
+
+
+def test_regex_searches_anywhere_unless_anchored():
+    assert kept(judge(build("regex", {"field": "t", "pattern": "b"}), {"t": "abc"}))
+    assert judge(build("regex", {"field": "t", "pattern": "^b"}), {"t": "abc"}).action == "drop"
+
+
+def test_regex_ignore_case():
+    assert judge(build("regex", {"field": "t", "pattern": "hello"}), {"t": "HELLO"}).action == "drop"
+    assert kept(judge(build("regex", {"field": "t", "pattern": "hello", "ignore_case": True}), {"t": "HELLO"}))
+    assert kept(judge(build("regex", {"field": "t", "pattern": "école", "ignore_case": True}), {"t": "ÉCOLE"}))
+
+
+@pytest.mark.parametrize("payload", [{}, {"t": None}, {"other": "x"}])
+def test_regex_missing_field_fails_must_match_and_passes_must_not_match(payload):
+    decision = judge(build("regex", {"field": "t", "pattern": "x"}), payload)
+    assert (decision.action, decision.reason, decision.code) == ("drop", "missing t", "missing_field")
+
+    assert kept(judge(build("regex", {"field": "t", "pattern": "x", "mode": "must_not_match"}), payload))
+
+
+def test_regex_numbers_are_matched_as_json_writes_them():
+    hook = build("regex", {"field": "zip", "pattern": r"^\d{5}$"})
+
+    assert kept(judge(hook, {"zip": 75011}))
+    assert judge(hook, {"zip": 7501.5}).reason == r"zip does not match ^\d{5}$"
+
+
+@pytest.mark.parametrize(("value", "kind"), [(True, "a boolean"), ([1], "a list"), ({"a": 1}, "an object")])
+@pytest.mark.parametrize("mode", ["must_match", "must_not_match"])
+def test_regex_drops_values_that_are_not_text_in_either_mode(value, kind, mode):
+    decision = judge(build("regex", {"field": "t", "pattern": "x", "mode": mode}), {"t": value})
+
+    assert (decision.action, decision.reason, decision.code) == ("drop", f"t is {kind}, not text", "wrong_type")
+
+
+def test_regex_empty_text_is_text():
+    assert judge(build("regex", {"field": "t", "pattern": "."}), {"t": ""}).code == "no_match"
+    assert kept(judge(build("regex", {"field": "t", "pattern": "^$"}), {"t": ""}))
+
+
+def test_regex_is_linear_on_a_pattern_that_backtracks_catastrophically_elsewhere():
+    hook = build("regex", {"field": "t", "pattern": r"^(a+)+$"})
+    started = time.monotonic()
+
+    decision = judge(hook, {"t": "a" * 100_000 + "!"})  # Python's re would take longer than the universe
+
+    assert decision.code == "no_match"
+    assert time.monotonic() - started < 1
+
+
+def test_regex_long_match_is_quoted_short():
+    decision = judge(build("regex", {"field": "t", "pattern": "a+", "mode": "must_not_match"}), {"t": "a" * 1000})
+
+    assert decision.reason == "t matches a+ ('" + "a" * 60 + "…')"
+
+
+@pytest.mark.parametrize(("params", "errors"), [
+    ({"field": "t"}, {"params": "'pattern' is a required property"}),
+    ({"pattern": "x"}, {"params": "'field' is a required property"}),
+    ({"field": "", "pattern": "x"}, {"field": "'' should be non-empty"}),
+    ({"field": "t", "pattern": ""}, {"pattern": "'' should be non-empty"}),
+    ({"field": "t", "pattern": "x", "mode": "match"}, {"mode": "'match' is not one of ['must_match', 'must_not_match']"}),
+    ({"field": "t", "pattern": "x" * 1001}, {"pattern": f"'{'x' * 1001}' is too long"}),
+    ({"field": "t", "pattern": "x", "flags": "i"}, {"params": "Additional properties are not allowed ('flags' was unexpected)"}),
+])
+def test_regex_refuses_bad_params(params, errors):
+    assert_refused("regex", params, errors)
+
+
+@pytest.mark.parametrize(("pattern", "detail"), [
+    ("(unclosed", "missing \\)"),
+    (r"(a)\1", "invalid escape sequence: \\\\1"),
+    ("(?<=a)b", "invalid perl operator: \\(\\?<="),
+    ("a{2000}", "invalid repetition size"),
+])
+def test_regex_refuses_patterns_re2_cannot_run(pattern, detail):
+    with pytest.raises(InvalidParams, match=rf"^Invalid params for hook 'regex': pattern: not a valid RE2 pattern "
+                                            rf"\(.*{detail}.*\); backreferences and lookaround are not supported$"):
+        registry.get("regex").validate_params({"field": "t", "pattern": pattern})
+
+
+# --- min_score --------------------------------------------------------------------------------
+
+
+def test_min_score_keeps_within_bounds_inclusive():
+    hook = build("min_score", {"field": "data.probability", "min": 0.5, "max": 0.9})
+
+    for value in (0.5, 0.7, 0.9, 1 - 0.25):
+        assert kept(judge(hook, {"data": {"probability": value}})), value
+
+
+def test_min_score_drops_below_and_above_with_codes():
+    hook = build("min_score", {"field": "data.probability", "min": 0.5, "max": 0.9})
+
+    low = judge(hook, {"data": {"probability": 0.2}})
+    high = judge(hook, {"data": {"probability": 0.95}})
+
+    assert (low.reason, low.code) == ("data.probability is 0.2, below the minimum of 0.5", "below_min")
+    assert (high.reason, high.code) == ("data.probability is 0.95, above the maximum of 0.9", "above_max")
+
+
+def test_min_score_one_bound_is_enough():
+    assert kept(judge(build("min_score", {"field": "s", "min": 3}), {"s": 10 ** 30}))
+    assert kept(judge(build("min_score", {"field": "s", "max": 3}), {"s": -(10 ** 30)}))
+    assert judge(build("min_score", {"field": "s", "max": 3}), {"s": 4}).code == "above_max"
+
+
+@pytest.mark.parametrize(("payload", "reason", "code"), [
+    ({}, "missing s", "missing_score"),
+    ({"s": None}, "missing s", "missing_score"),
+    ({"s": "0.9"}, "s is text, not a number", "wrong_type"),
+    ({"s": True}, "s is a boolean, not a number", "wrong_type"),
+    ({"s": [0.9]}, "s is a list, not a number", "wrong_type"),
+    ({"s": float("nan")}, "s is nan, not a finite number", "wrong_type"),
+    ({"s": float("inf")}, "s is inf, not a finite number", "wrong_type"),
+])
+def test_min_score_drops_what_is_not_a_score(payload, reason, code):
+    decision = judge(build("min_score", {"field": "s", "min": 0}), payload)
+
+    assert (decision.action, decision.reason, decision.code) == ("drop", reason, code)
+
+
+@pytest.mark.parametrize(("params", "errors"), [
+    ({"field": "s"}, {"params": "give min, max or both"}),
+    ({"min": 1}, {"params": "'field' is a required property"}),
+    ({"field": "s", "min": "0.5"}, {"min": "'0.5' is not of type 'number'"}),
+    ({"field": "s", "min": 0.9, "max": 0.1}, {"max": "0.1 is less than min (0.9)"}),
+])
+def test_min_score_refuses_bad_params(params, errors):
+    assert_refused("min_score", params, errors)
+
+
+# --- json_schema ------------------------------------------------------------------------------
+
+ORDER_SCHEMA = {
+    "type": "object",
+    "properties": {"sku": {"type": "string", "pattern": "^[A-Z]{3}-\\d+$"},
+                   "qty": {"type": "integer", "minimum": 1}},
+    "required": ["sku", "qty"],
+}
+
+
+def test_json_schema_keeps_valid_payloads():
+    assert kept(judge(build("json_schema", {"schema": ORDER_SCHEMA}), {"sku": "ABC-12", "qty": 2}))
+
+
+@pytest.mark.parametrize(("payload", "reason"), [
+    ({"sku": "ABC-12"}, "payload: 'qty' is a required property"),
+    ({"sku": "ABC-12", "qty": 0}, "qty: 0 is less than the minimum of 1"),
+    ({"sku": "abc", "qty": 1}, "sku: 'abc' does not match '^[A-Z]{3}-\\\\d+$'"),
+    ({"sku": 12, "qty": 1}, "sku: 12 is not of type 'string'"),
+])
+def test_json_schema_drops_naming_where_and_why(payload, reason):
+    decision = judge(build("json_schema", {"schema": ORDER_SCHEMA}), payload)
+
+    assert (decision.action, decision.reason, decision.code) == ("drop", reason, "schema_mismatch")
+
+
+def test_json_schema_patterns_run_on_re2():
+    hook = build("json_schema", {"schema": {"properties": {"t": {"type": "string", "pattern": "^(a+)+$"}}}})
+    started = time.monotonic()
+
+    assert judge(hook, {"t": "a" * 50_000 + "!"}).code == "schema_mismatch"
+    assert time.monotonic() - started < 1
+
+
+def test_json_schema_huge_value_gives_a_short_reason():
+    decision = judge(build("json_schema", {"schema": {"properties": {"t": {"type": "integer"}}}}), {"t": "x" * 100_000})
+
+    assert decision.code == "schema_mismatch"
+    assert len(decision.reason) < 320 and decision.reason.startswith("t: 'xxx")
+
+
+def test_json_schema_local_refs_work():
+    schema = {"$defs": {"name": {"type": "string", "minLength": 1}}, "properties": {"name": {"$ref": "#/$defs/name"}}}
+
+    assert judge(build("json_schema", {"schema": schema}), {"name": ""}).reason == "name: '' should be non-empty"
+
+
+@pytest.mark.parametrize(("schema", "errors"), [
+    ({"type": "thing"}, {"schema": "not a valid JSON Schema: 'thing' is not valid under any of the given schemas "
+                                   "(at type)"}),
+    ({"properties": {"a": {"minimum": "1"}}},
+     {"schema": "not a valid JSON Schema: '1' is not of type 'number' (at properties.a.minimum)"}),
+    ({"properties": {"a": {"pattern": "(?<=x)y"}}},
+     {"schema.properties.a.pattern": "not a valid RE2 pattern (invalid perl operator: (?<=); "
+                                     "backreferences and lookaround are not supported"}),
+    ({"patternProperties": {"^x": {}}},
+     {"schema.patternProperties": "patternProperties is not supported; use properties, or the regex filter"}),
+    ({"$ref": "https://example.com/schema.json"},
+     {"schema.$ref": "only references inside the schema (#/...) are allowed, not 'https://example.com/schema.json'"}),
+])
+def test_json_schema_refuses_schemas_it_cannot_run_safely(schema, errors):
+    assert_refused("json_schema", {"schema": schema}, errors)
+
+
+def test_json_schema_nested_too_deeply_is_refused_not_a_crash():
+    schema = deepest = {}
+    for _ in range(5000):
+        deepest["items"] = {}
+        deepest = deepest["items"]
+
+    assert_refused("json_schema", {"schema": schema}, {"schema": "the schema is nested too deeply"})
+
+
+def test_json_schema_property_names_that_look_like_keywords_are_just_names():
+    schema = {"properties": {"pattern": {"type": "string"}, "patternProperties": {"type": "object"},
+                             "$ref": {"type": "string"}}}
+    registry.get("json_schema").validate_params({"schema": schema})
+
+    assert judge(build("json_schema", {"schema": schema}), {"pattern": 3}).reason == "pattern: 3 is not of type 'string'"
+
+
+@pytest.mark.parametrize(("params", "errors"), [
+    ({}, {"params": "'schema' is a required property"}),
+    ({"schema": True}, {"schema": "True is not of type 'object'"}),
+    ({"schema": "{}"}, {"schema": "'{}' is not of type 'object'"}),
+])
+def test_json_schema_refuses_bad_params(params, errors):
+    assert_refused("json_schema", params, errors)
+
+
+# --- condition --------------------------------------------------------------------------------
+
+
+def test_condition_drops_when_the_expression_holds():
+    hook = build("condition", {"expression": "has(payload.data) && payload.data.probability > 0.9"})
+
+    assert kept(judge(hook, {"data": {"probability": 0.5}}))
+    assert kept(judge(hook, {"text": "no data"}))
+    decision = judge(hook, {"data": {"probability": 0.95}})
+    assert (decision.action, decision.code) == ("drop", "condition")
+    assert decision.reason == "condition holds: has(payload.data) && payload.data.probability > 0.9"
+
+
+def test_condition_custom_reason_and_hold_action():
+    hook = build("condition", {"expression": 'meta.source == "api"', "action": "hold", "reason": "API items wait"})
+
+    decision = hook.filter(pipeline.Item(payload={}, source="api"))
+
+    assert (decision.action, decision.reason, decision.code) == ("hold", "API items wait", "condition")
+    assert kept(hook.filter(pipeline.Item(payload={}, source="form")))
+
+
+def test_condition_that_fails_on_an_item_is_a_hook_error_for_the_policy():
+    hook = build("condition", {"expression": "payload.data.probability > 0.9"})
+    step = pipeline.Step(hook=hook, name="condition", on_error="skip")
+
+    result = pipeline.Pipeline([step]).run(pipeline.Item(payload={"text": "no data"}))
+
+    assert result.verdict == "accepted"
+    assert (result.trail[0].outcome, result.trail[0].message) == (
+        "error", "ExpressionError: condition failed: no such member in mapping: 'data'")
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ("__import__('os')", r"expression: The condition calls unknown function\(s\) __import__\."),
+    ("payload.__class__", "expression: The condition uses __class__"),
+    ("payload.x >", "expression: The condition does not parse"),
+    ("secrets == 1", r"expression: The condition reads unknown name\(s\) secrets"),
+])
+def test_condition_refuses_unsafe_or_invalid_expressions(expression, message):
+    with pytest.raises(InvalidParams, match=f"^Invalid params for hook 'condition': {message}"):
+        registry.get("condition").validate_params({"expression": expression})
+
+
+@pytest.mark.parametrize(("params", "errors"), [
+    ({}, {"params": "'expression' is a required property"}),
+    ({"expression": ""}, {"expression": "'' should be non-empty"}),
+    ({"expression": "true", "action": "reject"}, {"action": "'reject' is not one of ['drop', 'hold']"}),
+    ({"expression": "x" * 1001}, {"expression": f"'{'x' * 1001}' is too long"}),
+])
+def test_condition_refuses_bad_params(params, errors):
+    assert_refused("condition", params, errors)
+
+
+# --- sinks: which events they take ------------------------------------------------------------
+
+
+class Notes(hooks.EventSink):
+    """Note every event."""
+
+    params_schema = {"type": "object", "properties": {"events": hooks.EVENTS_SCHEMA}, "additionalProperties": False}
+
+    def __init__(self, params=None):
+        super().__init__(params)
+        self.seen = []
+
+    def handle(self, event, item, result):
+        self.seen.append(event)
+
+    def on_pipeline_end(self, item, result):
+        self.seen.append("end")
+
+
+def test_event_sink_takes_every_verdict_event_unless_params_narrow_them():
+    every, some = Notes({}), Notes({"events": ["reject", "error"]})
+    events = ["on_accept", "on_reject", "on_hold", "on_error", "on_pipeline_end", "on_pipeline_start"]
+
+    assert [pipeline.listens(every, e) for e in events] == [True, True, True, True, True, False]
+    assert [pipeline.listens(some, e) for e in events] == [False, True, False, True, True, False]
+
+
+def test_event_sink_passes_the_event_name_to_handle():
+    sink = Notes({})
+    step = pipeline.Step(hook=sink, name="notes")
+    item = pipeline.Item(payload={})
+    result = pipeline.Result(verdict="held", payload={})
+
+    for event in ("on_accept", "on_reject", "on_hold", "on_error", "on_pipeline_end"):
+        pipeline.notify([step], event, item, result)
+
+    assert sink.seen == ["accept", "reject", "hold", "error", "end"]
+
+
+def test_sink_events_param_refuses_unknown_and_repeated_events():
+    with pytest.raises(InvalidParams, match=r"events.0: 'accepted' is not one of \['accept', 'reject', 'hold', 'error'\]"):
+        Notes.validate_params({"events": ["accepted"]})
+    with pytest.raises(InvalidParams, match="events: .* has non-unique elements"):
+        Notes.validate_params({"events": ["accept", "accept"]})
+    with pytest.raises(InvalidParams, match=r"events: \[\] should be non-empty"):
+        Notes.validate_params({"events": []})

@@ -1,8 +1,11 @@
 """Conditions: safe CEL expressions over payload and meta, refused with a clear message. No database."""
+import time
+
 import pytest
 
+from stash import expressions
 from stash.exceptions import ExpressionError
-from stash.expressions import MAX_LENGTH, compile_condition, validate_condition
+from stash.expressions import MAX_LENGTH, MAX_SECONDS, MAX_STEPS, compile_condition, validate_condition
 from stash.pipeline import Item
 
 CONTEXT = Item(
@@ -60,7 +63,7 @@ def test_validate_condition_accepts_valid_text():
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("__import__('os')", r"calls unknown function\(s\) __import__"),
+    ("__import__('os')", r"^The condition calls unknown function\(s\) __import__\.$"),
     ('open("/etc/passwd")', r"calls unknown function\(s\) open"),
     ("eval('1') && exec('2')", r"calls unknown function\(s\) eval, exec"),
     ("foo.bar", r"reads unknown name\(s\) foo: only payload and meta are available"),
@@ -75,16 +78,29 @@ def test_unsafe_or_unknown_names_are_refused_at_compile(text, message):
         validate_condition(text)
 
 
-@pytest.mark.parametrize("text", [
-    "payload.__class__.__mro__",
-    "payload.__class__",
-    'payload["__class__"]',
-    "payload.text.__len__",
+@pytest.mark.parametrize(("text", "names"), [
+    ("payload.__class__.__mro__", "__class__, __mro__"),
+    ("payload.__class__", "__class__"),
+    ("payload.text.__len__ == 1", "__len__"),
+    ("payload.tags.exists(__t, __t == 1)", "__t"),
+    ('__builtins__.open("x")', "__builtins__"),
+    ("__import__ == payload", "__import__"),
 ])
-def test_attribute_walks_fail_at_evaluation(text):
-    check = compile_condition(text)
+def test_attribute_walks_are_refused_at_compile(text, names):
+    with pytest.raises(ExpressionError, match=rf"^The condition uses {names}: names starting with __ are not allowed "
+                                              r"\(conditions read payload data, not Python attributes\)\.$"):
+        compile_condition(text)
 
-    with pytest.raises(ExpressionError, match="condition failed"):
+
+def test_single_underscore_keys_are_ordinary_data():
+    assert compile_condition("payload._id == 7")({"payload": {"_id": 7}, "meta": {}}) is True
+
+
+def test_a_dunder_key_in_brackets_is_only_a_key_lookup():
+    check = compile_condition('payload["__class__"] == 1')
+
+    assert check({"payload": {"__class__": 1}, "meta": {}}) is True  # plain data, no Python attribute
+    with pytest.raises(ExpressionError, match="^condition failed: no such key$"):
         check(CONTEXT)
 
 
@@ -164,3 +180,57 @@ def test_evaluation_error_is_an_exception_not_a_crash_in_the_pipeline():
     assert result.verdict == pipeline.REJECTED
     assert result.trail[0].outcome == "error"
     assert result.reason == "Guarded: ExpressionError: condition failed: no such member in mapping: 'missing'"
+
+
+# --- caps on nesting and on evaluation ----------------------------------------------------------
+
+
+def test_nesting_at_the_depth_limit_is_accepted_and_deeper_is_refused():
+    assert compile_condition("(" * 14 + "true" + ")" * 14)(CONTEXT) is True
+    with pytest.raises(ExpressionError, match="^The condition is nested too deeply"):
+        compile_condition("(" * 15 + "true" + ")" * 15)
+
+
+@pytest.mark.parametrize("text", ["(" * 400 + "true" + ")" * 400, "!" * 900 + "true", "[" * 300 + "]" * 300 + " == []",
+                                  "payload.a" + ".b" * 300 + " == 1"])
+def test_deep_nesting_within_the_length_limit_is_refused_at_compile_not_at_run_time(text):
+    assert len(text) <= MAX_LENGTH
+    with pytest.raises(ExpressionError, match="^The condition is nested too deeply"):
+        compile_condition(text)
+
+
+def test_evaluation_stops_after_its_step_budget():
+    check = compile_condition("payload.a.all(x, payload.a.all(y, x + y >= 0))")
+    started = time.monotonic()
+
+    with pytest.raises(ExpressionError, match=rf"^condition stopped: it took more than {MAX_STEPS} steps$"):
+        check({"payload": {"a": list(range(2000))}, "meta": {}})  # four million comparisons asked for
+    assert time.monotonic() - started < MAX_SECONDS + 1
+
+
+def test_the_budget_is_per_evaluation_not_per_predicate():
+    check = compile_condition("payload.a.exists(x, x == 99)")
+    context = {"payload": {"a": list(range(100))}, "meta": {}}
+
+    for _ in range(MAX_STEPS // 500):  # far more steps in total than one budget
+        assert check(context) is True
+
+
+def test_a_slow_evaluation_stops_at_the_time_cap(monkeypatch):
+    monkeypatch.setattr(expressions, "MAX_SECONDS", 0.02)
+    # Few steps, each slow: every element scans the same 200 KB text (linearly, on RE2).
+    check = compile_condition('payload.a.all(x, payload.s.matches("^(a|b)*c$") || x >= 0)')
+    context = {"payload": {"a": list(range(2000)), "s": "ab" * 100_000}, "meta": {}}
+    started = time.monotonic()
+
+    with pytest.raises(ExpressionError, match=r"^condition stopped: it ran longer than 0.02 s$"):
+        check(context)
+    assert time.monotonic() - started < 1
+
+
+def test_matches_uses_re2_so_a_catastrophic_pattern_is_linear():
+    check = compile_condition('payload.text.matches("^(a+)+$")')
+    started = time.monotonic()
+
+    assert check({"payload": {"text": "a" * 5000 + "!"}, "meta": {}}) is False
+    assert time.monotonic() - started < 1

@@ -10,6 +10,6 @@
 """
 from ..pipeline import Decision, Item
 from ..registry import register
-from .base import Filter, Hook, Sink, Transform
+from .base import EVENTS_SCHEMA, EventSink, Filter, Hook, Sink, Transform
 
-__all__ = ["Decision", "Filter", "Hook", "Item", "Sink", "Transform", "register"]
+__all__ = ["EVENTS_SCHEMA", "Decision", "EventSink", "Filter", "Hook", "Item", "Sink", "Transform", "register"]

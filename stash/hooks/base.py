@@ -38,17 +38,29 @@ class Hook:
 
     @classmethod
     def validate_params(cls, params: Any) -> None:
-        """Raise ``InvalidParams`` (with a message per field path) if ``params`` break the schema."""
+        """Raise ``InvalidParams`` (with a message per field path) if ``params`` are not valid.
+
+        First the JSON Schema; when that passes, the hook's own ``check_params``.
+        """
         validator = jsonschema.Draft202012Validator(cls.params_schema)
         errors = sorted(validator.iter_errors(params), key=lambda e: list(e.absolute_path))
-        if not errors:
-            return
-        by_field = {}
+        by_field: dict[str, str] = {}
         for error in errors:
             path = ".".join(str(part) for part in error.absolute_path) or "params"
             by_field.setdefault(path, error.message)
-        summary = "; ".join(f"{path}: {message}" for path, message in by_field.items())
-        raise InvalidParams(f"Invalid params for hook {cls.name!r}: {summary}", by_field)
+        if not by_field:
+            by_field = dict(cls.check_params(params))
+        if by_field:
+            summary = "; ".join(f"{path}: {message}" for path, message in by_field.items())
+            raise InvalidParams(f"Invalid params for hook {cls.name!r}: {summary}", by_field)
+
+    @classmethod
+    def check_params(cls, params: Mapping[str, Any]) -> Mapping[str, str]:
+        """Checks a schema cannot express (a pattern compiles, min <= max): a message per field.
+
+        Called with params the schema accepted; return ``{}`` when they are fine.
+        """
+        return {}
 
 
 class Filter(Hook):
@@ -82,11 +94,55 @@ class Transform(Hook):
 
 
 class Sink(Hook):
-    """Acts on verdicts: define any of ``on_accept``, ``on_reject``, ``on_hold`` (item, result).
+    """Acts on verdicts: define any of ``on_accept``, ``on_reject``, ``on_hold``, ``on_error``.
 
-    Set ``deliver_async = True`` for a sink that does network I/O: it is then called from its
-    own Celery task with retries, after the verdict is stored, never inside the judging run.
+    Each is called with ``(item, result)`` once the verdict is stored; ``on_pipeline_start(item)``
+    and ``on_pipeline_end(item, result)`` may be defined too (on any hook). Set
+    ``deliver_async = True`` for a sink that does network I/O: its verdict callbacks are then
+    called from their own Celery task with retries, never inside the judging run; raise to be
+    retried, return to be done.
     """
 
     kind = "sink"
     deliver_async: ClassVar[bool] = False
+    #: The verdict events acted on when params give no ``events`` (None: every one it defines).
+    default_events: ClassVar[tuple[str, ...] | None] = None
+
+    def listens_to(self, event: str) -> bool:
+        """Whether this configured sink wants ``event``: params ``events`` narrow the verdict ones."""
+        events = self.params.get("events", self.default_events)
+        if events is None or event not in _VERDICT_EVENTS:
+            return True
+        return event.removeprefix("on_") in events
+
+
+class EventSink(Sink):
+    """A sink with one method for all verdict events: ``handle(event, item, result)``.
+
+    ``event`` is "accept", "reject", "hold" or "error"; declare ``"events": EVENTS_SCHEMA`` in
+    ``params_schema`` to let the admin choose which.
+    """
+
+    def handle(self, event: str, item: pipeline.Item, result: pipeline.Result) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must implement handle()")
+
+    def on_accept(self, item, result):
+        self.handle("accept", item, result)
+
+    def on_reject(self, item, result):
+        self.handle("reject", item, result)
+
+    def on_hold(self, item, result):
+        self.handle("hold", item, result)
+
+    def on_error(self, item, result):
+        self.handle("error", item, result)
+
+
+_VERDICT_EVENTS = (pipeline.ON_ACCEPT, pipeline.ON_REJECT, pipeline.ON_HOLD, pipeline.ON_ERROR)
+
+#: The ``events`` param a sink may declare in its schema: which verdict callbacks it acts on.
+EVENTS_SCHEMA = {
+    "type": "array", "items": {"enum": ["accept", "reject", "hold", "error"]}, "minItems": 1, "uniqueItems": True,
+    "description": "Which verdicts it acts on: accept, reject, hold, error (a hook failed).",
+}

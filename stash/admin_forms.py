@@ -1,0 +1,176 @@
+"""Admin forms: the hook picker, indented JSON editors, and the hooks inline that reorders atomically."""
+import json
+
+from adminsortable2.admin import CustomInlineFormSet
+from django import forms
+from django.contrib.admin.helpers import ActionForm
+from django.core.exceptions import ValidationError
+from django.forms.fields import InvalidJSONInput
+from django.forms.models import BaseInlineFormSet
+from django.utils.translation import gettext_lazy as _
+
+from . import processing, registry, stats
+from .exceptions import PayloadTooLarge
+from .models import Content, HookConfig
+
+
+class PrettyJSONField(forms.JSONField):
+    """A JSON object edited in a textarea, shown indented (and escaped, like any field)."""
+
+    def prepare_value(self, value):
+        if isinstance(value, InvalidJSONInput):
+            return value
+        return json.dumps(value, indent=2, ensure_ascii=False, cls=self.encoder)
+
+
+def describe_params(schema) -> str:
+    """A hook's params schema as lines a person reads: name, type, required, default, description."""
+    required = set(schema.get("required", ()))
+    lines = []
+    for name, spec in schema.get("properties", {}).items():
+        spec = spec if isinstance(spec, dict) else {}  # a schema may say just `true`
+        kind = spec.get("type", "any")
+        if "enum" in spec:
+            kind = "one of " + ", ".join(json.dumps(choice) for choice in spec["enum"])
+        elif kind == "array" and isinstance(spec.get("items"), dict):
+            kind = f"list of {spec['items'].get('type', 'any')}"
+        facts = [kind] + (["required"] if name in required else [])
+        if "default" in spec:
+            facts.append(f"default {json.dumps(spec['default'])}")
+        line = f"{name} ({', '.join(facts)})"
+        lines.append(f"{line}: {spec['description']}" if spec.get("description") else line)
+    return "\n".join(lines) or str(_("No params."))
+
+
+def hook_choices(current=""):
+    """The registered hooks, read now (never frozen in a migration), plus ``current`` if it has gone."""
+    choices = [("", "---------")]
+    choices += [(cls.name, f"{cls.name} ({cls.kind}): {cls.description()}") for cls in registry.all()]
+    if current and not registry.is_registered(current):
+        choices.append((current, _("%(name)s (not registered)") % {"name": current}))
+    return choices
+
+
+class HookSelect(forms.Select):
+    """A select of hooks whose options carry each hook's defaults and schema for the picker script."""
+
+    def create_option(self, name, value, label, selected, index, subindex=None, attrs=None):
+        option = super().create_option(name, value, label, selected, index, subindex, attrs)
+        hook_class = registry.get(value) if value and registry.is_registered(value) else None
+        if hook_class is not None:
+            option["attrs"].update({
+                "data-kind": hook_class.kind,
+                "data-params": describe_params(hook_class.params_schema),
+                "data-schema": json.dumps(hook_class.params_schema, indent=2),
+                "data-defaults": json.dumps(hook_class.default_params(), indent=2),
+            })
+        elif value:
+            option["attrs"]["data-description"] = _("This hook is not registered: it fails by its on-error policy.")
+        return option
+
+
+class HookConfigForm(forms.ModelForm):
+    """A configured hook: a registered hook picked by name, its params as JSON, checked on save."""
+
+    hook = forms.ChoiceField(label=_("hook"), widget=HookSelect(attrs={"data-hook-picker": ""}),
+                             help_text=_("A registered hook; its params are filled with its defaults."))
+    params = PrettyJSONField(label=_("params"), required=False, initial=dict,
+                             widget=forms.Textarea(attrs={"rows": 6, "cols": 60, "class": "stash-json"}),
+                             help_text=_("A JSON object, checked against the hook's params schema."))
+
+    class Meta:
+        model = HookConfig
+        fields = ["stash", "hook", "label", "params", "enabled", "mode", "on_error", "condition", "timeout_ms"]
+
+    class Media:
+        js = ["stash/hook_picker.js"]
+        css = {"all": ["stash/admin.css"]}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["hook"].choices = hook_choices(self.instance.hook)
+
+    def clean_params(self):
+        params = self.cleaned_data.get("params")
+        return {} if params is None else params
+
+    def clean(self):
+        cleaned = super().clean()
+        # The inline's drag and drop posts a position for every row. It is applied after the
+        # save by one atomic reorder, not row by row (which would collide with the unique
+        # (stash, position)); without it in cleaned_data the instance keeps its position.
+        self.wanted_position = cleaned.pop("position", None)
+        return cleaned
+
+
+class HookConfigInlineForm(HookConfigForm):
+    """The picker in a row of the stash's hooks: compact editors."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["params"].widget.attrs.update(rows=3, cols=30)
+        if "condition" in self.fields:
+            self.fields["condition"].widget.attrs.update(rows=2, cols=22)
+
+
+class HookConfigInlineFormSet(CustomInlineFormSet):
+    """The hooks of a stash, with their statistics; see ``wanted_positions`` for their order."""
+
+    def get_queryset(self):
+        fresh = not hasattr(self, "_queryset")
+        queryset = super().get_queryset()
+        if fresh:
+            stats.attach(queryset)
+        return queryset
+
+    def save_new(self, form, commit=True):
+        # Skip sortable2's max+1 (read without a lock): position 0 makes the model append the
+        # hook under the stash's row lock.
+        return BaseInlineFormSet.save_new(self, form, commit)
+
+    def wanted_positions(self):
+        """{config id: position} as dragged, for the hooks that were on the page and stay."""
+        return {form.instance.pk: form.wanted_position for form in self.initial_forms
+                if getattr(form, "wanted_position", None) is not None and not self._should_delete_form(form)}
+
+
+class ReviewActionForm(ActionForm):
+    """The action bar of the items list, with a note for review actions."""
+
+    note = forms.CharField(label=_("Review note:"), required=False, max_length=1000,
+                           widget=forms.TextInput(attrs={"placeholder": _("why (optional)"), "size": 30}))
+
+
+class SimulateForm(forms.Form):
+    payload = PrettyJSONField(label=_("payload"), widget=forms.Textarea(attrs={"rows": 12, "cols": 80,
+                                                                                  "class": "stash-json"}),
+                              help_text=_("A JSON object, as a submitter would send it. Nothing is saved."))
+
+
+class ReplayForm(forms.Form):
+    last_n = forms.IntegerField(label=_("last items"), min_value=1, max_value=1000, initial=100,
+                                help_text=_("How many of the latest judged items to judge again (at most 1,000)."))
+
+
+class ContentForm(forms.ModelForm):
+    """An item as the admin adds or edits it: the payload as indented JSON, checked like any submission."""
+
+    payload = PrettyJSONField(label=_("payload"), initial=dict,
+                              widget=forms.Textarea(attrs={"rows": 16, "cols": 80, "class": "stash-json"}),
+                              help_text=_("A JSON object. Saving a changed payload makes a new revision, "
+                                          "judged again."))
+
+    class Meta:
+        model = Content
+        fields = ["stash", "payload", "idempotency_key"]
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("stash") is not None and "payload" in cleaned:
+            try:
+                processing.check_payload(cleaned["stash"], cleaned["payload"])
+            except PayloadTooLarge as exc:
+                self.add_error("payload", str(exc))
+            except ValidationError as exc:
+                self.add_error(None, exc)
+        return cleaned

@@ -1,0 +1,66 @@
+"""Admin pages of a stash that save nothing: simulate a payload, replay recent items with the current hooks."""
+import json
+
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404
+from django.template.response import TemplateResponse
+from django.utils.translation import gettext as _, gettext_lazy
+
+from . import processing
+from .admin_forms import ReplayForm, SimulateForm
+from .exceptions import PayloadTooLarge
+from .models import Content
+
+# What a replay counts, in the order it says it ("would newly reject 37, newly accept 4").
+REPLAY_VERDICTS = [(Content.Status.REJECTED, gettext_lazy("reject")), (Content.Status.ACCEPTED, gettext_lazy("accept")),
+                   (Content.Status.HELD, gettext_lazy("hold"))]
+
+
+def _stash_page(model_admin, request, object_id, title, template, extra):
+    stash = model_admin.get_object(request, unquote(object_id))
+    if stash is None:
+        raise Http404(_("No stash with id %(id)s.") % {"id": object_id})
+    if not model_admin.has_view_permission(request, stash):
+        raise PermissionDenied
+    context = {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta,
+               "original": stash, "stash": stash, "title": title % {"stash": stash},
+               "enabled_hooks": stash.hooks.enabled().in_order(), **extra(stash)}
+    return TemplateResponse(request, template, context)
+
+
+def simulate(model_admin, request, object_id):
+    """Run the stash's enabled hooks over a pasted payload and show each hook's outcome, reason and time."""
+
+    def extra(stash):
+        result = None
+        if request.method == "POST":
+            form = SimulateForm(request.POST)
+            if form.is_valid():
+                try:
+                    result = processing.simulate(stash, form.cleaned_data["payload"])
+                except (ValidationError, PayloadTooLarge) as exc:
+                    form.add_error("payload", exc.messages if isinstance(exc, ValidationError) else str(exc))
+        else:
+            latest = stash.contents.order_by("-created_at").values_list("payload", flat=True).first()
+            form = SimulateForm(initial={"payload": latest if latest is not None else {"text": ""}})
+        transformed = json.dumps(result.payload, indent=2, ensure_ascii=False) if result and result.transformed else ""
+        return {"form": form, "result": result, "transformed_payload": transformed}
+
+    return _stash_page(model_admin, request, object_id, _("Simulate %(stash)s"),
+                       "admin/stash/stash/simulate.html", extra)
+
+
+def replay(model_admin, request, object_id):
+    """Judge the stash's latest items again with its current hooks and show what would change."""
+
+    def extra(stash):
+        report, summary = None, ""
+        form = ReplayForm(request.POST if request.method == "POST" else None)
+        if form.is_valid():
+            report = processing.replay(stash, form.cleaned_data["last_n"])
+            summary = ", ".join(_("would newly %(verb)s %(n)d") % {"verb": verb, "n": report.newly(verdict)}
+                                for verdict, verb in REPLAY_VERDICTS)
+        return {"form": form, "report": report, "summary": summary}
+
+    return _stash_page(model_admin, request, object_id, _("Replay %(stash)s"), "admin/stash/stash/replay.html", extra)

@@ -1,0 +1,93 @@
+"""Every API failure is JSON with a message: DRF's errors, Django's and stash's, and no 500.
+
+``exception_handler`` is DRF's ``EXCEPTION_HANDLER``: on top of DRF's own it answers a body over
+``DATA_UPLOAD_MAX_MEMORY_SIZE`` or a payload over its stash's limit with 413, a reused
+idempotency key or a stale ``config_version`` with 409, and a model ``ValidationError`` with 400
+per field. ``bad_request``, ``page_not_found`` and ``server_error`` are the project's error
+views (``handler400`` and so on): JSON under ``/api/``, Django's pages elsewhere.
+"""
+import logging
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import JsonResponse
+from django.shortcuts import render
+from django.views import defaults
+from rest_framework import exceptions, status
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from ..exceptions import IdempotencyConflict, PayloadTooLarge, StaleConfig
+
+logger = logging.getLogger(__name__)
+
+API_PREFIX = "/api/"
+
+
+class RequestTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request is too large."
+    default_code = "too_large"
+
+
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The request conflicts with the current state."
+    default_code = "conflict"
+
+
+def body_too_large_message():
+    return (f"The request body is larger than the {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes "
+            "this server accepts.")
+
+
+def exception_handler(exc, context):
+    """DRF's handler, after turning Django's and stash's errors into API errors."""
+    return drf_exception_handler(as_api_exception(exc), context)
+
+
+def as_api_exception(exc):
+    """The ``APIException`` that answers ``exc``, or ``exc`` itself when there is none."""
+    if isinstance(exc, RequestDataTooBig):
+        return RequestTooLarge(body_too_large_message())
+    if isinstance(exc, PayloadTooLarge):
+        return RequestTooLarge(str(exc))
+    if isinstance(exc, (IdempotencyConflict, StaleConfig)):
+        return Conflict(str(exc))
+    if isinstance(exc, DjangoValidationError):
+        detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
+        return exceptions.ValidationError(detail)
+    if isinstance(exc, SuspiciousOperation):  # e.g. too many fields: the request is at fault
+        return exceptions.ParseError(str(exc) or "The request could not be read.")
+    return exc
+
+
+def _is_api(request):
+    return request.path_info.startswith(API_PREFIX)
+
+
+def bad_request(request, exception, template_name="400.html"):
+    """400 (413 for an oversized body): JSON under /api/, Django's page elsewhere."""
+    if _is_api(request):
+        error = as_api_exception(exception)
+        if not isinstance(error, exceptions.APIException):
+            error = exceptions.ParseError("The request could not be read.")
+        return JsonResponse({"detail": str(error.detail)}, status=error.status_code)
+    if isinstance(exception, RequestDataTooBig):
+        return render(request, "stash/error.html", {"title": "Too large", "message": body_too_large_message()},
+                      status=413)
+    return defaults.bad_request(request, exception, template_name)
+
+
+def page_not_found(request, exception, template_name="404.html"):
+    """404: JSON under /api/, Django's page elsewhere."""
+    if _is_api(request):
+        return JsonResponse({"detail": f"No API endpoint at {request.path}."}, status=404)
+    return defaults.page_not_found(request, exception, template_name)
+
+
+def server_error(request, template_name="500.html"):
+    """500, which the API is built never to answer: JSON under /api/, Django's page elsewhere."""
+    if _is_api(request):
+        return JsonResponse({"detail": "Internal server error."}, status=500)
+    return defaults.server_error(request, template_name)

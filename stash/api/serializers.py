@@ -1,0 +1,265 @@
+"""Serializers: what the API reads and writes, each with its fields listed."""
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from .. import pipeline, processing, registry
+from ..models import Content, HookConfig, PipelineRun, Stash
+
+_JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
+               float: "a number", type(None): "null"}
+
+
+@extend_schema_field({"type": "object", "additionalProperties": True, "description": "Any JSON object."})
+class PayloadField(serializers.JSONField):
+    """A JSON object (the payload of an item)."""
+
+    default_error_messages = {"not_object": "The payload must be a JSON object, not {type}."}
+
+    def to_internal_value(self, data):
+        problem = processing.unstorable(data)  # before DRF's check, which only says "not valid JSON"
+        if problem:
+            raise serializers.ValidationError(problem)
+        value = super().to_internal_value(data)
+        if not isinstance(value, dict):
+            self.fail("not_object", type=_JSON_TYPES.get(type(value), type(value).__name__))
+        return value
+
+
+class StashSlugField(serializers.SlugRelatedField):
+    """A stash, named by its slug."""
+
+    default_error_messages = {
+        "does_not_exist": "There is no stash {slug_name}={value}.",
+        "invalid": "Give the slug of a stash, as a string.",
+    }
+
+    def __init__(self, **kwargs):
+        if not kwargs.get("read_only"):
+            kwargs.setdefault("queryset", Stash.objects.all())
+        super().__init__(slug_field="slug", **kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class ErrorSerializer(serializers.Serializer):
+    """An error that is not about one field (401, 403, 404, 405, 409, 413, 415, 429)."""
+
+    detail = serializers.CharField()
+
+
+class StashSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Stash
+        fields = ["slug", "name", "description", "is_active", "allow_anonymous", "on_error", "max_payload_bytes",
+                  "config_version", "queue_head"]
+        read_only_fields = fields
+
+
+class TrailEntrySerializer(serializers.Serializer):
+    """What one hook did to one item."""
+
+    config_id = serializers.IntegerField(allow_null=True, help_text="The HookConfig that ran.")
+    hook = serializers.CharField(help_text="The registered hook's name.")
+    label = serializers.CharField(allow_blank=True)
+    position = serializers.IntegerField()
+    outcome = serializers.ChoiceField(choices=pipeline.OUTCOMES)
+    code = serializers.CharField(allow_blank=True, help_text="A short reason code, e.g. missing_fields.")
+    message = serializers.CharField(allow_blank=True, help_text="The reason, in words.")
+    duration_ms = serializers.FloatField()
+
+
+class RunSerializer(serializers.ModelSerializer):
+    trail = TrailEntrySerializer(many=True, read_only=True)
+
+    class Meta:
+        model = PipelineRun
+        fields = ["revision", "config_version", "outcome", "reason", "started_at", "finished_at", "duration_ms",
+                  "trail"]
+        read_only_fields = fields
+
+
+class HookRefSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = HookConfig
+        fields = ["id", "hook", "label"]
+        read_only_fields = fields
+
+
+class ContentSerializer(serializers.ModelSerializer):
+    """An item: what was submitted, and where its judging stands."""
+
+    stash = StashSlugField()
+    payload = PayloadField()
+    decided_by = HookRefSerializer(source="rejected_by", read_only=True, allow_null=True,
+                                   help_text="The hook that rejected or held the item.")
+    submitted_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+
+    class Meta:
+        model = Content
+        fields = ["id", "stash", "payload", "status", "reason", "decided_by", "revision", "processed_revision",
+                  "queue_seq", "source", "submitted_by", "created_at", "updated_at", "processed_at"]
+        read_only_fields = ["id", "status", "reason", "revision", "processed_revision", "queue_seq", "source",
+                            "created_at", "updated_at", "processed_at"]
+
+
+class ContentDetailSerializer(ContentSerializer):
+    """An item with its original payload (if transforms changed it) and its latest run's trail."""
+
+    stash = StashSlugField(read_only=True)
+    run = serializers.SerializerMethodField(help_text="The latest run of the hooks over this item, with its trail.")
+
+    class Meta(ContentSerializer.Meta):
+        fields = [*ContentSerializer.Meta.fields, "original_payload", "run"]
+        read_only_fields = [*ContentSerializer.Meta.read_only_fields, "original_payload"]
+
+    @extend_schema_field(RunSerializer(allow_null=True))
+    def get_run(self, content):
+        run = content.runs.first()
+        return RunSerializer(run).data if run is not None else None
+
+
+class ContentEditSerializer(serializers.Serializer):
+    """A new payload for an item: a new revision, judged again."""
+
+    payload = PayloadField()
+
+
+class ContentFilterSerializer(serializers.Serializer):
+    """Query parameters of the item list."""
+
+    stash = StashSlugField(required=False, help_text="Only items of this stash (its slug).")
+    status = serializers.ChoiceField(choices=Content.Status.choices, required=False,
+                                     help_text="Only items with this status.")
+
+
+class BulkSubmitSerializer(serializers.Serializer):
+    """Up to 1,000 payloads for one stash, saved all or none."""
+
+    stash = StashSlugField()
+    items = serializers.ListField(child=PayloadField(), min_length=1, max_length=processing.BULK_LIMIT)
+
+
+class BulkResultSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    ids = serializers.ListField(child=serializers.UUIDField())
+
+
+class QueueParamsSerializer(serializers.Serializer):
+    """Query parameters of a stash's queue."""
+
+    after = serializers.IntegerField(min_value=0, max_value=2**63 - 1, default=0,
+                                     help_text="The last queue number read; 0 from the start.")
+    limit = serializers.IntegerField(min_value=1, max_value=1000, default=100, help_text="Items per page.")
+
+
+class QueueItemSerializer(serializers.ModelSerializer):
+    seq = serializers.IntegerField(source="queue_seq", help_text="Queue number: increases in acceptance order.")
+
+    class Meta:
+        model = Content
+        fields = ["seq", "id", "payload", "revision", "source", "created_at", "processed_at"]
+        read_only_fields = fields
+
+
+class QueuePageSerializer(serializers.Serializer):
+    results = QueueItemSerializer(many=True)
+    next_after = serializers.IntegerField(help_text="Pass as `after` for the next page.")
+    next = serializers.URLField(help_text="The next page (may be empty until more items are accepted).")
+
+
+class SimulateSerializer(serializers.Serializer):
+    payload = PayloadField()
+
+
+class SimulationSerializer(serializers.Serializer):
+    """What the stash's hooks would do to a payload; nothing is saved."""
+
+    verdict = serializers.ChoiceField(choices=[pipeline.ACCEPTED, pipeline.REJECTED, pipeline.HELD])
+    reason = serializers.CharField(allow_blank=True)
+    code = serializers.CharField(allow_blank=True)
+    decided_by = serializers.IntegerField(allow_null=True, help_text="The HookConfig that rejected or held it.")
+    transformed = serializers.BooleanField()
+    payload = serializers.DictField(help_text="The payload after transforms.")
+    duration_ms = serializers.FloatField()
+    trail = TrailEntrySerializer(many=True)
+
+
+class HookConfigSerializer(serializers.ModelSerializer):
+    """One configured hook of a stash. ``hook`` is one of the registered names."""
+
+    params = serializers.JSONField(required=False, help_text="Settings, checked against the hook's params_schema.")
+    missing = serializers.BooleanField(source="is_missing", read_only=True,
+                                       help_text="The hook's name is no longer registered.")
+
+    class Meta:
+        model = HookConfig
+        fields = ["id", "hook", "label", "params", "enabled", "mode", "position", "on_error", "condition",
+                  "timeout_ms", "missing", "runs_count", "kept_count", "dropped_count", "errors_count",
+                  "time_total_us", "overturned_count", "created_at", "updated_at"]
+        read_only_fields = ["id", "position", *HookConfig.COUNTER_FIELDS, "created_at", "updated_at"]
+
+    def get_fields(self):
+        fields = super().get_fields()
+        # The registry is code: its names are read on every request, never frozen in a schema.
+        fields["hook"] = serializers.ChoiceField(choices=[hook.name for hook in registry.all()],
+                                                 help_text="A registered hook (see /api/hooks/).")
+        return fields
+
+    def validate_params(self, value):
+        problem = processing.unstorable(value, "params")
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value
+
+    def create(self, validated_data):
+        return self._saved(HookConfig(stash=self.context["stash"], **validated_data))
+
+    def update(self, instance, validated_data):
+        for name, value in validated_data.items():
+            setattr(instance, name, value)
+        return self._saved(instance)
+
+    @staticmethod
+    def _saved(config):
+        """Validate as the admin does (hook, params schema, condition), then save."""
+        try:
+            config.full_clean(exclude=["stash", "position"], validate_unique=False, validate_constraints=False)
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.message_dict) from exc
+        config.save()
+        return config
+
+
+class ReorderSerializer(serializers.Serializer):
+    order = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
+                                  help_text="The ids of every hook of the stash, in their new order.")
+    config_version = serializers.IntegerField(min_value=1, max_value=2**31 - 1,
+                                              help_text="The stash's config_version this order was based on.")
+
+
+class HookOrderSerializer(serializers.Serializer):
+    config_version = serializers.IntegerField()
+    hooks = HookConfigSerializer(many=True)
+
+
+class HookTypeSerializer(serializers.Serializer):
+    """A registered hook: what the admin (or this API) can configure."""
+
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=registry.KINDS)
+    description = serializers.CharField(help_text="The first line of the hook's docstring.")
+    params_schema = serializers.DictField(help_text="JSON Schema of the hook's params.")
+
+
+class TokenRequestSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    password = serializers.CharField(style={"input_type": "password"})
+
+
+class TokenSerializer(serializers.Serializer):
+    token = serializers.CharField(help_text="Send as `Authorization: Token <token>`.")
+

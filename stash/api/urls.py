@@ -1,0 +1,21 @@
+"""API routes, under /api/ (namespace ``api``)."""
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import SimpleRouter
+
+from . import views
+
+app_name = "api"
+
+router = SimpleRouter()
+router.register("contents", views.ContentViewSet, basename="content")
+router.register("stashes", views.StashViewSet, basename="stash")
+router.register(r"stashes/(?P<stash_slug>[-a-zA-Z0-9_]+)/hooks", views.HookConfigViewSet, basename="hookconfig")
+router.register("hooks", views.HookTypeViewSet, basename="hook")
+
+urlpatterns = [
+    path("auth/token/", views.TokenView.as_view(), name="token"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    *router.urls,
+]

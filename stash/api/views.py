@@ -1,0 +1,305 @@
+"""API views: viewsets composed from mixins; items are saved, judged and read through ``stash.processing``."""
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.shortcuts import get_object_or_404
+from django.utils.http import urlencode
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+
+from .. import processing, registry
+from ..models import Content, HookConfig, Stash
+from . import permissions
+from .pagination import ContentCursorPagination
+from .parsers import JSONParser
+from .schema import errors
+from .serializers import (
+    BulkResultSerializer, BulkSubmitSerializer, ContentDetailSerializer, ContentEditSerializer,
+    ContentFilterSerializer, ContentSerializer, HookConfigSerializer, HookOrderSerializer, HookTypeSerializer,
+    QueueItemSerializer, QueuePageSerializer, QueueParamsSerializer, ReorderSerializer, SimulateSerializer,
+    SimulationSerializer, StashSerializer, TokenRequestSerializer, TokenSerializer,
+)
+from .throttling import AnonymousSubmitThrottle, TokenThrottle
+
+# "audit" is the demo stash (`manage.py stash_demo`).
+SLUG = OpenApiParameter("slug", str, OpenApiParameter.PATH, description="The stash's slug.",
+                        examples=[OpenApiExample("The demo stash", value="audit")])
+STASH_SLUG = OpenApiParameter("stash_slug", str, OpenApiParameter.PATH, description="The stash's slug.",
+                              examples=[OpenApiExample("The demo stash", value="audit")])
+HOOK_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="The hook config's id.")
+IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key", str, OpenApiParameter.HEADER, required=False,
+    description="Makes a retry safe: the same key with the same stash and payload answers the item it made "
+                "first (200); with another stash or payload, 409. Up to 200 characters; authenticated callers only.",
+)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List items", parameters=[ContentFilterSerializer],
+                       description="Your items, or every item with `stash.view_content`; newest first, "
+                                   "in cursor pages.", responses={200: ContentSerializer, **errors(400, 401, 404)}),
+    retrieve=extend_schema(summary="Read an item and the trail of its latest run",
+                           responses={200: ContentDetailSerializer, **errors(401, 404)}),
+)
+class ContentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Items: submit, list, read, edit the payload, judge again."""
+
+    serializer_class = ContentSerializer
+    pagination_class = ContentCursorPagination
+    lookup_value_regex = "[0-9a-fA-F-]{32,36}"
+    http_method_names = ["get", "post", "patch", "head", "options"]
+
+    def get_queryset(self):
+        return processing.visible_contents(self.request.user).select_related("stash", "rejected_by", "submitted_by")
+
+    def get_permissions(self):
+        if self.action == "create":
+            return [permissions.CanSubmit()]
+        if self.action == "partial_update":
+            return [IsAuthenticated(), permissions.CanEditContent()]
+        return super().get_permissions()
+
+    def get_throttles(self):
+        if self.action == "create":
+            return [AnonymousSubmitThrottle()]
+        return super().get_throttles()
+
+    def get_serializer_class(self):
+        return ContentDetailSerializer if self.action in ("retrieve", "partial_update", "reprocess") \
+            else ContentSerializer
+
+    def filter_queryset(self, queryset):
+        if self.action != "list":
+            return queryset
+        filters = ContentFilterSerializer(data=self.request.query_params)
+        filters.is_valid(raise_exception=True)
+        if "stash" in filters.validated_data:
+            queryset = queryset.filter(stash=filters.validated_data["stash"])
+        if "status" in filters.validated_data:
+            queryset = queryset.filter(status=filters.validated_data["status"])
+        return queryset
+
+    def _detail(self, content, status_code=status.HTTP_200_OK, serializer_class=ContentDetailSerializer,
+                headers=None):
+        return Response(serializer_class(content, context=self.get_serializer_context()).data,
+                        status=status_code, headers=headers)
+
+    @extend_schema(
+        summary="Submit an item",
+        description="Needs `stash.add_content`, unless the stash takes anonymous submissions (then throttled). "
+                    "The item is judged by the stash's hooks after the request; poll it or read the queue.",
+        parameters=[IDEMPOTENCY_KEY],
+        responses={201: ContentSerializer, 200: ContentSerializer, **errors(400, 401, 403, 409, 413, 415, 429)},
+    )
+    def create(self, request, *args, **kwargs):
+        serializer = ContentSerializer(data=request.data, context=self.get_serializer_context())
+        serializer.is_valid(raise_exception=True)
+        stash = serializer.validated_data["stash"]
+        self.check_object_permissions(request, stash)
+        content, created = processing.submit(stash, serializer.validated_data["payload"], request.user,
+                                             Content.Source.API,
+                                             idempotency_key=request.headers.get("Idempotency-Key", ""))
+        location = reverse("api:content-detail", args=[content.pk], request=request)
+        return self._detail(content, status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+                            ContentSerializer, headers={"Location": location})
+
+    @extend_schema(
+        summary="Change an item's payload",
+        description="A changed payload is a new revision: the item is pending again and the hooks run again. "
+                    "Needs to be the item's submitter, or `stash.change_content`.",
+        request=ContentEditSerializer,
+        responses={200: ContentDetailSerializer, **errors(400, 401, 403, 404, 413, 415)},
+    )
+    def partial_update(self, request, *args, **kwargs):
+        content = self.get_object()
+        serializer = ContentEditSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return self._detail(processing.edit(content, serializer.validated_data["payload"]))
+
+    @extend_schema(
+        summary="Submit up to 1,000 items at once",
+        description="All or none, in one transaction; the items are handed to the workers together, in chunks. "
+                    "Needs `stash.add_content`.",
+        request=BulkSubmitSerializer,
+        responses={201: BulkResultSerializer, **errors(400, 401, 403, 413, 415)},
+    )
+    @action(detail=False, methods=["post"], permission_classes=[IsAuthenticated, permissions.CanBulkSubmit])
+    def bulk(self, request):
+        serializer = BulkSubmitSerializer(data=request.data, context=self.get_serializer_context())
+        serializer.is_valid(raise_exception=True)
+        contents = processing.submit_many(serializer.validated_data["stash"], serializer.validated_data["items"],
+                                          request.user, Content.Source.API)
+        return Response({"count": len(contents), "ids": [content.pk for content in contents]},
+                        status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Judge an item again",
+        description="With the stash's current hooks. Needs `stash.change_content`.",
+        request=None,
+        responses={202: ContentDetailSerializer, **errors(401, 403, 404)},
+    )
+    @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated, permissions.CanReprocess])
+    def reprocess(self, request, pk=None):
+        content = self.get_object()
+        processing.reprocess(Content.objects.filter(pk=content.pk))
+        content.refresh_from_db()
+        return self._detail(content, status.HTTP_202_ACCEPTED)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List stashes",
+                       description="The stashes you may submit to (all, with `stash.view_stash`).",
+                       responses={200: StashSerializer(many=True)}),
+    retrieve=extend_schema(summary="Read a stash", parameters=[SLUG], responses={200: StashSerializer, **errors(404)}),
+)
+class StashViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Stashes; their accepted queue; trying a payload against their hooks."""
+
+    serializer_class = StashSerializer
+    permission_classes = [AllowAny]
+    pagination_class = None
+    lookup_field = "slug"
+    lookup_value_regex = "[-a-zA-Z0-9_]+"
+
+    def get_queryset(self):
+        user = self.request.user
+        if self.action in ("queue", "simulate") or user.has_perm("stash.view_stash"):
+            return Stash.objects.all()
+        return processing.submittable_stashes(user)
+
+    @extend_schema(
+        summary="Read a stash's accepted queue",
+        description="Accepted items in acceptance order. Pass the last `seq` you read as `after` (or follow "
+                    "`next`): no item is missed or repeated, however many are accepted meanwhile. "
+                    "Needs `stash.view_content`.",
+        parameters=[SLUG, QueueParamsSerializer],
+        responses={200: QueuePageSerializer, **errors(400, 401, 403, 404)},
+    )
+    @action(detail=True, methods=["get"], permission_classes=[IsAuthenticated, permissions.CanReadQueue])
+    def queue(self, request, slug=None):
+        stash = self.get_object()
+        params = QueueParamsSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        after, limit = params.validated_data["after"], params.validated_data["limit"]
+        items = processing.queue_page(stash, after=after, limit=limit)
+        next_after = items[-1].queue_seq if items else after
+        next_url = reverse("api:stash-queue", args=[stash.slug], request=request)
+        return Response({
+            "results": QueueItemSerializer(items, many=True).data,
+            "next_after": next_after,
+            "next": f"{next_url}?{urlencode({'after': next_after, 'limit': limit})}",
+        })
+
+    @extend_schema(
+        summary="Try a payload against a stash's hooks",
+        parameters=[SLUG],
+        description="Runs the current hooks and answers the verdict and the trail; nothing is saved or counted. "
+                    "Needs `stash.view_hookconfig`.",
+        request=SimulateSerializer,
+        responses={200: SimulationSerializer, **errors(400, 401, 403, 404, 413, 415)},
+    )
+    @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated, permissions.CanSimulate])
+    def simulate(self, request, slug=None):
+        stash = self.get_object()
+        serializer = SimulateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        payload = serializer.validated_data["payload"]
+        processing.check_payload(stash, payload)
+        result = processing.simulate(stash, payload)
+        return Response({
+            "verdict": result.verdict, "reason": result.reason, "code": result.code,
+            "decided_by": result.decided_by, "transformed": result.transformed, "payload": dict(result.payload),
+            "duration_ms": result.duration_ms, "trail": [entry.as_dict() for entry in result.trail],
+        })
+
+
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List a stash's hooks, in order", parameters=[STASH_SLUG],
+                       responses={200: HookConfigSerializer(many=True), **errors(401, 403, 404)}),
+    create=extend_schema(summary="Add a hook to a stash (at the end)", parameters=[STASH_SLUG],
+                         responses={201: HookConfigSerializer, **errors(400, 401, 403, 404, 415)}),
+    retrieve=extend_schema(summary="Read one hook config", parameters=[STASH_SLUG, HOOK_ID],
+                           responses={200: HookConfigSerializer, **errors(401, 403, 404)}),
+    update=extend_schema(summary="Replace a hook config", parameters=[STASH_SLUG, HOOK_ID],
+                         responses={200: HookConfigSerializer, **errors(400, 401, 403, 404, 415)}),
+    partial_update=extend_schema(summary="Change a hook config", parameters=[STASH_SLUG, HOOK_ID],
+                                 responses={200: HookConfigSerializer, **errors(400, 401, 403, 404, 415)}),
+    destroy=extend_schema(summary="Remove a hook from a stash", parameters=[STASH_SLUG, HOOK_ID],
+                          responses={204: None, **errors(401, 403, 404)}),
+)
+class HookConfigViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
+                        mixins.UpdateModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet):
+    """A stash's configured hooks. Params, hook name and condition are checked as in the admin."""
+
+    serializer_class = HookConfigSerializer
+    permission_classes = [IsAuthenticated, permissions.HookConfigPermissions]
+    pagination_class = None
+    lookup_value_regex = "[0-9]+"
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        # After authentication and permissions: who may not see hooks learns nothing of stashes.
+        self.stash = get_object_or_404(Stash, slug=kwargs["stash_slug"])
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # schema generation: no URL kwargs
+            return HookConfig.objects.none()
+        return HookConfig.objects.filter(stash__slug=self.kwargs["stash_slug"]).in_order()
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "stash": getattr(self, "stash", None)}
+
+    @extend_schema(
+        summary="Put a stash's hooks in a new order",
+        description="Give every hook id once, in the new order, and the stash's `config_version` you read them "
+                    "at: if the hooks changed since, nothing moves and the answer is 409. Needs "
+                    "`stash.change_hookconfig`.",
+        parameters=[STASH_SLUG],
+        request=ReorderSerializer,
+        responses={200: HookOrderSerializer, **errors(400, 401, 403, 404, 409, 415)},
+    )
+    @action(detail=False, methods=["post"], permission_classes=[IsAuthenticated, permissions.CanReorderHooks])
+    def reorder(self, request, stash_slug=None):
+        serializer = ReorderSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            processing.reorder_hooks(self.stash, serializer.validated_data["order"],
+                                     serializer.validated_data["config_version"])
+        except DjangoValidationError as exc:
+            raise ValidationError({"order": exc.messages}) from exc
+        hooks = HookConfigSerializer(self.get_queryset(), many=True, context=self.get_serializer_context()).data
+        return Response({"config_version": self.stash.config_version, "hooks": hooks})
+
+
+@extend_schema_view(list=extend_schema(summary="List the registered hooks",
+                                       description="What a stash's hooks can be: name, kind, description and "
+                                                   "the JSON Schema of their params.",
+                                       responses={200: HookTypeSerializer(many=True), **errors(401)}))
+class HookTypeViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
+    """The hook registry: the only names a hook config can use."""
+
+    serializer_class = HookTypeSerializer
+    pagination_class = None
+
+    def get_queryset(self):
+        return registry.all()
+
+
+class TokenView(ObtainAuthToken):
+    """Trade a username and password for the user's API token."""
+
+    authentication_classes = []
+    throttle_classes = [TokenThrottle]
+    parser_classes = [JSONParser]
+
+    @extend_schema(summary="Get your API token", request=TokenRequestSerializer,
+                   responses={200: TokenSerializer, **errors(400, 415, 429)}, auth=[])
+    def post(self, request, *args, **kwargs):
+        return super().post(request, *args, **kwargs)
+

@@ -1,0 +1,136 @@
+"""Outbound HTTP that only reaches public addresses: resolve once, check the address, connect to it.
+
+    status, reason = post("https://hooks.example.com/in", body, headers, timeout=5)
+
+The host name is resolved once; each address is checked, and the connection goes to the
+checked address, with the name kept for the Host header, SNI and the certificate. A name that
+resolves to a public address when checked and to 127.0.0.1 when connecting (DNS rebinding)
+therefore cannot reach 127.0.0.1. Loopback, private, link-local (cloud metadata included),
+shared, multicast and reserved addresses are refused unless ``STASH_WEBHOOK_ALLOWED_NETWORKS``
+lists them.
+"""
+from __future__ import annotations
+
+import http.client
+import ipaddress
+import socket
+from urllib.parse import urlsplit
+
+#: Addresses that cloud providers serve instance metadata (and credentials) on.
+METADATA_ADDRESSES = frozenset(map(ipaddress.ip_address, ("169.254.169.254", "fd00:ec2::254", "100.100.100.200")))
+
+
+class BlockedAddress(Exception):
+    """The URL's host is, or resolves only to, addresses that may not be connected to."""
+
+
+def parse_networks(values) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """Networks from strings such as "10.0.0.0/8" or "127.0.0.1"; raises ``ValueError`` naming a bad one."""
+    networks = []
+    for value in values:
+        try:
+            networks.append(ipaddress.ip_network(str(value).strip(), strict=False))
+        except ValueError:
+            raise ValueError(f"{value!r} is not an IP address or network (e.g. 10.0.0.0/8)") from None
+    return networks
+
+
+def allowed_networks() -> list:
+    """``settings.STASH_WEBHOOK_ALLOWED_NETWORKS``, parsed (empty without Django settings)."""
+    from django.conf import settings
+
+    return parse_networks(getattr(settings, "STASH_WEBHOOK_ALLOWED_NETWORKS", None) or ())
+
+
+def why_blocked(address, allowed=()) -> str | None:
+    """Why ``address`` may not be connected to ("loopback", "private", ...), or None if it may."""
+    address = ipaddress.ip_address(address)
+    if any(address in network for network in allowed):
+        return None
+    # An IPv4 address written as IPv6 (::ffff:127.0.0.1) is judged as what it is.
+    embedded = getattr(address, "ipv4_mapped", None) or getattr(address, "sixtofour", None)
+    if embedded is not None:
+        return why_blocked(embedded, allowed)
+    if address in METADATA_ADDRESSES:
+        return "cloud metadata"
+    for kind in ("loopback", "link_local", "unspecified", "multicast", "private", "reserved"):
+        if getattr(address, f"is_{kind}"):
+            return kind.replace("_", "-")
+    if not address.is_global:
+        return "not public"
+    return None
+
+
+def check_host(host: str, allowed=()) -> str | None:
+    """Why a literal IP ``host`` is refused, or None (names are only checked when connecting)."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return None
+    reason = why_blocked(address, allowed)
+    return f"{host} is a {reason} address" if reason else None
+
+
+def resolve(host: str, port: int, allowed=()) -> str:
+    """The first address of ``host`` that may be connected to.
+
+    Raises ``BlockedAddress`` (naming each address and why) if there is none, ``OSError``
+    if the name does not resolve.
+    """
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    refused = []
+    for *_, sockaddr in infos:
+        address = sockaddr[0]
+        reason = why_blocked(address, allowed)
+        if reason is None:
+            return address
+        refused.append(f"{address} ({reason})")
+    listed = ", ".join(dict.fromkeys(refused))
+    raise BlockedAddress(f"{host} resolves only to addresses that are refused: {listed}; "
+                         "allow them with STASH_WEBHOOK_ALLOWED_NETWORKS")
+
+
+class _Pinned:
+    """Connects to one checked address, whatever the name resolves to by then."""
+
+    def __init__(self, *args, address: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._address = address
+        # connect() opens its socket through this attribute: the name is never resolved again.
+        self._create_connection = self._connect_to_address
+
+    def _connect_to_address(self, address, timeout, source_address=None):
+        return socket.create_connection((self._address, address[1]), timeout, source_address)
+
+
+class PinnedHTTPConnection(_Pinned, http.client.HTTPConnection):
+    pass
+
+
+class PinnedHTTPSConnection(_Pinned, http.client.HTTPSConnection):
+    """TLS to the checked address; SNI and certificate checks use the host name."""
+
+
+def post(url: str, body: bytes, headers: dict[str, str], timeout: float, allowed=None) -> tuple[int, str]:
+    """POST ``body`` to ``url`` and return ``(status, reason phrase)``; redirects are not followed.
+
+    Raises ``BlockedAddress`` for an address that is refused, ``OSError`` or
+    ``http.client.HTTPException`` when the network fails (timeouts included).
+    """
+    allowed = allowed_networks() if allowed is None else allowed
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    address = resolve(host, port, allowed)
+    connection_class = PinnedHTTPSConnection if parts.scheme == "https" else PinnedHTTPConnection
+    connection = connection_class(host, port, timeout=timeout, address=address)
+    try:
+        target = parts.path or "/"
+        if parts.query:
+            target += "?" + parts.query
+        connection.request("POST", target, body=body, headers=headers)
+        response = connection.getresponse()
+        response.read(64 * 1024)  # enough to finish the exchange; the body is not used
+        return response.status, response.reason
+    finally:
+        connection.close()

@@ -1,0 +1,13 @@
+"""Web pages (namespace ``stash``): the index, the submit form, an item's status."""
+from django.urls import path
+
+from . import views
+
+app_name = "stash"
+
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("s/<slug:slug>/submit/", views.submit, name="submit"),
+    path("c/<uuid:pk>/", views.content, name="content"),
+    path("c/<uuid:pk>/status/", views.content_status, name="content-status"),
+]

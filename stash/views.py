@@ -1,0 +1,96 @@
+"""Web pages: the stashes you may submit to, the submit form, and an item's status and trail."""
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from . import pipeline, processing
+from .exceptions import PayloadTooLarge
+from .forms import SubmitForm
+from .models import Content, Stash
+
+# Ids of the items this browser submitted, so that an anonymous submitter can follow them.
+SESSION_KEY = "stash_submitted"
+SESSION_LIMIT = 50
+DONE = {Content.Status.ACCEPTED, Content.Status.REJECTED, Content.Status.HELD, Content.Status.FAILED}
+
+_OUTCOME_WORDS = {
+    pipeline.KEPT: gettext_lazy("kept it"),
+    pipeline.DROPPED: gettext_lazy("dropped it"),
+    pipeline.TRANSFORMED: gettext_lazy("changed it"),
+    pipeline.SKIPPED: gettext_lazy("was skipped"),
+    pipeline.ERROR: gettext_lazy("failed"),
+    pipeline.TIMEOUT: gettext_lazy("ran out of time"),
+    pipeline.HELD: gettext_lazy("held it for review"),
+    pipeline.OBSERVED: gettext_lazy("only watched"),
+}
+
+
+def index(request):
+    stashes = processing.submittable_stashes(request.user)
+    return render(request, "stash/index.html", {"stashes": stashes})
+
+
+def submit(request, slug):
+    stash = get_object_or_404(Stash, slug=slug, is_active=True)
+    if not processing.may_submit(request.user, stash):
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        raise PermissionDenied(_("You may not submit to this stash."))
+    form = SubmitForm(stash, request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            content, _created = processing.submit(stash, form.payload, request.user, Content.Source.FORM)
+        except (ValidationError, PayloadTooLarge) as exc:  # e.g. the stash was closed meanwhile
+            form.add_error(None, getattr(exc, "messages", None) or str(exc))
+        else:
+            submitted = request.session.get(SESSION_KEY, [])
+            request.session[SESSION_KEY] = [*submitted, str(content.pk)][-SESSION_LIMIT:]
+            return redirect("stash:content", pk=content.pk)
+    return render(request, "stash/submit.html", {"stash": stash, "form": form})
+
+
+def content(request, pk):
+    item = _visible_content(request, pk)
+    if item is None:
+        return redirect_to_login(request.get_full_path())
+    return render(request, "stash/content.html", {"content": item, **_verdict_context(item)})
+
+
+def content_status(request, pk):
+    """The item's status as JSON, with the verdict section rendered: the status page polls it."""
+    item = _visible_content(request, pk)
+    if item is None:
+        return JsonResponse({"detail": _("Log in to see this item.")}, status=401)
+    context = _verdict_context(item)
+    return JsonResponse({"status": item.status, "done": context["done"],
+                         "html": render_to_string("stash/_verdict.html", {"content": item, **context}, request)})
+
+
+def _visible_content(request, pk):
+    """The item if this user (or this browser) may see it; None: log in first; Http404: no such item."""
+    item = Content.objects.select_related("stash").filter(pk=pk).first()
+    if item is not None and (str(item.pk) in request.session.get(SESSION_KEY, [])
+                             or processing.visible_contents(request.user).filter(pk=item.pk).exists()):
+        return item
+    if not request.user.is_authenticated:
+        return None
+    raise Http404(_("No such item."))
+
+
+def _verdict_context(item):
+    run = item.runs.first()
+    return {"done": item.status in DONE, "run": run, "steps": trail_in_words(run.trail) if run else []}
+
+
+def trail_in_words(trail):
+    """One sentence per hook that ran: who, what it did, and why."""
+    steps = []
+    for entry in trail:
+        who = entry.get("label") or entry.get("hook", "?")
+        did = _OUTCOME_WORDS.get(entry.get("outcome"), entry.get("outcome", ""))
+        steps.append({"who": who, "did": did, "why": entry.get("message", ""), "outcome": entry.get("outcome")})
+    return steps

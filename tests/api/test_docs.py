@@ -1,0 +1,40 @@
+"""/api/schema/ (OpenAPI 3) and /api/docs/ (Swagger UI, served from our own static files)."""
+import pytest
+from django.contrib.staticfiles import finders
+
+pytestmark = pytest.mark.django_db
+
+PATHS = ["/api/auth/token/", "/api/contents/", "/api/contents/{id}/", "/api/contents/{id}/reprocess/",
+         "/api/contents/bulk/", "/api/hooks/", "/api/stashes/", "/api/stashes/{slug}/", "/api/stashes/{slug}/queue/",
+         "/api/stashes/{slug}/simulate/", "/api/stashes/{stash_slug}/hooks/", "/api/stashes/{stash_slug}/hooks/{id}/",
+         "/api/stashes/{stash_slug}/hooks/reorder/"]
+
+
+def test_the_schema_is_openapi_3_and_describes_every_endpoint_and_its_errors(client):
+    response = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200
+    schema = response.json()
+    assert schema["openapi"].startswith("3.")
+    assert sorted(schema["paths"]) == sorted(PATHS)
+    submit = schema["paths"]["/api/contents/"]["post"]
+    assert {"201", "200", "400", "401", "403", "409", "413", "415", "429"} <= set(submit["responses"])
+    assert any(p["name"] == "Idempotency-Key" and p["in"] == "header" for p in submit["parameters"])
+    assert {"tokenAuth", "cookieAuth"} <= set(schema["components"]["securitySchemes"])
+
+
+def test_the_schema_offers_only_registered_hook_names(client):
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    hook_enum = schema["components"]["schemas"]["HookConfigRequest"]["properties"]["hook"]
+    assert "os.system" not in str(hook_enum)
+    assert "require_fields" in str(schema["components"]["schemas"])
+
+
+def test_the_docs_page_serves_swagger_ui_from_local_static_files(client):
+    response = client.get("/api/docs/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert '<div id="swagger-ui"></div>' in html
+    assert "/static/stash/vendor/swagger-ui/swagger-ui-bundle.js" in html
+    assert "cdn." not in html and "https://" not in html
+    for name in ("swagger-ui-bundle.js", "swagger-ui-standalone-preset.js", "swagger-ui.css", "favicon-32x32.png"):
+        assert finders.find(f"stash/vendor/swagger-ui/{name}"), name

@@ -1,0 +1,215 @@
+"""/api/hooks/ (the registry) and /api/stashes/<slug>/hooks/ (configured hooks: CRUD, reorder)."""
+import pytest
+
+from stash import hooks, registry
+from stash.models import HookConfig, Stash
+
+pytestmark = pytest.mark.django_db
+
+HOOKS = "/api/stashes/audit/hooks/"
+
+
+@pytest.fixture
+def manager(make_user):
+    return make_user("max", "stash.view_hookconfig", "stash.add_hookconfig", "stash.change_hookconfig",
+                     "stash.delete_hookconfig")
+
+
+def version(slug="audit"):
+    return Stash.objects.get(slug=slug).config_version
+
+
+# --- the registry ----------------------------------------------------------------------------
+
+
+def test_the_registry_lists_every_hook_with_kind_description_and_params_schema(api, submitter):
+    body = api(submitter).get("/api/hooks/").json()
+    assert [hook["name"] for hook in body] == [hook.name for hook in registry.all()]
+    require = next(hook for hook in body if hook["name"] == "require_fields")
+    assert require["kind"] == "filter"
+    assert require["description"] == registry.get("require_fields").description()
+    assert require["params_schema"]["required"] == ["fields"]
+
+
+def test_the_registry_is_read_at_request_time(api, audit, manager, register_temporarily):
+    class Late(hooks.Filter):
+        """Registered after start-up."""
+
+        def filter(self, item):
+            return self.keep()
+
+    register_temporarily("test_late", Late)
+    client = api(manager)
+    assert {"name": "test_late", "kind": "filter", "description": "Registered after start-up.",
+            "params_schema": Late.params_schema} in client.get("/api/hooks/").json()
+    assert client.post(HOOKS, {"hook": "test_late"}, format="json").status_code == 201
+
+
+def test_the_registry_needs_authentication(api):
+    assert api().get("/api/hooks/").status_code == 401
+
+
+# --- reading and adding ----------------------------------------------------------------------
+
+
+def test_the_hooks_of_a_stash_list_in_order(api, audit, manager):
+    body = api(manager).get(HOOKS).json()
+    assert [(hook["hook"], hook["position"], hook["missing"]) for hook in body] == [
+        ("require_fields", 1, False), ("keyword_blocklist", 2, False)]
+    one = api(manager).get(f"{HOOKS}{body[1]['id']}/").json()
+    assert one["params"] == {"words": ["spam"]}
+
+
+def test_adding_a_hook_appends_it_and_changes_the_stash_version(api, audit, manager):
+    before = version()
+    response = api(manager).post(HOOKS, {"hook": "max_size", "label": "Small", "params": {"max_bytes": 100},
+                                         "condition": "has(payload.text)"}, format="json")
+    assert response.status_code == 201
+    body = response.json()
+    assert (body["hook"], body["label"], body["position"], body["enabled"]) == ("max_size", "Small", 3, True)
+    assert version() > before
+    config = HookConfig.objects.get(pk=body["id"])
+    assert (config.stash.slug, config.params, config.condition) == ("audit", {"max_bytes": 100}, "has(payload.text)")
+
+
+@pytest.mark.parametrize("body, field, message", [
+    ({"hook": "os.system", "params": {}}, "hook", '"os.system" is not a valid choice.'),
+    ({"hook": "stash.hooks.filters.MaxSize"}, "hook", '"stash.hooks.filters.MaxSize" is not a valid choice.'),
+    ({"hook": "max_size", "params": {"max_bytes": "big"}}, "params",
+     "Invalid params for hook 'max_size': max_bytes: 'big' is not of type 'integer'"),
+    ({"hook": "max_size", "params": {}}, "params",
+     "Invalid params for hook 'max_size': params: 'max_bytes' is a required property"),
+    ({"hook": "max_size", "params": {"max_bytes": 1}, "condition": '__import__("os")'}, "condition", ""),
+    ({"hook": "max_size", "params": {"max_bytes": 1}, "mode": "destroy"}, "mode", '"destroy" is not a valid choice.'),
+    ({"hook": "max_size", "params": {"max_bytes": 1}, "timeout_ms": -1}, "timeout_ms",
+     "Ensure this value is greater than or equal to 0."),
+    ({"hook": "keyword_blocklist", "params": {"words": ["a\u0000"]}}, "params",
+     "The params contains a NUL character (\\u0000), which cannot be stored."),
+])
+def test_an_invalid_hook_config_is_a_400_naming_the_field(api, audit, manager, body, field, message):
+    before = version()
+    response = api(manager).post(HOOKS, body, format="json")
+    assert response.status_code == 400
+    errors = response.json()
+    assert list(errors) == [field]
+    assert message in errors[field][0]
+    assert HookConfig.objects.count() == 2
+    assert version() == before
+
+
+# --- changing and removing -------------------------------------------------------------------
+
+
+def test_a_hook_config_is_changed_and_checked_again(api, audit, manager):
+    blocklist = audit.hooks.get(hook="keyword_blocklist")
+    url = f"{HOOKS}{blocklist.pk}/"
+    client = api(manager)
+
+    response = client.patch(url, {"params": {"words": ["spam", "scam"]}, "mode": "observe"}, format="json")
+    assert response.status_code == 200
+    blocklist.refresh_from_db()
+    assert (blocklist.params, blocklist.mode) == ({"words": ["spam", "scam"]}, "observe")
+
+    bad = client.patch(url, {"params": {"words": []}}, format="json")
+    assert bad.status_code == 400
+    assert "words: [] should be non-empty" in bad.json()["params"][0]
+    blocklist.refresh_from_db()
+    assert blocklist.params == {"words": ["spam", "scam"]}
+
+    replaced = client.put(url, {"hook": "max_size", "params": {"max_bytes": 10}}, format="json")
+    assert replaced.status_code == 200
+    assert replaced.json()["position"] == blocklist.position  # a replace keeps its place
+
+
+def test_a_hook_config_is_removed(api, audit, manager):
+    blocklist = audit.hooks.get(hook="keyword_blocklist")
+    before = version()
+    assert api(manager).delete(f"{HOOKS}{blocklist.pk}/").status_code == 204
+    assert list(audit.hooks.values_list("hook", flat=True)) == ["require_fields"]
+    assert version() > before
+
+
+def test_a_hook_of_another_stash_is_not_found_here(api, audit, make_stash, manager):
+    other = make_stash("notes", hooks=[("max_size", {"max_bytes": 1})]).hooks.get()
+    client = api(manager)
+    assert client.get(f"{HOOKS}{other.pk}/").status_code == 404
+    assert client.delete(f"{HOOKS}{other.pk}/").status_code == 404
+    assert HookConfig.objects.filter(pk=other.pk).exists()
+
+
+def test_an_unknown_stash_has_no_hooks(api, manager):
+    response = api(manager).get("/api/stashes/nowhere/hooks/")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "No Stash matches the given query."}
+
+
+@pytest.mark.parametrize("perm, method, allowed", [
+    ("view", "get", 200), ("add", "post", 201), ("change", "patch", 200), ("delete", "delete", 204)])
+def test_each_method_needs_its_model_permission(api, audit, make_user, perm, method, allowed):
+    target = audit.hooks.get(hook="keyword_blocklist")
+    url = HOOKS if method == "post" else f"{HOOKS}{target.pk}/"
+    body = {"hook": "max_size", "params": {"max_bytes": 5}} if method == "post" else {"label": "x"}
+    others = [p for p in ("view", "add", "change", "delete") if p != perm]
+    without = api(make_user("without", *[f"stash.{p}_hookconfig" for p in others]))
+    response = getattr(without, method)(url, body, format="json")
+    assert response.status_code == 403
+    assert response.json() == {"detail": "You do not have permission to perform this action."}
+    holder = api(make_user("holder", f"stash.{perm}_hookconfig"))
+    assert getattr(holder, method)(url, body, format="json").status_code == allowed
+
+
+def test_managing_hooks_needs_authentication(api, audit):
+    assert api().get(HOOKS).status_code == 401
+
+
+# --- reordering ------------------------------------------------------------------------------
+
+
+def reorder(client, order, config_version):
+    return client.post(f"{HOOKS}reorder/", {"order": order, "config_version": config_version}, format="json")
+
+
+def test_reorder_puts_the_hooks_in_the_given_order(api, audit, manager):
+    require, blocklist = audit.hooks.in_order()
+    response = reorder(api(manager), [blocklist.pk, require.pk], version())
+
+    assert response.status_code == 200
+    body = response.json()
+    assert [(hook["id"], hook["position"]) for hook in body["hooks"]] == [(blocklist.pk, 1), (require.pk, 2)]
+    assert body["config_version"] == version()
+    assert list(audit.hooks.in_order().values_list("pk", flat=True)) == [blocklist.pk, require.pk]
+
+
+def test_reorder_based_on_an_old_version_is_a_409_and_moves_nothing(api, audit, manager):
+    require, blocklist = audit.hooks.in_order()
+    seen = version()
+    blocklist.label = "changed by someone else"
+    blocklist.save()
+    response = reorder(api(manager), [blocklist.pk, require.pk], seen)
+
+    assert response.status_code == 409
+    assert response.json() == {"detail": f"The hooks of audit changed since version {seen} (now {version()}): "
+                                         "reload them and try again."}
+    assert list(audit.hooks.in_order().values_list("pk", flat=True)) == [require.pk, blocklist.pk]
+
+
+@pytest.mark.parametrize("order", [
+    lambda require, blocklist: [],
+    lambda require, blocklist: [require.pk],
+    lambda require, blocklist: [require.pk, require.pk],
+    lambda require, blocklist: [require.pk, blocklist.pk, 999_999],
+])
+def test_reorder_must_name_every_hook_once(api, audit, manager, order):
+    require, blocklist = audit.hooks.in_order()
+    response = reorder(api(manager), order(require, blocklist), version())
+    assert response.status_code == 400
+    assert response.json() == {"order": ["The new order must list every hook of the stash exactly once."]}
+    assert list(audit.hooks.in_order().values_list("pk", flat=True)) == [require.pk, blocklist.pk]
+
+
+def test_reorder_needs_the_change_permission(api, audit, make_user):
+    require, blocklist = audit.hooks.in_order()
+    client = api(make_user("viewer", "stash.view_hookconfig", "stash.add_hookconfig"))
+    response = reorder(client, [blocklist.pk, require.pk], version())
+    assert response.status_code == 403
+    assert response.json() == {"detail": "Reordering hooks needs the permission to change hook configs."}

@@ -1,0 +1,182 @@
+"""Web pages: the index, the submit form, the status page and its JSON, login and logout."""
+import pytest
+from django.contrib.auth.models import Permission
+from django.test import Client
+
+from stash import processing
+from stash.models import Content
+
+pytestmark = pytest.mark.django_db
+
+XSS = "<script>alert('x')</script>"
+
+
+@pytest.fixture
+def audit(make_stash):
+    return make_stash("audit", hooks=[{"hook": "require_fields", "params": {"fields": ["text"]}, "label": "Needs text"},
+                                      {"hook": "keyword_blocklist", "params": {"words": ["spam"]}, "label": "No spam"}])
+
+
+@pytest.fixture
+def sam(django_user_model):
+    user = django_user_model.objects.create_user("sam", password="pass-word-123")
+    user.user_permissions.add(Permission.objects.get(codename="add_content"))
+    return user
+
+
+@pytest.fixture
+def sam_client(sam):
+    client = Client()
+    client.login(username="sam", password="pass-word-123")
+    return client
+
+
+def test_the_index_lists_the_stashes_you_may_submit_to(audit, make_stash, sam_client):
+    make_stash("closed", is_active=False)
+    html = sam_client.get("/").content.decode()
+    assert 'href="/s/audit/submit/"' in html
+    assert "/s/closed/submit/" not in html
+
+
+def test_anonymous_visitors_see_only_stashes_open_to_anyone(audit, make_stash, client):
+    make_stash("open", name="Open box", allow_anonymous=True)
+    html = client.get("/").content.decode()
+    assert 'href="/s/open/submit/"' in html
+    assert "/s/audit/submit/" not in html
+    assert 'href="/accounts/login/?next=/"' in html
+
+
+def test_user_values_are_escaped(make_stash, client):
+    make_stash("open", name=XSS, description=XSS, allow_anonymous=True)
+    for url in ("/", "/s/open/submit/"):
+        html = client.get(url).content.decode()
+        assert XSS not in html
+        assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html
+
+
+# --- the submit form -------------------------------------------------------------------------
+
+
+def test_the_submit_form_carries_a_csrf_token_and_takes_a_file(audit, sam_client):
+    html = sam_client.get("/s/audit/submit/").content.decode()
+    assert 'name="csrfmiddlewaretoken"' in html
+    assert 'enctype="multipart/form-data"' in html
+    assert 'name="text"' in html and 'name="file"' in html and 'name="data"' in html
+
+
+def test_submitting_saves_the_item_and_shows_its_status_page(audit, sam, sam_client):
+    response = sam_client.post("/s/audit/submit/", {"text": "hello", "data": '{"n": 1}'})
+    content = Content.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == f"/c/{content.pk}/"
+    assert (content.payload, content.source, content.submitted_by) == ({"text": "hello", "data": {"n": 1}}, "form",
+                                                                       sam)
+
+
+def test_an_invalid_submission_shows_the_form_again_and_saves_nothing(audit, sam_client):
+    response = sam_client.post("/s/audit/submit/", {"text": "hi", "data": "[1]"})
+    assert response.status_code == 200
+    assert "Data must be a JSON object" in response.content.decode()
+    assert not Content.objects.exists()
+
+
+def test_the_form_needs_its_csrf_token(audit, sam):
+    client = Client(enforce_csrf_checks=True)
+    client.login(username="sam", password="pass-word-123")
+    assert client.post("/s/audit/submit/", {"text": "hello"}).status_code == 403
+    assert not Content.objects.exists()
+
+
+def test_anonymous_visitors_are_sent_to_log_in_for_a_stash_that_needs_it(audit, client):
+    response = client.get("/s/audit/submit/")
+    assert (response.status_code, response["Location"]) == (302, "/accounts/login/?next=/s/audit/submit/")
+
+
+def test_a_user_without_the_add_permission_is_refused(audit, django_user_model, client):
+    django_user_model.objects.create_user("nobody", password="pass-word-123")
+    client.login(username="nobody", password="pass-word-123")
+    assert client.get("/s/audit/submit/").status_code == 403
+    assert client.post("/s/audit/submit/", {"text": "hi"}).status_code == 403
+    assert not Content.objects.exists()
+
+
+def test_an_inactive_or_unknown_stash_has_no_form(make_stash, sam_client):
+    make_stash("closed", is_active=False)
+    assert sam_client.get("/s/closed/submit/").status_code == 404
+    assert sam_client.get("/s/nowhere/submit/").status_code == 404
+
+
+def test_an_anonymous_submitter_follows_their_own_item_and_nobody_elses(make_stash, client):
+    make_stash("open", allow_anonymous=True)
+    page = client.post("/s/open/submit/", {"text": "anon"}, follow=True)
+    content = Content.objects.get()
+    assert page.status_code == 200
+    assert content.submitted_by is None
+    assert client.get(f"/c/{content.pk}/status/").json()["status"] == "pending"
+
+    stranger = Client()
+    assert stranger.get(f"/c/{content.pk}/")["Location"] == f"/accounts/login/?next=/c/{content.pk}/"
+    assert stranger.get(f"/c/{content.pk}/status/").status_code == 401
+
+
+# --- the status page -------------------------------------------------------------------------
+
+
+def test_the_status_page_shows_the_item_and_polls_until_the_verdict(audit, sam, sam_client):
+    content = processing.submit(audit, {"text": XSS}, sam, Content.Source.FORM)[0]
+    html = sam_client.get(f"/c/{content.pk}/").content.decode()
+    assert "Waiting for the hooks to judge it" in html
+    assert f'data-status-url="/c/{content.pk}/status/"' in html and 'data-done="false"' in html
+    assert XSS not in html and "&lt;script&gt;" in html
+
+
+def test_the_status_json_tells_the_verdict_and_the_trail_in_words(audit, sam, sam_client):
+    content = processing.submit(audit, {"text": "spam " + XSS}, sam, Content.Source.FORM)[0]
+    assert sam_client.get(f"/c/{content.pk}/status/").json()["done"] is False
+
+    processing.process([content.pk])
+    body = sam_client.get(f"/c/{content.pk}/status/").json()
+    assert (body["status"], body["done"]) == ("rejected", True)
+    assert "Rejected" in body["html"]
+    assert "<strong>Needs text</strong> kept it." in body["html"]
+    assert "<strong>No spam</strong> dropped it: contains blocked word &#x27;spam&#x27; in text." in body["html"]
+    assert XSS not in body["html"]
+
+
+def test_an_accepted_item_says_so_on_its_page(audit, sam, sam_client):
+    content = processing.submit(audit, {"text": "fine"}, sam, Content.Source.FORM)[0]
+    processing.process([content.pk])
+    html = sam_client.get(f"/c/{content.pk}/").content.decode()
+    assert 'data-done="true"' in html
+    assert "Accepted" in html and "<strong>No spam</strong> kept it." in html
+
+
+def test_someone_elses_item_is_not_found(audit, sam_client, django_user_model):
+    other = django_user_model.objects.create_user("olga")
+    content = processing.submit(audit, {"text": "hers"}, other)[0]
+    assert sam_client.get(f"/c/{content.pk}/").status_code == 404
+    assert sam_client.get(f"/c/{content.pk}/status/").status_code == 404
+
+
+# --- logging in and out ----------------------------------------------------------------------
+
+
+def test_log_in_and_out_with_the_project_pages(sam):
+    client = Client(enforce_csrf_checks=True)
+    page = client.get("/accounts/login/?next=/s/audit/submit/")
+    assert page.status_code == 200
+    token = page.context["csrf_token"]
+    response = client.post("/accounts/login/", {"username": "sam", "password": "pass-word-123",
+                                                "next": "/s/audit/submit/", "csrfmiddlewaretoken": token})
+    assert response["Location"] == "/s/audit/submit/"
+    assert "sam" in client.get("/").content.decode()
+
+    token = client.get("/").context["csrf_token"]
+    assert client.post("/accounts/logout/", {"csrfmiddlewaretoken": token})["Location"] == "/"
+    assert 'href="/accounts/login/' in client.get("/").content.decode()
+
+
+def test_wrong_credentials_show_the_form_again(sam, client):
+    response = client.post("/accounts/login/", {"username": "sam", "password": "nope"})
+    assert response.status_code == 200
+    assert "Please enter a correct username and password." in response.content.decode()
