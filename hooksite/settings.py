@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "adminsortable2",
     "stash",
 ]
@@ -164,9 +165,9 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     # Request and response shapes apart: read-only fields are never asked for in a request.
     "COMPONENT_SPLIT_REQUEST": True,
-    # Swagger UI from the copy in stash/static (no CDN: /api/docs/ works offline).
-    "SWAGGER_UI_DIST": f"/{STATIC_URL}stash/vendor/swagger-ui",
-    "SWAGGER_UI_FAVICON_HREF": f"/{STATIC_URL}stash/vendor/swagger-ui/favicon-32x32.png",
+    # Swagger UI from drf-spectacular-sidecar's static files (no CDN: /api/docs/ works offline).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {"ContentStatusEnum": "stash.models.Content.Status"},
 }
 

@@ -15,6 +15,7 @@ from django.db import connections, transaction
 logger = logging.getLogger(__name__)
 
 PROCESS_TASK = "stash.tasks.process_contents"
+DELIVER_TASK = "stash.tasks.deliver_sink"
 _RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 
 
@@ -59,3 +60,14 @@ def send(ids):
         else:
             sent += len(chunk)
     return sent
+
+
+def send_deliveries(deliveries):
+    """Publish one sink delivery task per ``(config id, content id, event)``; failures are logged."""
+    for config_id, content_id, event in deliveries:
+        try:
+            current_app.send_task(DELIVER_TASK, args=[config_id, str(content_id), event],
+                                  retry=True, retry_policy=_RETRY_POLICY)
+        except Exception:
+            logger.exception("Could not publish the %s delivery of %s to hook config %s.", event, content_id,
+                             config_id)

@@ -1,6 +1,7 @@
 """Stashes, their configured hooks, submitted content and the runs that judged it."""
 import copy
 import hashlib
+import math
 import json
 import uuid
 from datetime import timedelta
@@ -10,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.db.models import F, Max
 from django.utils import timezone
-from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext, gettext_lazy as _
 
 from . import pipeline, registry
 from .exceptions import ExpressionError, InvalidParams, NotRegistered
@@ -414,15 +415,45 @@ class Content(LoadedStateMixin, models.Model):
 
 
 def validate_payload(payload, stash):
-    """Raise ``ValidationError`` unless ``payload`` is a JSON object within ``stash``'s size limit."""
+    """Raise ``ValidationError`` unless ``payload`` is a JSON object every database can store
+    (see ``unstorable``) and within ``stash``'s size limit."""
     if not isinstance(payload, dict):
         raise ValidationError({"payload": _("The payload must be a JSON object, not %(type)s.")
                                % {"type": type(payload).__name__}})
+    problem = unstorable(payload)
+    if problem:
+        raise ValidationError({"payload": problem})
     if stash is not None:
         size = len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False, default=str).encode())
         if size > stash.max_payload_bytes:
             raise ValidationError({"payload": _("The payload is %(size)d bytes; this stash takes at most %(max)d.")
                                    % {"size": size, "max": stash.max_payload_bytes}})
+
+
+# Deeper payloads are refused: nobody needs them, and walking them costs recursion.
+MAX_PAYLOAD_DEPTH = 100
+
+
+def unstorable(value, what="payload") -> str:
+    """Why ``value`` (a ``what``) cannot be stored as JSON on every database, or "" if it can."""
+    names = {"what": what}
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_PAYLOAD_DEPTH:
+            return gettext("The %(what)s nests deeper than %(depth)d levels.") % {**names, "depth": MAX_PAYLOAD_DEPTH}
+        if isinstance(item, dict):
+            stack.extend((str(key), depth) for key in item)  # keys can hold a NUL too
+            stack.extend((member, depth + 1) for member in item.values())
+        elif isinstance(item, list):
+            stack.extend((member, depth + 1) for member in item)
+        elif isinstance(item, str) and "\x00" in item:
+            return gettext("The %(what)s contains a NUL character (\\u0000), which cannot be stored.") % names
+        elif isinstance(item, float) and not math.isfinite(item):
+            # JSON parsers turn 1e999 into infinity, which JSON itself cannot express.
+            return gettext("The %(what)s contains a number too large for JSON.") % names
+    return ""
+
 
 
 class PipelineRun(models.Model):

@@ -19,7 +19,6 @@ here once:
 from __future__ import annotations
 
 import logging
-import math
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
@@ -35,7 +34,7 @@ from django.utils.translation import gettext as _
 from . import bulk_sql, dispatch, pipeline, registry
 from .exceptions import HookUnavailable, IdempotencyConflict, PayloadTooLarge, StaleConfig
 from .expressions import compile_condition
-from .models import Content, HookConfig, PipelineRun, Stash, content_hash, validate_payload
+from .models import Content, HookConfig, PipelineRun, Stash, content_hash, unstorable, validate_payload
 
 logger = logging.getLogger(__name__)
 
@@ -130,7 +129,8 @@ def process(ids) -> BatchReport:
              lease_until=now + timedelta(seconds=settings.STASH_LEASE_SECONDS))
     if not report.claimed:
         return report
-    contents = list(Content.objects.filter(lease_token=token).select_related("stash"))
+    # Oldest first: items accepted together join the stash's queue in the order they came.
+    contents = list(Content.objects.filter(lease_token=token).select_related("stash").order_by("created_at", "pk"))
     first_tries = [c for c in contents if c.attempts <= 1]
     if first_tries:
         _judge(first_tries, token, report)
@@ -269,13 +269,18 @@ def _notify_sinks(judged, report):
         item = item_for(content)
         stored = content.processed_revision == content.revision
         for event in (*(pipeline.result_events(result) if stored else ()), pipeline.ON_PIPELINE_END):
-            local = []
-            for step in item_pipeline.listeners(event):
-                if getattr(step.hook, "deliver_async", False) and event != pipeline.ON_PIPELINE_END:
-                    report.deliveries.append((step.config_id, str(content.pk), event))
-                else:
-                    local.append(step)
+            local, remote = _listeners(item_pipeline, event)
+            report.deliveries.extend((step.config_id, str(content.pk), event) for step in remote)
             _call(local, event, item, result)
+
+
+def _listeners(item_pipeline, event):
+    """The steps listening to ``event``: those called in process, and sinks with their own task."""
+    local, remote = [], []
+    for step in item_pipeline.listeners(event):
+        deliver_async = getattr(step.hook, "deliver_async", False) and event != pipeline.ON_PIPELINE_END
+        (remote if deliver_async else local).append(step)
+    return local, remote
 
 
 def _call(steps, event, item, result):
@@ -356,8 +361,6 @@ def deliver(config_id, content_id, event):
 
 #: Items one bulk submission may carry.
 BULK_LIMIT = 1000
-#: Deepest nesting a submitted payload may have.
-MAX_PAYLOAD_DEPTH = 100
 
 
 def may_submit(user, stash) -> bool:
@@ -389,34 +392,10 @@ def check_payload(stash: Stash, payload) -> None:
     ``PayloadTooLarge`` when it is larger than the stash's ``max_payload_bytes``.
     """
     validate_payload(payload, None)
-    problem = unstorable(payload)
-    if problem:
-        raise ValidationError({"payload": problem})
     try:
         validate_payload(payload, stash)
     except ValidationError as exc:  # the type is fine, so it is the size
         raise PayloadTooLarge(exc.message_dict["payload"][0]) from exc
-
-
-def unstorable(value, what="payload") -> str:
-    """Why ``value`` (a ``what``) cannot be stored as JSON on every database, or "" if it can."""
-    names = {"what": what}
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > MAX_PAYLOAD_DEPTH:
-            return _("The %(what)s nests deeper than %(depth)d levels.") % {**names, "depth": MAX_PAYLOAD_DEPTH}
-        if isinstance(item, dict):
-            stack.extend((str(key), depth) for key in item)  # keys can hold a NUL too
-            stack.extend((member, depth + 1) for member in item.values())
-        elif isinstance(item, list):
-            stack.extend((member, depth + 1) for member in item)
-        elif isinstance(item, str) and "\x00" in item:
-            return _("The %(what)s contains a NUL character (\\u0000), which cannot be stored.") % names
-        elif isinstance(item, float) and not math.isfinite(item):
-            # JSON parsers turn 1e999 into infinity, which JSON itself cannot express.
-            return _("The %(what)s contains a number too large for JSON.") % names
-    return ""
 
 
 def _submitter(user):
@@ -605,7 +584,8 @@ def _review(queryset, changes, user, note, reason, overturning=False) -> int:
     ids = list(queryset.values_list("pk", flat=True))
     with transaction.atomic():
         # Locked like the worker locks what it records, so a review and a verdict never cross.
-        items = list(Content.objects.select_for_update().filter(pk__in=ids, status__in=list(changes))
+        items = list(Content.objects.select_for_update(of=("self",)).select_related("stash")
+                     .filter(pk__in=ids, status__in=list(changes))
                      .order_by("created_at", "pk"))
         counters: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(HookConfig.COUNTER_FIELDS, 0))
         accepted_by_stash = defaultdict(list)
@@ -619,13 +599,26 @@ def _review(queryset, changes, user, note, reason, overturning=False) -> int:
                 accepted_by_stash[item.stash_id].append(item)
             if overturning and before == Status.REJECTED and item.rejected_by_id:
                 counters[item.rejected_by_id]["overturned_count"] += 1
-        # Counters before queue positions, in the order the worker's _record takes these locks.
+        # Stashes, then hook configs: the lock order of _record.
+        for stash_id in sorted(accepted_by_stash):
+            _assign_queue_positions(stash_id, accepted_by_stash[stash_id])
         _add_counters(counters)
-        for stash_id, accepted in accepted_by_stash.items():
-            _assign_queue_positions(stash_id, accepted)
-        Content.objects.bulk_update(items, ["status", "reason", "overturned", "reviewed_by", "reviewed_at",
-                                            "review_note", "queue_seq", "updated_at"])
+        bulk_sql.update_rows(Content, items, ["status", "reason", "overturned", "reviewed_by", "reviewed_at",
+                                              "review_note", "queue_seq", "updated_at"])
+        transaction.on_commit(lambda: _notify_reviewed(items))
     return len(items)
+
+
+def _notify_reviewed(items):
+    """A reviewer's verdict reaches the sinks like a worker's: ``on_accept`` / ``on_reject``."""
+    deliveries = []
+    for content in items:
+        event = pipeline.verdict_event(content.status)
+        result = pipeline.Result(verdict=content.status, payload=content.payload, reason=content.reason)
+        local, remote = _listeners(pipeline_for(content.stash), event)
+        deliveries.extend((step.config_id, str(content.pk), event) for step in remote)
+        _call(local, event, item_for(content), result)
+    dispatch.send_deliveries(deliveries)
 
 
 # --- replaying ---------------------------------------------------------------------------------

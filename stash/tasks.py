@@ -3,7 +3,7 @@ import logging
 
 from celery import shared_task
 
-from . import processing
+from . import dispatch, processing
 
 logger = logging.getLogger(__name__)
 
@@ -12,8 +12,7 @@ logger = logging.getLogger(__name__)
 def process_contents(ids):
     """Judge the pending items among ``ids`` (a duplicate delivery is a no-op)."""
     report = processing.process(ids)
-    for config_id, content_id, event in report.deliveries:
-        deliver_sink.delay(config_id, content_id, event)
+    dispatch.send_deliveries(report.deliveries)
     logger.info("batch: %d ids, %d claimed, %d judged, %d stale, verdicts %s",
                 len(ids), report.claimed, report.judged, report.stale, report.verdicts)
 

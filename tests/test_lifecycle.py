@@ -275,3 +275,24 @@ def test_a_simulation_calls_no_callbacks(make_stash, lifecycle_hooks):
 
     assert result.verdict == "accepted"
     assert CALLS == [("filter", 1)]
+
+
+@pytest.mark.django_db
+def test_a_reviewers_verdict_reaches_in_process_sinks(make_stash, register_temporarily, admin_user,
+                                                      django_capture_on_commit_callbacks):
+    heard = []
+
+    class Recorder(hooks.Sink):
+        """Records the verdict events it hears."""
+
+        def on_accept(self, item, result):
+            heard.append(("accept", item.id, result.reason))
+
+    register_temporarily("test_review_recorder", Recorder)
+    stash = make_stash("reviewed", hooks=[("require_fields", {"fields": ["time"]}), ("test_review_recorder", {})])
+    item = Content.objects.create(stash=stash, payload={"text": "no time"})
+    processing.process([item.pk])
+    assert heard == []  # rejected by the hooks: no on_accept
+    with django_capture_on_commit_callbacks(execute=True):
+        assert processing.overturn(Content.objects.filter(pk=item.pk), admin_user, "it is fine") == 1
+    assert heard == [("accept", str(item.pk), "overturned in review (was rejected: missing time)")]

@@ -1,4 +1,6 @@
 """The models' own rules: HookConfig validation, positions and config versions; Content revisions."""
+import functools
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.db.models import F
@@ -406,3 +408,15 @@ def test_params_edited_in_place_are_validated(stash):
     config.params["words"].append("scam")  # the instance that created it, edited in place
     config.save()
     assert HookConfig.objects.get(pk=config.pk).params == {"words": ["spam", "scam"]}
+
+
+@pytest.mark.parametrize("payload, message", [
+    ({"text": "a\x00b"}, "NUL character"),
+    ({"score": float("inf")}, "too large for JSON"),
+    ({"deep": functools.reduce(lambda inner, _: {"x": inner}, range(120), {})}, "deeper than 100"),
+])
+def test_a_payload_no_database_can_store_is_refused_on_every_path(make_stash, payload, message):
+    stash = make_stash("s")
+    with pytest.raises(ValidationError, match=message):
+        Content.objects.create(stash=stash, payload=payload)
+    assert not Content.objects.exists()

@@ -179,3 +179,10 @@ def test_a_missing_hook_is_handled_by_its_policy_not_a_crash(audit):
     item.refresh_from_db()
     assert item.status == "held"
     assert "'gone_away' cannot run" in item.reason
+
+
+def test_items_accepted_in_one_batch_join_the_queue_in_submission_order(audit):
+    items = [submit(audit, time=str(i)) for i in range(5)]
+    processing.process([item.pk for item in reversed(items)])
+    seqs = [Content.objects.get(pk=item.pk).queue_seq for item in items]
+    assert seqs == sorted(seqs) == list(range(1, 6))

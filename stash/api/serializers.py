@@ -3,7 +3,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from .. import pipeline, processing, registry
+from .. import models, pipeline, processing, registry
 from ..models import Content, HookConfig, PipelineRun, Stash
 
 _JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
@@ -17,7 +17,7 @@ class PayloadField(serializers.JSONField):
     default_error_messages = {"not_object": "The payload must be a JSON object, not {type}."}
 
     def to_internal_value(self, data):
-        problem = processing.unstorable(data)  # before DRF's check, which only says "not valid JSON"
+        problem = models.unstorable(data)  # before DRF's check, which only says "not valid JSON"
         if problem:
             raise serializers.ValidationError(problem)
         value = super().to_internal_value(data)
@@ -210,7 +210,7 @@ class HookConfigSerializer(serializers.ModelSerializer):
         return fields
 
     def validate_params(self, value):
-        problem = processing.unstorable(value, "params")
+        problem = models.unstorable(value, "params")
         if problem:
             raise serializers.ValidationError(problem)
         return value

@@ -34,7 +34,7 @@ def test_the_docs_page_serves_swagger_ui_from_local_static_files(client):
     assert response.status_code == 200
     html = response.content.decode()
     assert '<div id="swagger-ui"></div>' in html
-    assert "/static/stash/vendor/swagger-ui/swagger-ui-bundle.js" in html
+    assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in html
     assert "cdn." not in html and "https://" not in html
     for name in ("swagger-ui-bundle.js", "swagger-ui-standalone-preset.js", "swagger-ui.css", "favicon-32x32.png"):
-        assert finders.find(f"stash/vendor/swagger-ui/{name}"), name
+        assert finders.find(f"drf_spectacular_sidecar/swagger-ui-dist/{name}"), name
