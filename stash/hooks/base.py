@@ -37,6 +37,12 @@ class Hook:
         return {key: spec["default"] for key, spec in properties.items() if "default" in spec}
 
     @classmethod
+    def secret_params(cls) -> frozenset[str]:
+        """Params marked ``writeOnly`` in the schema (secrets): stored, never shown back."""
+        properties = cls.params_schema.get("properties", {})
+        return frozenset(key for key, spec in properties.items() if spec.get("writeOnly"))
+
+    @classmethod
     def validate_params(cls, params: Any) -> None:
         """Raise ``InvalidParams`` (with a message per field path) if ``params`` are not valid.
 

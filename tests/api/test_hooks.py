@@ -213,3 +213,20 @@ def test_reorder_needs_the_change_permission(api, audit, make_user):
     response = reorder(client, [blocklist.pk, require.pk], version())
     assert response.status_code == 403
     assert response.json() == {"detail": "Reordering hooks needs the permission to change hook configs."}
+
+
+def test_a_webhook_secret_is_stored_but_never_shown_and_survives_edits(api, audit, manager):
+    client = api(manager)
+    secret = "s3cret-s3cret-s3cret"
+    created = client.post(HOOKS, {"hook": "webhook", "params": {"url": "https://example.com/in", "secret": secret}},
+                          format="json")
+    assert created.status_code == 201
+    assert created.json()["params"] == {"url": "https://example.com/in"}
+    url = f"{HOOKS}{created.json()['id']}/"
+    assert secret not in client.get(url).content.decode()
+    assert secret not in client.get(HOOKS).content.decode()
+
+    edited = client.patch(url, {"params": {"url": "https://example.com/other"}, "label": "Hook"}, format="json")
+    assert edited.status_code == 200
+    config = HookConfig.objects.get(pk=created.json()["id"])
+    assert config.params == {"url": "https://example.com/other", "secret": secret}
