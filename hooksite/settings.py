@@ -133,6 +133,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns on every request about a missing one
 
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
