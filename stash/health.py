@@ -2,6 +2,7 @@
 import logging
 
 from celery import current_app
+from django.conf import settings
 from django.db import connection
 from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
@@ -34,5 +35,6 @@ def _database():
 
 
 def _broker():
-    with current_app.connection_for_write() as broker:
+    # A connection of its own, from the configured URL: never one of the app's pooled ones.
+    with current_app.connection_for_write(settings.CELERY_BROKER_URL) as broker:
         broker.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=2)

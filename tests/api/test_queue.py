@@ -133,7 +133,9 @@ def test_a_consumer_reading_while_a_worker_accepts_sees_every_item_once_in_order
     producer = threading.Thread(target=produce)
     producer.start()
     client, seen, after, pages = api(consumer), [], 0, 0
+    deadline = time.monotonic() + 120
     while not (done.is_set() and Content.objects.accepted().count() == total):
+        assert time.monotonic() < deadline, "the worker did not accept every item within 120 s"
         page = client.get(URL, {"after": after, "limit": 5}).json()
         seen += page["results"]
         after, pages = page["next_after"], pages + 1
