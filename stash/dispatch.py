@@ -31,6 +31,8 @@ class _Batch:
 
 def send_on_commit(ids, using="default"):
     """Send ``ids`` to the workers when the current transaction commits (now, outside one)."""
+    if not ids:
+        return
     connection = connections[using]
     if not connection.in_atomic_block:
         send(ids)
@@ -43,6 +45,19 @@ def send_on_commit(ids, using="default"):
         connection._stash_batch = batch
         transaction.on_commit(batch, using=using)
     batch.ids.extend(ids)
+
+
+def send_each_on_commit(ids, using="default"):
+    """Send each of ``ids`` in a message of its own when the current transaction commits."""
+    ids = list(ids)
+    if not ids:
+        return
+
+    def send_each():
+        for pk in ids:
+            send([pk])
+
+    transaction.on_commit(send_each, using=using)
 
 
 def send(ids):

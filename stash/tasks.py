@@ -13,8 +13,8 @@ def process_contents(ids):
     """Judge the pending items among ``ids`` (a duplicate delivery is a no-op)."""
     report = processing.process(ids)
     dispatch.send_deliveries(report.deliveries)
-    logger.info("batch: %d ids, %d claimed, %d judged, %d stale, verdicts %s",
-                len(ids), report.claimed, report.judged, report.stale, report.verdicts)
+    logger.info("batch: %d ids, %d claimed, %d judged, %d stale, %d sent back, verdicts %s",
+                len(ids), report.claimed, report.judged, report.stale, report.released, report.verdicts)
 
 
 @shared_task(name="stash.tasks.sweep", ignore_result=True)

@@ -1,0 +1,23 @@
+"""The one Django-side path. Every face (task, admin, API, form, command) calls these functions,
+so the rules live here once:
+
+- ``judging``: ``process`` claims and judges items and writes verdicts; ``sweep``, ``reprocess``,
+  ``simulate``, sink ``deliver``ies.
+- ``submitting``: ``submit``, ``submit_many``, ``edit`` (what people and programs send) and
+  ``queue_page`` (how consumers read a stash's accepted items).
+- ``ordering``: ``reorder_hooks`` and ``place_hooks``, atomic under the stash's row lock.
+- ``reviewing``: ``approve``, ``reject``, ``overturn`` and ``replay``.
+
+Locks are always taken in one order: items, then stashes (by id), then hook configs.
+"""
+from .. import dispatch  # noqa: F401 - tests and callers reach the publisher through here
+from .judging import (  # noqa: F401
+    BatchReport, DeliveryError, SweepReport, _pipelines, build_pipeline, build_step, deliver, item_for,
+    pipeline_for, process, reprocess, simulate, sweep,
+)
+from .ordering import place_hooks, reorder_hooks  # noqa: F401
+from .reviewing import ReplayChange, ReplayReport, approve, overturn, reject, replay  # noqa: F401
+from .submitting import (  # noqa: F401
+    BULK_LIMIT, check_payload, edit, may_submit, queue_page, submit, submit_many, submittable_stashes,
+    visible_contents,
+)

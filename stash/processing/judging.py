@@ -1,0 +1,365 @@
+"""Judging: claim items, run their stash's pipeline, write verdicts; sweep, reprocess, simulate, deliver.
+
+- ``process(ids)`` claims the given items by compare-and-set (only ``pending`` ones; a duplicate
+  delivery claims nothing), judges them, and writes verdicts, runs and counters in a constant
+  number of queries per batch, whatever the number of hooks. A verdict is written only if the
+  claim still holds: an item edited meanwhile is left to its new revision's run.
+- ``sweep()`` gives up on items claimed too often (``failed``, with the reason) and sends again
+  every item whose lease ran out (a lost message, a killed worker).
+- ``simulate(stash, payload)`` runs the pipeline and saves nothing.
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import BigIntegerField, Case, F, Value, When
+from django.utils import timezone
+
+from .. import bulk_sql, dispatch, pipeline, registry
+from ..exceptions import HookUnavailable
+from ..expressions import compile_condition
+from ..models import Content, HookConfig, PipelineRun, Stash, validate_payload
+
+
+logger = logging.getLogger(__name__)
+
+Status = Content.Status
+
+# stash id -> (config_version, Pipeline): built once per stash and version, per process.
+_pipelines: dict[int, tuple[int, pipeline.Pipeline]] = {}
+
+
+@dataclass
+class BatchReport:
+    """What one ``process`` call did."""
+
+    claimed: int = 0
+    judged: int = 0
+    stale: int = 0
+    released: int = 0
+    verdicts: dict[str, int] = field(default_factory=dict)
+    deliveries: list[tuple[int, str, str]] = field(default_factory=list)  # (config id, content id, event)
+
+
+@dataclass
+class SweepReport:
+    requeued: int = 0
+    failed: int = 0
+
+
+# --- building pipelines ----------------------------------------------------------------------
+
+
+class _Unavailable:
+    """Stands in for a hook that cannot run; its failure goes through the config's on_error."""
+
+    kind = "filter"
+
+    def __init__(self, message):
+        self.message = message
+
+    def filter(self, item):
+        raise HookUnavailable(self.message)
+
+
+def build_step(config: HookConfig, stash: Stash) -> pipeline.Step:
+    """The pipeline step for one HookConfig; a missing or broken hook becomes a failing step."""
+    condition = None
+    try:
+        hook = registry.get(config.hook)(config.params)
+        if config.condition.strip():
+            condition = compile_condition(config.condition)
+    except Exception as exc:
+        logger.warning("Hook config %s (%s) cannot run: %s", config.pk, config.hook, exc)
+        hook = _Unavailable(f"hook {config.hook!r} cannot run: {exc}")
+    on_error = stash.on_error if config.on_error == HookConfig.HookOnError.INHERIT else config.on_error
+    return pipeline.Step(hook=hook, name=config.hook, label=config.label, config_id=config.pk,
+                         position=config.position, mode=config.mode, on_error=on_error, condition=condition,
+                         timeout=config.timeout_ms / 1000 if config.timeout_ms else None)
+
+
+def build_pipeline(stash: Stash) -> pipeline.Pipeline:
+    """A fresh pipeline of the stash's enabled hooks, in order (one query)."""
+    configs = HookConfig.objects.filter(stash_id=stash.pk).enabled().in_order()
+    return pipeline.Pipeline([build_step(config, stash) for config in configs])
+
+
+def pipeline_for(stash: Stash) -> pipeline.Pipeline:
+    """The stash's pipeline, rebuilt only when its ``config_version`` has moved."""
+    cached = _pipelines.get(stash.pk)
+    if cached is not None and cached[0] == stash.config_version:
+        return cached[1]
+    built = build_pipeline(stash)
+    _pipelines[stash.pk] = (stash.config_version, built)
+    return built
+
+
+def item_for(content: Content) -> pipeline.Item:
+    return pipeline.Item(payload=content.payload, id=str(content.pk), stash=content.stash.slug,
+                         revision=content.revision, source=content.source,
+                         submitted_by=str(content.submitted_by_id) if content.submitted_by_id else None,
+                         created_at=content.created_at, content_hash=content.content_hash)
+
+
+# --- processing ------------------------------------------------------------------------------
+
+
+def process(ids) -> BatchReport:
+    """Claim and judge the pending items among ``ids``; see the module docstring."""
+    report = BatchReport()
+    token = uuid.uuid4()
+    now = timezone.now()
+    report.claimed = Content.objects.filter(
+        pk__in=list(ids), status=Status.PENDING, attempts__lt=settings.STASH_MAX_ATTEMPTS
+    ).update(status=Status.PROCESSING, lease_token=token, attempts=F("attempts") + 1,
+             lease_until=now + timedelta(seconds=settings.STASH_LEASE_SECONDS))
+    if not report.claimed:
+        return report
+    # Oldest first: items accepted together join the stash's queue in the order they came.
+    contents = list(Content.objects.filter(lease_token=token).select_related("stash").order_by("created_at", "pk"))
+    first_tries = [c for c in contents if c.attempts <= 1]
+    retried = [c for c in contents if c.attempts > 1]
+    if first_tries:
+        _judge(first_tries, token, report)
+    if retried:
+        # An item tried before may be what killed a worker. Judge one, alone, noting each hook
+        # as it starts (a failure then names the hook); send the others back one per message,
+        # so a poison item takes no neighbour down with it.
+        _release(retried[1:], token, report)
+        _judge(retried[:1], token, report, note_progress=True)
+    return report
+
+
+def _release(contents, token, report):
+    """Give up this batch's claim on ``contents`` and send each in a message of its own."""
+    if not contents:
+        return
+    ids = [c.pk for c in contents]
+    report.released += Content.objects.filter(pk__in=ids, lease_token=token).update(
+        status=Status.PENDING, lease_token=None, attempts=F("attempts") - 1,
+        lease_until=timezone.now() + timedelta(seconds=settings.STASH_LEASE_SECONDS))
+    dispatch.send_each_on_commit(ids)
+
+
+def _judge(contents, token, report, note_progress=False):
+    judged = []
+    for content in contents:
+        item_pipeline = pipeline_for(content.stash)
+        started = timezone.now()
+        on_step = _progress_note(content, token) if note_progress else None
+        item = item_for(content)
+        _call(item_pipeline.listeners(pipeline.ON_PIPELINE_START), pipeline.ON_PIPELINE_START, item, None)
+        result = item_pipeline.run(item, on_step=on_step)
+        judged.append((content, item_pipeline, result, started))
+    _record(judged, token, report)
+    _notify_sinks(judged, report)
+
+
+def _progress_note(content, token):
+    def note(step):
+        Content.objects.filter(pk=content.pk, lease_token=token).update(reason=f"interrupted in hook {step.title}")
+    return note
+
+
+def _record(judged, token, report):
+    """Write verdicts, runs and counters for ``judged``, skipping items whose claim was lost."""
+    now = timezone.now()
+    with transaction.atomic():
+        still_claimed = set(Content.objects.select_for_update()
+                   .filter(lease_token=token, pk__in=[c.pk for c, *_ in judged])
+                   .values_list("pk", flat=True))
+        contents, runs, transformed = [], [], []
+        counters: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(HookConfig.COUNTER_FIELDS, 0))
+        accepted_by_stash = defaultdict(list)
+        for content, _pipeline, result, started in judged:
+            if content.pk not in still_claimed:
+                report.stale += 1
+                continue
+            _apply_verdict(content, result, now)
+            if result.verdict == pipeline.ACCEPTED:
+                accepted_by_stash[content.stash_id].append(content)
+                if result.transformed:
+                    transformed.append(content)
+            contents.append(content)
+            runs.append(PipelineRun(content=content, revision=content.revision,
+                                    config_version=content.stash.config_version, outcome=result.verdict,
+                                    reason=result.reason, started_at=started, finished_at=now,
+                                    duration_ms=result.duration_ms,
+                                    trail=[entry.as_dict() for entry in result.trail]))
+            _count(counters, result.trail)
+            report.verdicts[result.verdict] = report.verdicts.get(result.verdict, 0) + 1
+        if not contents:
+            return
+        # Locks are taken in one order everywhere: items, then stashes (by id), then hook
+        # configs; so a worker and an admin reordering hooks never wait on each other in a cycle.
+        for stash_id in sorted(accepted_by_stash):
+            _assign_queue_positions(stash_id, accepted_by_stash[stash_id])
+        _add_counters(counters)
+        bulk_sql.insert_rows(PipelineRun, runs)
+        bulk_sql.update_rows(Content, contents, _VERDICT_FIELDS)
+        bulk_sql.update_rows(Content, transformed, ["payload", "original_payload"])
+    report.judged += len(contents)
+
+
+_VERDICT_FIELDS = ["status", "reason", "rejected_by", "processed_revision", "processed_at", "lease_token",
+                   "lease_until", "queue_seq", "updated_at"]
+
+
+def _apply_verdict(content, result, now):
+    content.status = result.verdict
+    content.reason = result.reason
+    content.rejected_by_id = result.decided_by if result.verdict != pipeline.ACCEPTED else None
+    if result.transformed and result.verdict == pipeline.ACCEPTED:
+        content.original_payload = content.payload
+        content.payload = dict(result.payload)
+    content.processed_revision = content.revision
+    content.processed_at = now
+    content.lease_token = None
+    content.lease_until = None
+    content.updated_at = now
+
+
+def _count(counters, trail):
+    for entry in trail:
+        if entry.config_id is None or entry.outcome == pipeline.SKIPPED:
+            continue
+        counts = counters[entry.config_id]
+        counts["runs_count"] += 1
+        counts["time_total_us"] += int(entry.duration_ms * 1000)
+        if entry.outcome in (pipeline.KEPT, pipeline.TRANSFORMED):
+            counts["kept_count"] += 1
+        elif entry.outcome in (pipeline.DROPPED, pipeline.HELD) or (
+                entry.outcome == pipeline.OBSERVED and entry.message.startswith(("would drop", "would hold"))):
+            counts["dropped_count"] += 1
+        elif entry.outcome in (pipeline.ERROR, pipeline.TIMEOUT):
+            counts["errors_count"] += 1
+
+
+def _add_counters(counters):
+    """Add to every hook's counters in one UPDATE, however many hooks ran."""
+    if not counters:
+        return
+    updates = {}
+    for name in HookConfig.COUNTER_FIELDS:
+        whens = [When(pk=pk, then=Value(counts[name])) for pk, counts in counters.items() if counts[name]]
+        if whens:
+            updates[name] = F(name) + Case(*whens, default=Value(0), output_field=BigIntegerField())
+    if updates:
+        HookConfig.objects.filter(pk__in=list(counters)).update(**updates)
+
+
+def _assign_queue_positions(stash_id, accepted):
+    """Number accepted items in the stash's queue; the row lock orders commits by number."""
+    Stash.objects.filter(pk=stash_id).update(queue_head=F("queue_head") + len(accepted))
+    head = Stash.objects.filter(pk=stash_id).values_list("queue_head", flat=True).get()
+    for offset, content in enumerate(accepted, start=head - len(accepted) + 1):
+        content.queue_seq = offset
+
+
+def _notify_sinks(judged, report):
+    """Call the lifecycle callbacks of each judged item once its verdict is stored.
+
+    The verdict's callback and ``on_error`` (see ``pipeline.result_events``) go to hooks in
+    process, and to ``deliver_async`` sinks through ``report.deliveries`` (their own task);
+    ``on_pipeline_end`` follows in process. An item whose claim was lost gets only
+    ``on_pipeline_end``: its verdict was not stored, its new revision is judged again.
+    """
+    for content, item_pipeline, result, _started in judged:
+        item = item_for(content)
+        stored = content.processed_revision == content.revision
+        for event in (*(pipeline.result_events(result) if stored else ()), pipeline.ON_PIPELINE_END):
+            local, remote = _listeners(item_pipeline, event)
+            report.deliveries.extend((step.config_id, str(content.pk), event) for step in remote)
+            _call(local, event, item, result)
+
+
+def _listeners(item_pipeline, event):
+    """The steps listening to ``event``: those called in process, and sinks with their own task."""
+    local, remote = [], []
+    for step in item_pipeline.listeners(event):
+        deliver_async = getattr(step.hook, "deliver_async", False) and event != pipeline.ON_PIPELINE_END
+        (remote if deliver_async else local).append(step)
+    return local, remote
+
+
+def _call(steps, event, item, result):
+    """Call ``event`` on ``steps`` now; a callback that raises is logged, never fatal."""
+    for step, message in pipeline.notify(steps, event, item, result):
+        logger.error("Hook %s failed in %s for %s: %s", step.title, event, item.id, message)
+
+
+# --- sweeping, reprocessing, simulating ----------------------------------------------------
+
+
+def sweep(limit=10_000) -> SweepReport:
+    """One sweeper pass: fail items out of attempts, send again those whose lease ran out."""
+    report = SweepReport()
+    now = timezone.now()
+    expired = Content.objects.filter(status__in=[Status.PENDING, Status.PROCESSING], lease_until__lt=now)
+    exhausted = expired.filter(status=Status.PROCESSING, attempts__gte=settings.STASH_MAX_ATTEMPTS)
+    for pk, attempts, note in exhausted.values_list("pk", "attempts", "reason")[:limit]:
+        reason = f"gave up after {attempts} attempts: the worker stopped while judging it"
+        if note:
+            reason += f" ({note})"
+        report.failed += exhausted.filter(pk=pk).update(status=Status.FAILED, reason=reason, lease_token=None,
+                                                        lease_until=None, processed_at=now, updated_at=now)
+    rows = list(expired.filter(attempts__lt=settings.STASH_MAX_ATTEMPTS).values_list("pk", "attempts")[:limit])
+    if rows:
+        report.requeued = Content.objects.filter(pk__in=[pk for pk, _ in rows], lease_until__lt=now).update(
+            status=Status.PENDING, lease_token=None,
+            lease_until=now + timedelta(seconds=settings.STASH_LEASE_SECONDS))
+        # Never claimed (a lost message): in batches. Claimed before (a worker died on it, or
+        # on a neighbour): one per message, so that a poison item only ever takes itself down.
+        dispatch.send_on_commit([pk for pk, attempts in rows if not attempts])
+        dispatch.send_each_on_commit([pk for pk, attempts in rows if attempts])
+    return report
+
+
+def reprocess(queryset) -> int:
+    """Judge the selected items again with their stash's current hooks; returns how many."""
+    now = timezone.now()
+    ids = list(queryset.values_list("pk", flat=True))
+    count = Content.objects.filter(pk__in=ids).update(
+        status=Status.PENDING, attempts=0, lease_token=None, reason="",
+        lease_until=now + timedelta(seconds=settings.STASH_LEASE_SECONDS), updated_at=now)
+    dispatch.send_on_commit(ids)
+    return count
+
+
+def simulate(stash: Stash, payload) -> pipeline.Result:
+    """Run ``stash``'s current hooks over ``payload``; nothing is saved or counted.
+
+    Raises ``ValidationError`` for a payload that is not a JSON object or is too large.
+    """
+    validate_payload(payload, stash)
+    return pipeline_for(stash).run(pipeline.Item(payload=payload, stash=stash.slug, source="simulate"))
+
+
+class DeliveryError(Exception):
+    """A sink failed to deliver; its task retries."""
+
+
+def deliver(config_id, content_id, event):
+    """Call ``event`` on the sink of HookConfig ``config_id`` for item ``content_id``.
+
+    A config or item that no longer exists is skipped; a sink that raises gives ``DeliveryError``.
+    """
+    config = HookConfig.objects.select_related("stash").filter(pk=config_id).first()
+    content = Content.objects.select_related("stash").filter(pk=content_id).first()
+    if config is None or content is None:
+        logger.info("Sink delivery skipped: config %s or item %s is gone.", config_id, content_id)
+        return
+    step = build_step(config, config.stash)
+    run = content.runs.first()
+    trail = tuple(pipeline.TrailEntry(**entry) for entry in (run.trail if run else []))
+    result = pipeline.Result(verdict=content.status, payload=content.payload, reason=content.reason,
+                             decided_by=content.rejected_by_id, trail=trail)
+    failures = pipeline.notify([step], event, item_for(content), result)
+    if failures:
+        raise DeliveryError(failures[0][1])

@@ -1,0 +1,128 @@
+"""Reviewing: a person's verdict (approve, reject, overturn) and replaying the current hooks over past items."""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+
+from django.db import transaction
+from django.utils import timezone
+
+from .. import bulk_sql, dispatch, pipeline
+from ..models import Content, HookConfig, Stash
+from .judging import Status, _add_counters, _assign_queue_positions, _call, _listeners, item_for, pipeline_for
+
+
+def approve(queryset, user, note="") -> int:
+    """Accept the held items among ``queryset`` as ``user``; returns how many were held."""
+    return _review(queryset, {Status.HELD: Status.ACCEPTED}, user, note, "accepted in review")
+
+
+def reject(queryset, user, note="") -> int:
+    """Reject the held items among ``queryset`` as ``user``; returns how many were held."""
+    return _review(queryset, {Status.HELD: Status.REJECTED}, user, note, "rejected in review")
+
+
+def overturn(queryset, user, note="") -> int:
+    """Reverse the hooks' verdict on the judged items among ``queryset``: rejected ones are
+    accepted, accepted ones rejected. Each rejection overturned counts against the hook that
+    made it (``HookConfig.overturned_count``: its false positives). Items already overturned
+    are left alone; returns how many were overturned.
+    """
+    return _review(queryset.filter(overturned=False), {Status.REJECTED: Status.ACCEPTED,
+                                                        Status.ACCEPTED: Status.REJECTED},
+                   user, note, "overturned in review", overturning=True)
+
+
+def _review(queryset, changes, user, note, reason, overturning=False) -> int:
+    """Move the items of ``queryset`` whose status is a key of ``changes`` to its value.
+
+    Written with ``update``/``bulk_update``: no ``post_save``, so nothing is judged again.
+    Items accepted here join their stash's queue; items rejected here leave it.
+    """
+    now = timezone.now()
+    ids = list(queryset.values_list("pk", flat=True))
+    with transaction.atomic():
+        # Locked like the worker locks what it records, so a review and a verdict never cross.
+        items = list(Content.objects.select_for_update(of=("self",)).select_related("stash")
+                     .filter(pk__in=ids, status__in=list(changes))
+                     .order_by("created_at", "pk"))
+        counters: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(HookConfig.COUNTER_FIELDS, 0))
+        accepted_by_stash = defaultdict(list)
+        for item in items:
+            before, item.status = item.status, changes[item.status]
+            item.reason = f"{reason} (was {before}: {item.reason})" if overturning and item.reason else reason
+            item.overturned = item.overturned or overturning
+            item.reviewed_by, item.reviewed_at, item.review_note, item.updated_at = user, now, note, now
+            item.queue_seq = None
+            if item.status == Status.ACCEPTED:
+                accepted_by_stash[item.stash_id].append(item)
+            if overturning and before == Status.REJECTED and item.rejected_by_id:
+                counters[item.rejected_by_id]["overturned_count"] += 1
+        # Stashes, then hook configs: the lock order of _record.
+        for stash_id in sorted(accepted_by_stash):
+            _assign_queue_positions(stash_id, accepted_by_stash[stash_id])
+        _add_counters(counters)
+        bulk_sql.update_rows(Content, items, ["status", "reason", "overturned", "reviewed_by", "reviewed_at",
+                                              "review_note", "queue_seq", "updated_at"])
+        transaction.on_commit(lambda: _notify_reviewed(items))
+    return len(items)
+
+
+def _notify_reviewed(items):
+    """A reviewer's verdict reaches the sinks like a worker's: ``on_accept`` / ``on_reject``."""
+    deliveries = []
+    for content in items:
+        event = pipeline.verdict_event(content.status)
+        result = pipeline.Result(verdict=content.status, payload=content.payload, reason=content.reason)
+        local, remote = _listeners(pipeline_for(content.stash), event)
+        deliveries.extend((step.config_id, str(content.pk), event) for step in remote)
+        _call(local, event, item_for(content), result)
+    dispatch.send_deliveries(deliveries)
+
+
+# --- replaying ---------------------------------------------------------------------------------
+
+
+@dataclass
+class ReplayChange:
+    """An item whose verdict the current hooks would change."""
+
+    content: Content
+    before: str
+    result: pipeline.Result
+
+
+@dataclass
+class ReplayReport:
+    """What the current hooks would say about recent items, next to what was recorded."""
+
+    compared: int = 0
+    changes: list[ReplayChange] = field(default_factory=list)
+
+    def newly(self, verdict) -> int:
+        return sum(1 for change in self.changes if change.result.verdict == verdict)
+
+    @property
+    def unchanged(self) -> int:
+        return self.compared - len(self.changes)
+
+
+def replay(stash: Stash, last_n: int) -> ReplayReport:
+    """Judge the last ``last_n`` judged items of ``stash`` again with its current hooks.
+
+    Nothing is saved or counted and no sink is called. Each item is judged on the payload it
+    was submitted with (before any transform) and compared with its recorded status, which
+    for a reviewed item is the reviewer's verdict.
+    """
+    report = ReplayReport()
+    item_pipeline = pipeline_for(stash)
+    judged = (Content.objects.filter(stash=stash, status__in=[Status.ACCEPTED, Status.REJECTED, Status.HELD])
+              .order_by("-created_at", "-pk")[:max(0, int(last_n))])
+    for content in judged:
+        content.stash = stash
+        submitted = content.payload if content.original_payload is None else content.original_payload
+        result = item_pipeline.run(replace(item_for(content), payload=submitted))
+        report.compared += 1
+        if result.verdict != content.status:
+            report.changes.append(ReplayChange(content=content, before=content.status, result=result))
+    return report
