@@ -10,7 +10,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 PYTEST_ARGS ?=
 
-.PHONY: venv browsers run test test-embedded test-services migrate clean
+.PHONY: venv browsers run test test-embedded test-services bench migrate clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,6 +43,12 @@ test-embedded: venv browsers
 test-services: venv browsers
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) SECRET_KEY=test-only DEBUG=0 \
 		STASH_VAR_DIR=$(CURDIR)/var/test-services $(BIN)/pytest $(PYTEST_ARGS)
+
+# Long benchmark runs (a short one is part of `make test`); figures go to docs/BENCHMARKS.md.
+bench: venv
+	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) SECRET_KEY=test-only DEBUG=0 \
+		STASH_VAR_DIR=$(CURDIR)/var/bench STASH_BENCH_ITEMS=4000 STASH_BENCH_ROUNDS=5 \
+		STASH_BENCH_REPORT=$(CURDIR)/docs/BENCHMARKS.md $(BIN)/pytest tests/bench -q
 
 clean:
 	rm -rf var

@@ -13,27 +13,35 @@ from django.db import connections
 _SUPPORTED = {"postgresql", "sqlite"}
 
 
-def update_rows(model, objs, fields, using="default", batch_size=500):
-    """Write ``fields`` of each of ``objs`` (model instances) by primary key; return rows changed."""
+def update_rows(model, objs, fields, constants=None, using="default", batch_size=500):
+    """Write ``fields`` of each of ``objs`` (model instances) by primary key; return rows changed.
+
+    ``constants`` ({field name: value}) are set on every row alike, as one parameter each.
+    """
     objs = list(objs)
     if not objs:
         return 0
+    constants = constants or {}
     connection = connections[using]
     if connection.vendor not in _SUPPORTED:
-        return model._base_manager.using(using).bulk_update(objs, fields, batch_size=batch_size)
+        for obj in objs:
+            for name, value in constants.items():
+                setattr(obj, model._meta.get_field(name).attname, value)
+        return model._base_manager.using(using).bulk_update(objs, [*fields, *constants], batch_size=batch_size)
     pk = model._meta.pk
     columns = [pk] + [model._meta.get_field(name) for name in fields]
+    fixed = [(model._meta.get_field(name), value) for name, value in constants.items()]
     changed = 0
     with connection.cursor() as cursor:
         for start in range(0, len(objs), batch_size):
             batch = objs[start:start + batch_size]
-            sql, params = _statement(model, columns, batch, connection)
+            sql, params = _statement(model, columns, fixed, batch, connection)
             cursor.execute(sql, params)
             changed += cursor.rowcount
     return changed
 
 
-def _statement(model, columns, batch, connection):
+def _statement(model, columns, fixed, batch, connection):
     quote = connection.ops.quote_name
     table = quote(model._meta.db_table)
     names = [f"c{index}" for index in range(len(columns))]
@@ -48,10 +56,12 @@ def _statement(model, columns, batch, connection):
         return f"v.{names[index]}::{field.db_type(connection)}" if connection.vendor == "postgresql" \
             else f"v.{names[index]}"
 
-    assignments = ", ".join(f"{quote(field.column)} = {value(index, field)}"
-                            for index, field in enumerate(columns) if index)
+    assignments = [f"{quote(field.column)} = {value(index, field)}" for index, field in enumerate(columns) if index]
+    assignments += [f"{quote(field.column)} = %s" for field, _value in fixed]
+    params += [field.get_db_prep_save(constant, connection) for field, constant in fixed]
     sql = (f"WITH v({', '.join(names)}) AS (VALUES {', '.join([row] * len(batch))}) "
-           f"UPDATE {table} SET {assignments} FROM v WHERE {table}.{quote(columns[0].column)} = {value(0, columns[0])}")
+           f"UPDATE {table} SET {', '.join(assignments)} FROM v "
+           f"WHERE {table}.{quote(columns[0].column)} = {value(0, columns[0])}")
     return sql, params
 
 

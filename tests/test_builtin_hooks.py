@@ -528,7 +528,7 @@ def test_regex_is_linear_on_a_pattern_that_backtracks_catastrophically_elsewhere
     decision = judge(hook, {"t": "a" * 100_000 + "!"})  # Python's re would take longer than the universe
 
     assert decision.code == "no_match"
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 5
 
 
 def test_regex_long_match_is_quoted_short():
@@ -644,7 +644,7 @@ def test_json_schema_patterns_run_on_re2():
     started = time.monotonic()
 
     assert judge(hook, {"t": "a" * 50_000 + "!"}).code == "schema_mismatch"
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 5
 
 
 def test_json_schema_huge_value_gives_a_short_reason():

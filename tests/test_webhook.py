@@ -170,12 +170,12 @@ def test_a_connection_refused_raises_to_be_retried(allow_loopback):
 
 
 def test_a_slow_receiver_times_out_and_is_retried(receiver, allow_loopback):
-    server = receiver(delay=1.0)
+    server = receiver(delay=5.0)
     started = time.monotonic()
 
     with pytest.raises(WebhookError, match=r"failed: (TimeoutError|socket.timeout): timed out"):
         build_hook("webhook", {"url": server.url(), "secret": SECRET, "timeout": 0.2}).on_accept(item(), accepted())
-    assert time.monotonic() - started < 0.9
+    assert time.monotonic() - started < 3  # the receiver would have taken 5 s
 
 
 # --- through the delivery task, as a worker runs it -------------------------------------------
@@ -313,7 +313,7 @@ def test_without_the_allowlist_delivery_refuses_and_records_why(receiver, caplog
     with caplog.at_level(logging.ERROR, logger="stash.hooks.webhook"):
         hook.on_accept(item(), accepted())  # returns: a refusal is not retried
 
-    assert time.monotonic() - started < 1  # refused before any connection is tried
+    assert time.monotonic() - started < 5  # refused before any connection is tried
     assert server.requests == []
     [message] = caplog.messages
     assert message.startswith(f"Webhook to {url} for item c0ffee (accept) refused, not retried: {why}")

@@ -202,13 +202,13 @@ def _record(judged, token, report):
             _assign_queue_positions(stash_id, accepted_by_stash[stash_id])
         _add_counters(counters)
         bulk_sql.insert_rows(PipelineRun, runs)
-        bulk_sql.update_rows(Content, contents, _VERDICT_FIELDS)
+        bulk_sql.update_rows(Content, contents, _VERDICT_FIELDS, constants={
+            "processed_at": now, "updated_at": now, "lease_token": None, "lease_until": None})
         bulk_sql.update_rows(Content, transformed, ["payload", "original_payload"])
     report.judged += len(contents)
 
 
-_VERDICT_FIELDS = ["status", "reason", "rejected_by", "processed_revision", "processed_at", "lease_token",
-                   "lease_until", "queue_seq", "updated_at"]
+_VERDICT_FIELDS = ["status", "reason", "rejected_by", "processed_revision", "queue_seq"]
 
 
 def _apply_verdict(content, result, now):
