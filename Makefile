@@ -10,7 +10,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 PYTEST_ARGS ?=
 
-.PHONY: venv browsers run test test-embedded test-services bench migrate clean
+.PHONY: venv browsers run test test-embedded test-services bench screenshots migrate clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,11 @@ bench: venv
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) SECRET_KEY=test-only DEBUG=0 \
 		STASH_VAR_DIR=$(CURDIR)/var/bench STASH_BENCH_ITEMS=4000 STASH_BENCH_ROUNDS=5 \
 		STASH_BENCH_REPORT=$(CURDIR)/docs/BENCHMARKS.md $(BIN)/pytest tests/bench -q
+
+# The README's admin screenshots, taken by the browser tests.
+screenshots: venv browsers
+	env -u DATABASE_URL -u CELERY_BROKER_URL STASH_VAR_DIR=$(CURDIR)/var/test-embedded \
+		STASH_SCREENSHOTS=$(CURDIR)/docs/img $(BIN)/pytest tests/browser/test_admin.py -q
 
 clean:
 	rm -rf var
