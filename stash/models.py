@@ -128,6 +128,8 @@ class HookConfigQuerySet(models.QuerySet):
     def delete(self):
         stash_ids = list(self.values_list("stash_id", flat=True).distinct())
         with transaction.atomic(using=self.db):
+            # Items first, then stashes, then hook configs: the lock order of processing.
+            Content.objects.filter(rejected_by__in=self.values("pk")).update(rejected_by=None)
             Stash.bump_config_version(stash_ids)
             return super().delete()
 
@@ -279,6 +281,8 @@ class HookConfig(LoadedStateMixin, models.Model):
 
     def delete(self, *args, **kwargs):
         with transaction.atomic():
+            # Items first, then the stash, then this config: the lock order of processing.
+            Content.objects.filter(rejected_by_id=self.pk).update(rejected_by=None)
             Stash.bump_config_version([self.stash_id])
             return super().delete(*args, **kwargs)
 

@@ -420,3 +420,16 @@ def test_a_payload_no_database_can_store_is_refused_on_every_path(make_stash, pa
     with pytest.raises(ValidationError, match=message):
         Content.objects.create(stash=stash, payload=payload)
     assert not Content.objects.exists()
+
+
+def test_deleting_a_hook_config_keeps_the_items_it_decided(make_stash):
+    stash = make_stash("d", hooks=[("require_fields", {"fields": ["time"]})])
+    config = stash.hooks.get()
+    item = Content.objects.create(stash=stash, payload={"text": "x"})
+    Content.objects.filter(pk=item.pk).update(status="rejected", rejected_by=config)
+
+    HookConfig.objects.filter(pk=config.pk).delete()
+
+    item.refresh_from_db()
+    assert (item.status, item.rejected_by) == ("rejected", None)
+    assert not HookConfig.objects.exists()
