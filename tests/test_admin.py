@@ -20,13 +20,6 @@ HOOKS = [("require_fields", {"fields": ["text"]}), ("keyword_blocklist", {"words
          ("max_size", {"max_bytes": 1000})]
 
 
-@pytest.fixture(autouse=True)
-def fresh_pipelines():
-    """Pipelines are cached per stash id and config version, and a rolled-back test hands its ids
-    out again: start every test without another test's pipelines."""
-    processing._pipelines.clear()
-
-
 @pytest.fixture
 def audit(make_stash):
     return make_stash("audit", hooks=HOOKS)

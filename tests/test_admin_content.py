@@ -5,7 +5,7 @@ from django.urls import reverse
 from stash import hooks, processing
 from stash.models import Content, HookConfig, PipelineRun
 
-from .test_admin import change_url, fresh_pipelines, judge, staff  # noqa: F401 - fixture
+from .test_admin import change_url, judge, staff
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ from django.utils import timezone
 from stash import processing, stats
 from stash.models import Content, HookConfig, PipelineRun
 
-from .test_admin import fresh_pipelines, judge  # noqa: F401 - fixture
+from .test_admin import judge
 
 
 def test_percentile_is_nearest_rank():

@@ -9,7 +9,6 @@ from playwright.sync_api import expect
 from stash import processing
 from stash.models import Content, HookConfig
 
-from ..test_admin import fresh_pipelines  # noqa: F401 - fixture
 from ..worker import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
