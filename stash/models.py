@@ -295,6 +295,11 @@ class ContentQuerySet(models.QuerySet):
         return self.filter(status=Content.Status.ACCEPTED)
 
 
+def lease_end(now=None):
+    """When a lease taken ``now`` runs out: the sweeper acts on items still waiting after it."""
+    return (now or timezone.now()) + timedelta(seconds=settings.STASH_LEASE_SECONDS)
+
+
 def content_hash(payload):
     """SHA-256 of the payload as canonical JSON: equal payloads, equal hashes."""
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
@@ -407,7 +412,7 @@ class Content(LoadedStateMixin, models.Model):
             self.queue_seq = None
             self.overturned = False
             # The sweeper sends the item again if no worker has claimed it by then.
-            self.lease_until = timezone.now() + timedelta(seconds=settings.STASH_LEASE_SECONDS)
+            self.lease_until = lease_end()
             self._enqueue_on_commit = True
         elif kwargs.get("update_fields") is None and not kwargs.get("force_insert"):
             kwargs["update_fields"] = [f.name for f in self._meta.concrete_fields

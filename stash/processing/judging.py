@@ -14,7 +14,6 @@ import logging
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -24,7 +23,7 @@ from django.utils import timezone
 from .. import bulk_sql, dispatch, pipeline, registry
 from ..exceptions import HookUnavailable
 from ..expressions import compile_condition
-from ..models import Content, HookConfig, PipelineRun, Stash, validate_payload
+from ..models import Content, HookConfig, PipelineRun, Stash, lease_end, validate_payload
 
 
 logger = logging.getLogger(__name__)
@@ -118,7 +117,7 @@ def process(ids) -> BatchReport:
     report.claimed = Content.objects.filter(
         pk__in=list(ids), status=Status.PENDING, attempts__lt=settings.STASH_MAX_ATTEMPTS
     ).update(status=Status.PROCESSING, lease_token=token, attempts=F("attempts") + 1,
-             lease_until=now + timedelta(seconds=settings.STASH_LEASE_SECONDS))
+             lease_until=lease_end(now))
     if not report.claimed:
         return report
     # Oldest first: items accepted together join the stash's queue in the order they came.
@@ -143,7 +142,7 @@ def _release(contents, token, report):
     ids = [c.pk for c in contents]
     report.released += Content.objects.filter(pk__in=ids, lease_token=token).update(
         status=Status.PENDING, lease_token=None, attempts=F("attempts") - 1,
-        lease_until=timezone.now() + timedelta(seconds=settings.STASH_LEASE_SECONDS))
+        lease_until=lease_end())
     dispatch.send_each_on_commit(ids)
 
 
@@ -313,7 +312,7 @@ def sweep(limit=10_000) -> SweepReport:
     if rows:
         report.requeued = Content.objects.filter(pk__in=[pk for pk, _ in rows], lease_until__lt=now).update(
             status=Status.PENDING, lease_token=None,
-            lease_until=now + timedelta(seconds=settings.STASH_LEASE_SECONDS))
+            lease_until=lease_end(now))
         # Never claimed (a lost message): in batches. Claimed before (a worker died on it, or
         # on a neighbour): one per message, so that a poison item only ever takes itself down.
         dispatch.send_on_commit([pk for pk, attempts in rows if not attempts])
@@ -327,7 +326,7 @@ def reprocess(queryset) -> int:
     ids = list(queryset.values_list("pk", flat=True))
     count = Content.objects.filter(pk__in=ids).update(
         status=Status.PENDING, attempts=0, lease_token=None, reason="",
-        lease_until=now + timedelta(seconds=settings.STASH_LEASE_SECONDS), updated_at=now)
+        lease_until=lease_end(now), updated_at=now)
     dispatch.send_on_commit(ids)
     return count
 

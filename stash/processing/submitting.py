@@ -1,18 +1,13 @@
 """Submitting: how every face saves what people and programs send, and how consumers read a queue."""
 from __future__ import annotations
 
-from datetime import timedelta
-
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from .. import dispatch
 from ..exceptions import IdempotencyConflict, PayloadTooLarge
-from ..models import Content, Stash, content_hash, validate_payload
-
+from ..models import Content, Stash, content_hash, lease_end, validate_payload
 
 #: Items one bulk submission may carry.
 BULK_LIMIT = 1000
@@ -131,7 +126,7 @@ def submit_many(stash: Stash, payloads, user=None, source=Content.Source.API) ->
     if errors:
         raise ValidationError({"items": errors})
     # What Content.save() sets on a new item; the other fields' defaults are a pending revision 1.
-    lease_until = timezone.now() + timedelta(seconds=settings.STASH_LEASE_SECONDS)
+    lease_until = lease_end()
     contents = [Content(stash=stash, payload=payload, content_hash=content_hash(payload), lease_until=lease_until,
                         submitted_by=user, source=source) for payload in payloads]
     with transaction.atomic():
