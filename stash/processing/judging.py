@@ -16,8 +16,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import BigIntegerField, Case, F, Value, When
+from django.db import connection, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from .. import bulk_sql, dispatch, pipeline, registry
@@ -110,14 +110,10 @@ def item_for(content: Content) -> pipeline.Item:
 
 
 def process(ids) -> BatchReport:
-    """Claim and judge the pending items among ``ids``; see the module docstring."""
+    """Claim and judge the pending items among ``ids``, and more of their stashes; see the module docstring."""
     report = BatchReport()
     token = uuid.uuid4()
-    now = timezone.now()
-    report.claimed = Content.objects.filter(
-        pk__in=list(ids), status=Status.PENDING, attempts__lt=settings.STASH_MAX_ATTEMPTS
-    ).update(status=Status.PROCESSING, lease_token=token, attempts=F("attempts") + 1,
-             lease_until=lease_end(now))
+    report.claimed = _claim(list(ids), token)
     if not report.claimed:
         return report
     # Oldest first: items accepted together join the stash's queue in the order they came.
@@ -133,6 +129,33 @@ def process(ids) -> BatchReport:
         _release(retried[1:], token, report)
         _judge(retried[:1], token, report, note_progress=True)
     return report
+
+
+def _claim(ids, token) -> int:
+    """Claim the pending items among ``ids`` and, up to ``STASH_BATCH_SIZE`` in all, other items
+    of their stashes that wait for their first run; return how many.
+
+    Single saves that arrive close together are judged together: the message of the first
+    claims the others, whose own messages then claim nothing. Every item is claimed by its own
+    message if not before, so this needs no order to be fair. Items tried before are only ever
+    claimed through their own message (one per message: see ``sweep``), never swept into a
+    batch. On PostgreSQL, rows another worker is claiming are skipped, not waited for.
+    """
+    claim = {"status": Status.PROCESSING, "lease_token": token, "attempts": F("attempts") + 1,
+             "lease_until": lease_end()}
+    own = Q(pk__in=ids)
+    with transaction.atomic():  # Django runs FOR UPDATE only inside a transaction
+        claimed = Content.objects.filter(own, status=Status.PENDING, attempts__lt=settings.STASH_MAX_ATTEMPTS
+                                         ).update(**claim)
+        room = settings.STASH_BATCH_SIZE - claimed
+        if room > 0 and ids:
+            others = (Content.objects.filter(status=Status.PENDING, attempts=0,
+                                             stash_id__in=Content.objects.filter(own).values("stash_id"))
+                      .exclude(own).order_by().values("pk")[:room])
+            if connection.features.has_select_for_update_skip_locked:
+                others = others.select_for_update(skip_locked=True)
+            claimed += Content.objects.filter(pk__in=others, status=Status.PENDING).update(**claim)
+    return claimed
 
 
 def _release(contents, token, report):
@@ -167,25 +190,33 @@ def _progress_note(content, token):
 
 
 def _record(judged, token, report):
-    """Write verdicts, runs and counters for ``judged``, skipping items whose claim was lost."""
+    """Write verdicts, runs and counters for ``judged``, skipping items whose claim was lost.
+
+    Locks are taken in one order everywhere: items, then stashes (by id), then hook configs, so
+    a worker and an admin reordering hooks never wait on each other in a cycle. The rows every
+    batch shares (the stash's queue head, the hook configs' counters) are written last, so
+    workers judging one stash hold them only for the last statements before the commit.
+    """
     now = timezone.now()
+    for content, _pipeline, result, _started in judged:
+        _apply_verdict(content, result, now)
     with transaction.atomic():
-        still_claimed = set(Content.objects.select_for_update()
-                   .filter(lease_token=token, pk__in=[c.pk for c, *_ in judged])
-                   .values_list("pk", flat=True))
-        contents, runs, transformed = [], [], []
+        written = set(bulk_sql.update_rows(
+            Content, [content for content, *_ in judged], _VERDICT_FIELDS, where={"lease_token": token},
+            constants={"processed_at": now, "updated_at": now, "lease_token": None, "lease_until": None}))
+        runs, transformed = [], []
         counters: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(HookConfig.COUNTER_FIELDS, 0))
         accepted_by_stash = defaultdict(list)
         for content, _pipeline, result, started in judged:
-            if content.pk not in still_claimed:
+            if content.pk not in written:
                 report.stale += 1
+                content.processed_revision = None  # not stored: its new revision is judged again
                 continue
-            _apply_verdict(content, result, now)
             if result.verdict == pipeline.ACCEPTED:
                 accepted_by_stash[content.stash_id].append(content)
                 if result.transformed:
+                    content.original_payload, content.payload = content.payload, dict(result.payload)
                     transformed.append(content)
-            contents.append(content)
             runs.append(PipelineRun(content=content, revision=content.revision,
                                     config_version=content.stash.config_version, outcome=result.verdict,
                                     reason=result.reason, started_at=started, finished_at=now,
@@ -193,18 +224,15 @@ def _record(judged, token, report):
                                     trail=[entry.as_dict() for entry in result.trail]))
             _count(counters, result.trail)
             report.verdicts[result.verdict] = report.verdicts.get(result.verdict, 0) + 1
-        if not contents:
+        if not runs:
             return
-        # Locks are taken in one order everywhere: items, then stashes (by id), then hook
-        # configs; so a worker and an admin reordering hooks never wait on each other in a cycle.
+        bulk_sql.update_rows(Content, transformed, ["payload", "original_payload"])
+        bulk_sql.insert_rows(PipelineRun, runs)
         for stash_id in sorted(accepted_by_stash):
             _assign_queue_positions(stash_id, accepted_by_stash[stash_id])
+            bulk_sql.update_rows(Content, accepted_by_stash[stash_id], ["queue_seq"])
         _add_counters(counters)
-        bulk_sql.insert_rows(PipelineRun, runs)
-        bulk_sql.update_rows(Content, contents, _VERDICT_FIELDS, constants={
-            "processed_at": now, "updated_at": now, "lease_token": None, "lease_until": None})
-        bulk_sql.update_rows(Content, transformed, ["payload", "original_payload"])
-    report.judged += len(contents)
+    report.judged += len(runs)
 
 
 _VERDICT_FIELDS = ["status", "reason", "rejected_by", "processed_revision", "queue_seq"]
@@ -214,13 +242,11 @@ def _apply_verdict(content, result, now):
     content.status = result.verdict
     content.reason = result.reason
     content.rejected_by_id = result.decided_by if result.verdict != pipeline.ACCEPTED else None
-    if result.transformed and result.verdict == pipeline.ACCEPTED:
-        content.original_payload = content.payload
-        content.payload = dict(result.payload)
     content.processed_revision = content.revision
     content.processed_at = now
     content.lease_token = None
     content.lease_until = None
+    content.queue_seq = None
     content.updated_at = now
 
 
@@ -241,23 +267,22 @@ def _count(counters, trail):
 
 
 def _add_counters(counters):
-    """Add to every hook's counters in one UPDATE, however many hooks ran."""
-    if not counters:
-        return
-    updates = {}
-    for name in HookConfig.COUNTER_FIELDS:
-        whens = [When(pk=pk, then=Value(counts[name])) for pk, counts in counters.items() if counts[name]]
-        if whens:
-            updates[name] = F(name) + Case(*whens, default=Value(0), output_field=BigIntegerField())
-    if updates:
-        HookConfig.objects.filter(pk__in=list(counters)).update(**updates)
+    """Add to every hook's counters in one statement, however many hooks ran (in id order)."""
+    fields = [name for name in HookConfig.COUNTER_FIELDS if any(counts[name] for counts in counters.values())]
+    if fields:
+        deltas = [HookConfig(pk=pk, **{name: counters[pk][name] for name in fields}) for pk in sorted(counters)]
+        bulk_sql.update_rows(HookConfig, deltas, fields, add=True)
 
 
 def _assign_queue_positions(stash_id, accepted):
-    """Number accepted items in the stash's queue; the row lock orders commits by number."""
-    Stash.objects.filter(pk=stash_id).update(queue_head=F("queue_head") + len(accepted))
-    head = Stash.objects.filter(pk=stash_id).values_list("queue_head", flat=True).get()
-    for offset, content in enumerate(accepted, start=head - len(accepted) + 1):
+    """Number accepted items in the stash's queue. The stash's row stays locked until commit, so
+    batches commit in number order: a consumer reading by number never skips one."""
+    with connection.cursor() as cursor:
+        table, head = connection.ops.quote_name(Stash._meta.db_table), connection.ops.quote_name("queue_head")
+        cursor.execute(f"UPDATE {table} SET {head} = {head} + %s WHERE id = %s RETURNING {head}",
+                       [len(accepted), stash_id])
+        (last,) = cursor.fetchone()
+    for offset, content in enumerate(accepted, start=last - len(accepted) + 1):
         content.queue_seq = offset
 
 
