@@ -110,6 +110,8 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": VAR_DIR / "db.sqlite3",
+            # Kept open between requests and tasks: every new connection runs the PRAGMAs again.
+            "CONN_MAX_AGE": 600,
             # A file, not memory, so a worker process can share the test database.
             "TEST": {"NAME": VAR_DIR / "test.sqlite3"},
         }
@@ -192,15 +194,25 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "control_folder": str(_broker_dir / "control"),
+        # The folder is polled (kombu's default is once a second), and polled again only after a
+        # pause even when the worker has room for more: a listing every 20 ms costs little and
+        # keeps a save's verdict from waiting for the next poll.
+        "polling_interval": 0.02,
     }
 CELERY_TASK_IGNORE_RESULT = True
 # A message is acknowledged once its task finishes: a worker killed mid-batch leaves it to be
 # delivered again (and the sweeper re-enqueues whatever is still past its lease).
 CELERY_TASK_ACKS_LATE = True
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Messages reserved per worker process: one on a broker that pushes the next at once; on the
+# polled filesystem broker, enough for a poll's worth (most are no-ops once an earlier batch has
+# claimed their items, and the next poll is a pause away).
+CELERY_WORKER_PREFETCH_MULTIPLIER = 8 if CELERY_BROKER_URL.startswith("filesystem://") else 1
 CELERY_TASK_TIME_LIMIT = env_int("STASH_TASK_TIME_LIMIT", 300)
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("STASH_QUEUE", "stash")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Workers keep their database connection from task to task (Celery's default opens one per
+# task); hooksite.celery closes one that broke or outlived CONN_MAX_AGE before the next task.
+CELERY_DB_REUSE_MAX = env_int("STASH_DB_REUSE_MAX", 1000)
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")

@@ -136,25 +136,24 @@ def _claim(ids, token) -> int:
     of their stashes that wait for their first run; return how many.
 
     Single saves that arrive close together are judged together: the message of the first
-    claims the others, whose own messages then claim nothing. Every item is claimed by its own
-    message if not before, so this needs no order to be fair. Items tried before are only ever
-    claimed through their own message (one per message: see ``sweep``), never swept into a
-    batch. On PostgreSQL, rows another worker is claiming are skipped, not waited for.
+    claims the others, and a later message whose own items are taken claims what has come since,
+    so the verdicts never wait for the messages to be read one by one.
+    Every item is claimed by its own message if not before, so this needs no order to be fair.
+    Items tried before are only ever claimed through their own message (one per message: see
+    ``sweep``), never swept into a batch. Each claim is a compare-and-set on ``pending``: two
+    workers reaching for one item never both get it.
     """
     claim = {"status": Status.PROCESSING, "lease_token": token, "attempts": F("attempts") + 1,
              "lease_until": lease_end()}
     own = Q(pk__in=ids)
-    with transaction.atomic():  # Django runs FOR UPDATE only inside a transaction
-        claimed = Content.objects.filter(own, status=Status.PENDING, attempts__lt=settings.STASH_MAX_ATTEMPTS
-                                         ).update(**claim)
-        room = settings.STASH_BATCH_SIZE - claimed
-        if room > 0 and ids:
-            others = (Content.objects.filter(status=Status.PENDING, attempts=0,
-                                             stash_id__in=Content.objects.filter(own).values("stash_id"))
-                      .exclude(own).order_by().values("pk")[:room])
-            if connection.features.has_select_for_update_skip_locked:
-                others = others.select_for_update(skip_locked=True)
-            claimed += Content.objects.filter(pk__in=others, status=Status.PENDING).update(**claim)
+    claimed = Content.objects.filter(own, status=Status.PENDING, attempts__lt=settings.STASH_MAX_ATTEMPTS
+                                     ).update(**claim)
+    room = settings.STASH_BATCH_SIZE - claimed
+    if room > 0:
+        others = (Content.objects.filter(status=Status.PENDING, attempts=0,
+                                         stash_id__in=Content.objects.filter(own).values("stash_id"))
+                  .exclude(own).order_by().values("pk")[:room])
+        claimed += Content.objects.filter(pk__in=others, status=Status.PENDING).update(**claim)
     return claimed
 
 
