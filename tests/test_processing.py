@@ -205,3 +205,33 @@ def test_of_several_retried_items_one_is_judged_and_the_others_go_back_one_per_m
     assert statuses[items[0].pk] == ("accepted", 2)
     assert statuses[items[1].pk] == statuses[items[2].pk] == ("pending", 1)
     assert messages == [[items[1].pk], [items[2].pk]]
+
+
+def test_a_message_also_claims_other_waiting_items_of_its_stash_up_to_the_batch_size(audit, make_stash, settings):
+    settings.STASH_BATCH_SIZE = 3
+    other_stash = make_stash("other", hooks=[("require_fields", {"fields": ["time"]})])
+    items = [submit(audit, time="1", n=i) for i in range(5)]
+    elsewhere = submit(other_stash, time="1")
+
+    report = processing.process([items[0].pk])
+
+    assert (report.claimed, report.judged) == (3, 3)
+    assert Content.objects.filter(stash=audit, status="accepted").count() == 3
+    assert Content.objects.get(pk=items[0].pk).status == "accepted"  # its own item first
+    assert Content.objects.get(pk=elsewhere.pk).status == "pending"  # never another stash's
+    # The messages of the items judged already claim the ones still waiting.
+    assert processing.process([items[1].pk]).judged == 2
+    assert not Content.objects.filter(stash=audit, status="pending").exists()
+    assert processing.process([items[2].pk]).claimed == 0
+    assert PipelineRun.objects.filter(content__stash=audit).count() == 5
+
+
+def test_items_tried_before_are_claimed_only_by_their_own_message(audit):
+    retried = submit(audit, time="1", n="retried")
+    Content.objects.filter(pk=retried.pk).update(attempts=1)  # a worker died on it once
+    fresh = submit(audit, time="1", n="fresh")
+
+    assert processing.process([fresh.pk]).claimed == 1
+    retried.refresh_from_db()
+    assert (retried.status, retried.attempts) == ("pending", 1)
+    assert processing.process([retried.pk]).judged == 1
