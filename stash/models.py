@@ -3,6 +3,7 @@ import copy
 import hashlib
 import math
 import json
+import re
 import uuid
 from datetime import timedelta
 
@@ -39,9 +40,12 @@ class LoadedStateMixin:
         self._remember([f for f in self.TRACKED_FIELDS if f not in deferred
                         and (fields is None or f in fields or f.removesuffix("_id") in fields)])
 
-    def _remember(self, fields=None):
+    def _remember(self, fields=None, copies=None):
+        """``copies``: fresh copies of some of the values, which the caller could make more cheaply."""
         fields = self.TRACKED_FIELDS if fields is None else fields
-        self._loaded = {**getattr(self, "_loaded", {}), **{f: copy.deepcopy(getattr(self, f)) for f in fields}}
+        copies = copies or {}
+        self._loaded = {**getattr(self, "_loaded", {}),
+                        **{f: copies[f] if f in copies else copy.deepcopy(getattr(self, f)) for f in fields}}
 
     def _changed(self, fields):
         """True unless every one of ``fields`` is known and equal to what was loaded."""
@@ -300,10 +304,17 @@ def lease_end(now=None):
     return (now or timezone.now()) + timedelta(seconds=settings.STASH_LEASE_SECONDS)
 
 
-def content_hash(payload):
-    """SHA-256 of the payload as canonical JSON: equal payloads, equal hashes."""
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+def canonical_json(payload):
+    """``payload`` as canonical JSON in UTF-8 (keys sorted, no spaces): its length is the payload's size."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode()
+
+
+def content_hash(payload, canonical=None):
+    """SHA-256 of the payload as canonical JSON: equal payloads, equal hashes.
+
+    Pass ``canonical`` (the payload's ``canonical_json``) if you have it: large payloads are slow to encode.
+    """
+    return hashlib.sha256(canonical_json(payload) if canonical is None else canonical).hexdigest()
 
 
 class Content(LoadedStateMixin, models.Model):
@@ -391,18 +402,21 @@ class Content(LoadedStateMixin, models.Model):
         super().clean()
         validate_payload(self.payload, self.stash if self.stash_id else None)
 
-    def save(self, *args, **kwargs):
+    def save(self, *args, canonical=None, **kwargs):
         """Save; a new item or a changed payload becomes a new pending revision.
 
-        Raises ``ValidationError`` for a payload that is not a JSON object.
+        Raises ``ValidationError`` for a payload that is not a JSON object. A caller that has
+        validated the payload already passes what ``validate_payload`` returned as ``canonical``:
+        the payload is neither checked nor encoded again (``processing.submit`` does).
         """
-        validate_payload(self.payload, None)
+        if canonical is None:
+            validate_payload(self.payload, None)
         bump = False
         if self.needs_judging:
             if not self._state.adding:
                 bump = True
                 self.revision = F("revision") + 1  # in the database: concurrent edits never share one
-            self.content_hash = content_hash(self.payload)
+            self.content_hash = content_hash(self.payload, canonical)
             self.status = self.Status.PENDING
             self.reason = ""
             self.rejected_by = None
@@ -420,27 +434,35 @@ class Content(LoadedStateMixin, models.Model):
         super().save(*args, **kwargs)
         if bump:
             self.refresh_from_db(fields=["revision"])
-        self._remember()
+        # Parsing the canonical JSON copies a large payload several times faster than deepcopy.
+        self._remember(copies={"payload": json.loads(canonical)} if canonical is not None else None)
 
 
 def validate_payload(payload, stash):
     """Raise ``ValidationError`` unless ``payload`` is a JSON object every database can store
-    (see ``unstorable``) and within ``stash``'s size limit."""
+    (see ``unstorable``) and within ``stash``'s size limit (the error's code is then ``too_large``).
+
+    With a stash, return the payload's ``canonical_json``: it is what was measured.
+    """
     if not isinstance(payload, dict):
         raise ValidationError({"payload": _("The payload must be a JSON object, not %(type)s.")
                                % {"type": type(payload).__name__}})
     problem = unstorable(payload)
     if problem:
         raise ValidationError({"payload": problem})
-    if stash is not None:
-        size = len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False, default=str).encode())
-        if size > stash.max_payload_bytes:
-            raise ValidationError({"payload": _("The payload is %(size)d bytes; this stash takes at most %(max)d.")
-                                   % {"size": size, "max": stash.max_payload_bytes}})
+    if stash is None:
+        return None
+    canonical = canonical_json(payload)
+    if len(canonical) > stash.max_payload_bytes:
+        message = _("The payload is %(size)d bytes; this stash takes at most %(max)d.") % {
+            "size": len(canonical), "max": stash.max_payload_bytes}
+        raise ValidationError({"payload": ValidationError(message, code="too_large")})
+    return canonical
 
 
 # Deeper payloads are refused: nobody needs them, and walking them costs recursion.
 MAX_PAYLOAD_DEPTH = 100
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def unstorable(value, what="payload") -> str:
@@ -458,6 +480,10 @@ def unstorable(value, what="payload") -> str:
             stack.extend((member, depth + 1) for member in item)
         elif isinstance(item, str) and "\x00" in item:
             return gettext("The %(what)s contains a NUL character (\\u0000), which cannot be stored.") % names
+        elif isinstance(item, str) and not item.isascii() and _SURROGATE.search(item):
+            # JSON can spell a lone surrogate (\ud800); UTF-8, and so every database, cannot.
+            return gettext("The %(what)s contains an unpaired surrogate (\\ud800-\\udfff), which is not valid "
+                           "Unicode.") % names
         elif isinstance(item, float) and not math.isfinite(item):
             # JSON parsers turn 1e999 into infinity, which JSON itself cannot express.
             return gettext("The %(what)s contains a number too large for JSON.") % names

@@ -1,5 +1,8 @@
 """Serializers: what the API reads and writes, each with its fields listed."""
+import functools
+
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import validate_slug
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -21,9 +24,21 @@ class PayloadField(serializers.JSONField):
         if problem:
             raise serializers.ValidationError(problem)
         value = super().to_internal_value(data)
+        self.check_object(value)
+        return value
+
+    def check_object(self, value):
         if not isinstance(value, dict):
             self.fail("not_object", type=_JSON_TYPES.get(type(value), type(value).__name__))
-        return value
+
+
+class ParsedPayloadField(PayloadField):
+    """A JSON object as the JSON parser made it, so only its type is checked here: what else a
+    payload must be, ``processing.submit`` checks, walking it once."""
+
+    def to_internal_value(self, data):
+        self.check_object(data)
+        return data
 
 
 class StashSlugField(serializers.SlugRelatedField):
@@ -42,7 +57,31 @@ class StashSlugField(serializers.SlugRelatedField):
     def to_internal_value(self, data):
         if not isinstance(data, str):
             self.fail("invalid")
+        try:
+            validate_slug(data)
+        except DjangoValidationError:  # no stash is named so; don't ask (PostgreSQL refuses a NUL in a query)
+            self.fail("does_not_exist", slug_name=self.slug_field, value=data)
         return super().to_internal_value(data)
+
+
+class SubmissionStashField(StashSlugField):
+    """A stash to submit to, fetched with what submitting needs to know (``processing.submission_stashes``)."""
+
+    def get_queryset(self):
+        return processing.submission_stashes(self.context["request"].user, self.context.get("idempotency_key", ""))
+
+
+def represent(serializer_class, instance):
+    """``serializer_class(instance).data`` for a serializer that needs no context, from one instance
+    of the class per process: building a model serializer's fields costs some twenty times what
+    rendering one item does, and rendering changes nothing on the serializer (``ListSerializer``
+    reuses its child for every item the same way)."""
+    return _reusable(serializer_class).to_representation(instance)
+
+
+@functools.cache
+def _reusable(serializer_class):
+    return serializer_class()
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -120,6 +159,14 @@ class ContentDetailSerializer(ContentSerializer):
     def get_run(self, content):
         run = content.runs.first()
         return RunSerializer(run).data if run is not None else None
+
+
+class SubmitSerializer(serializers.Serializer):
+    """What a submission reads: ``ContentSerializer``'s writable fields (the schema shows those),
+    declared so that reading a request builds no model fields."""
+
+    stash = SubmissionStashField()
+    payload = ParsedPayloadField()
 
 
 class ContentEditSerializer(serializers.Serializer):

@@ -21,7 +21,7 @@ from .serializers import (
     BulkResultSerializer, BulkSubmitSerializer, ContentDetailSerializer, ContentEditSerializer,
     ContentFilterSerializer, ContentSerializer, HookConfigSerializer, HookOrderSerializer, HookTypeSerializer,
     QueueItemSerializer, QueuePageSerializer, QueueParamsSerializer, ReorderSerializer, SimulateSerializer,
-    SimulationSerializer, StashSerializer, TokenRequestSerializer, TokenSerializer,
+    SimulationSerializer, StashSerializer, SubmitSerializer, TokenRequestSerializer, TokenSerializer, represent,
 )
 from .throttling import AnonymousSubmitThrottle, TokenThrottle
 
@@ -85,24 +85,25 @@ class ContentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
 
     def _detail(self, content, status_code=status.HTTP_200_OK, serializer_class=ContentDetailSerializer,
                 headers=None):
-        return Response(serializer_class(content, context=self.get_serializer_context()).data,
-                        status=status_code, headers=headers)
+        return Response(represent(serializer_class, content), status=status_code, headers=headers)
 
     @extend_schema(
         summary="Submit an item",
         description="Needs `stash.add_content`, unless the stash takes anonymous submissions (then throttled). "
                     "The item is judged by the stash's hooks after the request; poll it or read the queue.",
         parameters=[IDEMPOTENCY_KEY],
+        request=ContentSerializer,
         responses={201: ContentSerializer, 200: ContentSerializer, **errors(400, 401, 403, 409, 413, 415, 429)},
     )
     def create(self, request, *args, **kwargs):
-        serializer = ContentSerializer(data=request.data, context=self.get_serializer_context())
+        key = request.headers.get("Idempotency-Key", "")
+        serializer = SubmitSerializer(data=request.data,
+                                      context={**self.get_serializer_context(), "idempotency_key": key})
         serializer.is_valid(raise_exception=True)
         stash = serializer.validated_data["stash"]
         self.check_object_permissions(request, stash)
         content, created = processing.submit(stash, serializer.validated_data["payload"], request.user,
-                                             Content.Source.API,
-                                             idempotency_key=request.headers.get("Idempotency-Key", ""))
+                                             Content.Source.API, idempotency_key=key)
         location = reverse("api:content-detail", args=[content.pk], request=request)
         return self._detail(content, status.HTTP_201_CREATED if created else status.HTTP_200_OK,
                             ContentSerializer, headers={"Location": location})

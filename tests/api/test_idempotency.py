@@ -71,6 +71,13 @@ def test_a_key_longer_than_200_characters_is_a_400(api, audit, submitter):
     assert not Content.objects.exists()
 
 
+def test_a_key_with_a_nul_character_is_a_400(api, audit, submitter):
+    response = post(api(submitter), {"stash": "audit", "payload": {"text": "hi"}}, "k\x00")
+    assert response.status_code == 400
+    assert response.json() == {"idempotency_key": ["An idempotency key cannot contain a NUL character."]}
+    assert not Content.objects.exists()
+
+
 @pytest.mark.integration
 @pytest.mark.django_db(transaction=True)
 def test_requests_racing_with_one_key_make_one_item(audit, submitter, worker):
