@@ -8,9 +8,12 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt | 
 # services (PostgreSQL, Redis), each with a real worker process.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
+# `make bench` drops and creates this database (its name must contain "bench") and uses this Redis db.
+BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/stash_bench
+BENCH_BROKER_URL ?= redis://127.0.0.1:6379/12
 PYTEST_ARGS ?=
 
-.PHONY: venv browsers run test test-embedded test-services bench screenshots migrate clean
+.PHONY: venv browsers wrk run test test-embedded test-services bench screenshots migrate clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +25,10 @@ venv: $(STAMP)
 # Browser tests drive Debian's Chromium (no browser downloads).
 browsers:
 	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium chromium-driver)
+
+# The benchmark's load generator (its short run is part of `make test`).
+wrk:
+	@test -x /usr/bin/wrk || (apt-get update -qq && apt-get install -y -qq wrk)
 
 migrate: venv
 	$(BIN)/python manage.py migrate --noinput
@@ -36,19 +43,19 @@ run: migrate
 
 test: test-embedded test-services
 
-test-embedded: venv browsers
+test-embedded: venv browsers wrk
 	env -u DATABASE_URL -u CELERY_BROKER_URL STASH_VAR_DIR=$(CURDIR)/var/test-embedded \
 		$(BIN)/pytest $(PYTEST_ARGS)
 
-test-services: venv browsers
+test-services: venv browsers wrk
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) SECRET_KEY=test-only DEBUG=0 \
 		STASH_VAR_DIR=$(CURDIR)/var/test-services $(BIN)/pytest $(PYTEST_ARGS)
 
-# Long benchmark runs (a short one is part of `make test`); figures go to docs/BENCHMARKS.md.
-bench: venv
-	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) SECRET_KEY=test-only DEBUG=0 \
-		STASH_VAR_DIR=$(CURDIR)/var/bench STASH_BENCH_ITEMS=4000 STASH_BENCH_ROUNDS=5 \
-		STASH_BENCH_REPORT=$(CURDIR)/docs/BENCHMARKS.md $(BIN)/pytest tests/bench -q
+# stash against the hand-written baseline in bench/, end to end (worker, gunicorn, wrk), on both
+# backends; figures go to docs/BENCHMARKS.md (a short run is part of `make test`).
+bench: venv wrk
+	$(BIN)/python -m bench.run --backend both --report docs/BENCHMARKS.md \
+		--database-url $(BENCH_DATABASE_URL) --broker-url $(BENCH_BROKER_URL) --var-dir $(CURDIR)/var/bench
 
 # The README's admin screenshots, taken by the browser tests.
 screenshots: venv browsers

@@ -1,0 +1,1 @@
+"""The hand-written baseline that `make bench` measures stash against, and the runner (`python -m bench.run`)."""

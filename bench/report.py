@@ -1,0 +1,218 @@
+"""docs/BENCHMARKS.md from the runner's results: setup, one table per backend, where the time goes.
+
+    write(Path("docs/BENCHMARKS.md"), results, meta)
+
+Every row shows its target and whether it was met; a missed target reads **missed**. The section
+between ``<!-- notes -->`` and ``<!-- /notes -->`` is kept from the existing file, for notes by hand.
+"""
+import json
+import re
+import statistics
+
+from .checks import HOOKS
+
+NOTES_START, NOTES_END = "<!-- notes -->", "<!-- /notes -->"
+DEFAULT_NOTES = "(Notes from profiling by hand go here; `make bench` keeps this section as it is.)"
+BACKEND_TITLES = {"services": "Services: PostgreSQL + Redis",
+                  "embedded": "Embedded default: SQLite + filesystem broker"}
+
+
+def write(path, results, meta):
+    """Write the report for ``results`` (one dict per backend) to ``path``, keeping its notes."""
+    notes = existing_notes(path)
+    parts = [header(results, meta)]
+    for backend in results:
+        parts.append(table(backend))
+    parts.append(method(results))
+    parts.append(where_time_goes(results))
+    parts.append(f"## Notes\n\n{NOTES_START}\n{notes}\n{NOTES_END}\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(parts))
+
+
+def existing_notes(path):
+    text = path.read_text() if path.exists() else ""
+    found = re.search(re.escape(NOTES_START) + r"\n?(.*?)\n?" + re.escape(NOTES_END), text, re.DOTALL)
+    return found.group(1) if found else DEFAULT_NOTES
+
+
+def header(results, meta):
+    rounds = {backend["sizes"]["rounds"] for backend in results}
+    servers = ", ".join(dict.fromkeys(value for backend in results for value in backend["servers"].values()))
+    versions = ", ".join(f"{name} {version}" for name, version in meta["versions"].items())
+    hooks = ", ".join(f"`{name}` `{json.dumps(params)}`" for name, params in HOOKS)
+    return f"""# Benchmarks
+
+Written by `{meta['command']}` on {meta['date']}; the run took {meta['minutes']:.1f} min.
+Every figure is the **median of {'/'.join(map(str, sorted(rounds)))} round(s)**; in each round every row runs for stash,
+then for the hand-written baseline, on the same worker, database and broker, so the ratio compares
+the two under the same load. Ratios are stash ÷ hand-written.
+
+- **Machine**: {meta['machine']}.
+- **Versions**: {versions}; servers: {servers}.
+- **Processes**: one Celery worker, `celery -A hooksite worker --concurrency 2 --pool prefork -Q <stash queue>,<bench
+  queue> --without-mingle --without-gossip` (DEBUG off); gunicorn, 2 sync workers; wrk, 2 threads, 16 connections;
+  and the runner, all on this machine.
+- **Stash under test**: five filters, in order: {hooks}. The baseline (`bench/`) runs the same five checks in plain
+  Python; payloads are mixed and one in ten is dropped. In every round the runner checked that both sides
+  judged every item and gave the same verdict for every payload, and that every stash item has exactly one
+  pipeline run.
+"""
+
+
+def median(backend, row, side, key=None):
+    figures = backend["rows"].get(row, {}).get(side)
+    if not figures:
+        return None
+    return statistics.median(figure[key] if key else figure for figure in figures)
+
+
+def ratio(stash, hand):
+    return stash / hand if stash is not None and hand else None
+
+
+def met(value, minimum=None, maximum=None):
+    if value is None:
+        return "—"
+    ok = (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
+    return "yes" if ok else "**missed**"
+
+
+def cells(path, stash, hand, value, target, verdict):
+    return f"| {path} | {stash} | {hand} | {value} | {target} | {verdict} |"
+
+
+def per_second(value, unit="items/s"):
+    return f"{value:,.0f} {unit}" if value is not None else "—"
+
+
+def ms(value):
+    return f"{value:,.1f} ms" if value is not None else "—"
+
+
+def times(value):
+    return f"{value:.2f}×" if value is not None else "—"
+
+
+def compared_row(path, backend, row, unit, key=None, minimum=None, maximum=None, target="—", on_stash=False):
+    """A row with both sides and the ratio; the target bounds the ratio, or with ``on_stash`` stash's figure."""
+    stash, hand = median(backend, row, "stash", key), median(backend, row, "hand", key)
+    value = ratio(stash, hand)
+    return cells(path, unit(stash), unit(hand), times(value), target,
+                 met(stash if on_stash else value, minimum, maximum) if target != "—" else "—")
+
+
+def table(backend):
+    sizes = backend["sizes"]
+    lines = [f"## {BACKEND_TITLES[backend['backend']]}", "",
+             "| path | stash | hand-written | ratio | target | met? |", "|---|---|---|---|---|---|"]
+    rows = ROWS[backend["backend"]]
+    lines += [line for make in rows for line in make(backend, sizes)]
+    return "\n".join(lines) + "\n"
+
+
+def bulk_row(backend, sizes):
+    yield compared_row(f"bulk: `submit_many` ×1,000 ↔ `bulk_create` + `judge_batch` per 100 ({sizes['bulk']:,} "
+                       "items, first save → last verdict)", backend, "bulk", per_second, minimum=1.0, target="≥ 1.0×")
+
+
+def single_row(backend, sizes):
+    path = (f"single saves: `Content.objects.create` ↔ `Item.objects.create` + `judge_one` after commit "
+            f"({sizes['single']:,} items, first save → last verdict)")
+    if backend["backend"] == "services":
+        yield compared_row(path, backend, "single", per_second, minimum=2.0, target="≥ 2.0×")
+    else:
+        yield compared_row(path, backend, "single", per_second, minimum=100, target="stash ≥ 100 items/s",
+                           on_stash=True)
+
+
+def orm_row(backend, sizes):
+    stash, bulk = median(backend, "orm", "stash"), median(backend, "bulk", "stash")
+    value = ratio(stash, bulk)
+    yield cells(f"ORM saves in transactions: {sizes['orm']:,} `Content.objects.create`, "
+                f"{sizes['orm_per_transaction']:,} per `atomic()` (stash only; ratio to stash's bulk)",
+                per_second(stash), f"— (stash bulk: {per_second(bulk)})", times(value), "≥ 0.8× of bulk",
+                met(value, minimum=0.8))
+
+
+def latency_rows(backend, sizes):
+    path = f"latency {{}}: save → verdict, {sizes['latency']:,} items one at a time, idle worker"
+    yield compared_row(path.format("p50"), backend, "latency", ms, key="p50")
+    yield compared_row(path.format("p95"), backend, "latency", ms, key="p95")
+    if backend["backend"] == "services":
+        yield compared_row(path.format("p99"), backend, "latency", ms, key="p99", maximum=1.5, target="≤ 1.5×")
+    else:
+        yield compared_row(path.format("p99"), backend, "latency", ms, key="p99", maximum=250,
+                           target="stash ≤ 250 ms", on_stash=True)
+
+
+def api_rows(backend, sizes):
+    path = (f"API: wrk, 16 connections, {sizes['api_seconds']} s: `POST /api/contents/` ↔ `POST /bench/items/` "
+            "(token auth)")
+    yield compared_row(f"{path}, req/s", backend, "api", lambda v: per_second(v, "req/s"), key="rps", minimum=1.0,
+                       target="≥ 1.0×")
+    yield compared_row(f"{path}, p99", backend, "api", ms, key="p99", maximum=1.5, target="≤ 1.5×")
+
+
+def memory_row(backend, sizes):
+    memory = backend.get("memory")
+    path = "worker RSS (main + pool children) after 1,000 → after 100,000 stash items (bulk), fresh worker"
+    if not memory:
+        yield cells(path, "not run (`--quick`)", "—", "—", "≤ 1.10", "—")
+        return
+    value = memory["large_kb"] / memory["small_kb"]
+    yield cells(path.replace("1,000", f"{memory['small']:,}").replace("100,000", f"{memory['large']:,}"),
+                f"{memory['small_kb'] / 1024:,.0f} MiB → {memory['large_kb'] / 1024:,.0f} MiB", "—", times(value),
+                "≤ 1.10", met(value, maximum=1.10))
+
+
+def quick_posts_row(backend, sizes):
+    value = median(backend, "quick_posts", "stash")
+    yield cells(f"{sizes['quick_posts']} quick POSTs through the API (gunicorn): last POST answered → its verdict",
+                ms(value * 1000 if value is not None else None), "—", "—", "—", "—")
+
+
+ROWS = {
+    "services": [bulk_row, single_row, orm_row, latency_rows, api_rows, memory_row],
+    "embedded": [single_row, latency_rows, quick_posts_row],
+}
+
+
+def method(results):
+    return """## How it is measured
+
+- **Throughput** (items/s): items saved ÷ (latest `processed_at` written by the worker − the client's clock just
+  before the first save). The runner polls the database every 50 ms until no item is pending or processing.
+- **Latency**: an item's `processed_at` − the client's clock just after its save committed (an on-commit callback
+  registered before the save, so it runs before the save's own publish), one item at a time.
+- **API**: wrk's own count and latency distribution; every response must be a 2xx with no socket error, or the
+  run fails. The worker judges what was posted meanwhile; every item is judged before the next figure.
+- Between figures both tables and the pipeline runs are emptied and the worker goes idle.
+"""
+
+
+def where_time_goes(results):
+    parts = ["## Where the time goes", "",
+             "Measured in the runner's process before the worker starts: pending items made with `bulk_create` "
+             "(nothing published), then one call of `stash.processing.process(ids)` and of the baseline's task "
+             "(`judge_batch(ids)`, `judge_one(id)`), each on fresh items; wall time of a plain call, SQL queries "
+             "of another (`CaptureQueriesContext`), and the top of a cProfile of a third (stash).", ""]
+    for backend in results:
+        parts.append(profile_section(backend))
+    return "\n".join(parts)
+
+
+def profile_section(backend):
+    profile = backend["profile"]
+    lines = [f"### {BACKEND_TITLES[backend['backend']]}", "", "| call | items | ms | SQL queries | statements |",
+             "|---|---|---|---|---|"]
+    for name, call in profile.items():
+        side, size = name.rsplit(" ", 1)
+        lines.append(f"| {side} | {size} | {call['ms']:.1f} | {call['queries']} | {call['statements']} |")
+    for name, call in profile.items():
+        if "top" in call:
+            lines += ["", f"`process()` on {name.split()[-1]} item(s), top {len(call['top'])} by cumulative time:",
+                      "", "| cumulative ms | own ms | calls | function |", "|---|---|---|---|"]
+            lines += [f"| {entry['cum_ms']:.1f} | {entry['own_ms']:.1f} | {entry['calls']} | `{entry['where']}` |"
+                      for entry in call["top"]]
+    return "\n".join(lines) + "\n"

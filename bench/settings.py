@@ -1,0 +1,12 @@
+"""Settings for `make bench`: the project's own, plus the hand-written baseline app, its routes and queue."""
+import os
+
+from hooksite.settings import *  # noqa: F401,F403
+from hooksite.settings import INSTALLED_APPS
+
+INSTALLED_APPS = [*INSTALLED_APPS, "bench"]
+ROOT_URLCONF = "bench.urls"
+
+# The hand-written tasks have a queue of their own, next to the stash's (STASH_QUEUE).
+BENCH_QUEUE = os.environ.get("BENCH_QUEUE", "bench")
+CELERY_TASK_ROUTES = {"bench.tasks.*": {"queue": BENCH_QUEUE}}

@@ -1,0 +1,90 @@
+"""`make bench` in small: the runner's ``--quick`` mode end to end, on the backend this test run uses.
+
+The runner starts its own worker and gunicorn, on a database or var directory of its own (named
+after this run's, so the two passes of `make test` and `make bench` never share one), and drives
+them with real saves and wrk. Behaviour only is asserted here, never a timing.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH_REDIS_DB = 11  # `make bench` uses 12, the suites 15 (and 13 by hand)
+ROWS = {
+    "services": ["| bulk:", "| single saves:", "| ORM saves in transactions:", "| latency p50:", "| latency p95:",
+                 "| latency p99:", "| API: wrk", "| worker RSS"],
+    "embedded": ["| single saves:", "| latency p50:", "| latency p95:", "| latency p99:", "| 20 quick POSTs"],
+}
+
+
+def runner_options():
+    """The backend pytest runs on, and where the runner keeps its own database, broker and files."""
+    options = ["--var-dir", str(Path(settings.VAR_DIR) / "bench")]
+    database_url = os.environ.get("DATABASE_URL", "")
+    if not database_url:
+        return "embedded", options
+    database = urlsplit(database_url)
+    bench_database = database._replace(path=f"/{database.path.strip('/')}_bench").geturl()
+    broker = urlsplit(os.environ["CELERY_BROKER_URL"])._replace(path=f"/{BENCH_REDIS_DB}").geturl()
+    return "services", [*options, "--database-url", bench_database, "--broker-url", broker]
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    backend, options = runner_options()
+    out = tmp_path_factory.mktemp("bench")
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.run", "--quick", "--backend", backend, "--report", str(out / "BENCHMARKS.md"),
+         "--json", str(out / "bench.json"), *options],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, f"bench.run failed:\n{done.stdout}\n{done.stderr}"
+    results = json.loads((out / "bench.json").read_text())["backends"]
+    assert [r["backend"] for r in results] == [backend]
+    return backend, results[0], (out / "BENCHMARKS.md").read_text()
+
+
+@pytest.mark.integration
+def test_both_sides_judge_every_item(quick_run):
+    _backend, results, _report = quick_run
+    figures = [check for check in results["checks"] if "side" in check]
+    assert {check["side"] for check in figures} == {"stash", "hand"}
+    for check in figures:
+        assert check["saved"] == check["judged"] == check["expected"] > 0, check
+
+
+@pytest.mark.integration
+def test_both_sides_give_the_same_verdicts(quick_run):
+    _backend, results, _report = quick_run
+    comparisons = [check for check in results["checks"] if "compared" in check]
+    assert comparisons
+    for check in comparisons:
+        assert check["compared"] > 0 and check["differing"] == 0 and check["same_payloads"], check
+    counts = {}  # (row, round) -> {(accepted, saved) of each side}
+    for check in results["checks"]:
+        if check.get("side") and check["row"] != "api":  # wrk sends each side as many payloads as it can
+            counts.setdefault((check["row"], check["round"]), set()).add((check["accepted"], check["saved"]))
+    assert all(len(pairs) == 1 for pairs in counts.values()), counts
+    assert any(0 < accepted < saved for pairs in counts.values() for accepted, saved in pairs)
+
+
+@pytest.mark.integration
+def test_every_stash_item_has_one_pipeline_run(quick_run):
+    _backend, results, _report = quick_run
+    stash_checks = [check for check in results["checks"] if check.get("side") == "stash"]
+    assert stash_checks and all(check["runs_ok"] for check in stash_checks)
+
+
+@pytest.mark.integration
+def test_the_report_has_every_row_and_section(quick_run):
+    backend, _results, report = quick_run
+    for row in ROWS[backend]:
+        assert row in report, row
+    assert "## Where the time goes" in report
+    assert "<!-- notes -->" in report and "<!-- /notes -->" in report
