@@ -14,51 +14,44 @@ from django.db.models import F
 _SUPPORTED = {"postgresql", "sqlite"}
 
 
-def update_rows(model, objs, fields, constants=None, where=None, add=False, using="default", batch_size=500):
-    """Write ``fields`` of each of ``objs`` (model instances) by primary key; return the keys of
-    the rows changed.
+def update_rows(model, objs, fields, constants=None, add=False, using="default", batch_size=500):
+    """Write ``fields`` of each of ``objs`` (model instances) by primary key; return rows changed.
 
     ``constants`` ({field name: value}) are set on every row alike, as one parameter each;
-    ``where`` ({field name: value}) limits the rows written to those that still hold these
-    values (a compare-and-set); ``add`` adds the values of ``fields`` to the stored ones.
+    with ``add``, the values of ``fields`` are added to the stored ones instead (counters).
     """
     objs = list(objs)
     if not objs:
-        return []
-    constants, where = constants or {}, where or {}
+        return 0
+    constants = constants or {}
     connection = connections[using]
     if connection.vendor not in _SUPPORTED:
-        return _update_by_orm(model, objs, fields, constants, where, add, using, batch_size)
+        return _update_by_orm(model, objs, fields, constants, add, using, batch_size)
     meta = model._meta
     columns = [meta.pk] + [meta.get_field(name) for name in fields]
     fixed = [(meta.get_field(name), value) for name, value in constants.items()]
-    conditions = [(meta.get_field(name), value) for name, value in where.items()]
-    changed = []
+    changed = 0
     with connection.cursor() as cursor:
         for start in range(0, len(objs), batch_size):
             batch = objs[start:start + batch_size]
-            sql, params = _statement(model, columns, fixed, conditions, add, batch, connection)
+            sql, params = _statement(model, columns, fixed, add, batch, connection)
             cursor.execute(sql, params)
-            changed += [meta.pk.to_python(row[0]) for row in cursor.fetchall()]
+            changed += cursor.rowcount
     return changed
 
 
-def _update_by_orm(model, objs, fields, constants, where, add, using, batch_size):
+def _update_by_orm(model, objs, fields, constants, add, using, batch_size):
     manager = model._base_manager.using(using)
-    keys = manager.filter(pk__in=[obj.pk for obj in objs], **where).values_list("pk", flat=True)
     if add:
-        for obj in objs:
-            manager.filter(pk=obj.pk).update(**{name: F(name) + getattr(obj, name) for name in fields})
-        return [obj.pk for obj in objs]
-    written = [obj for obj in objs if obj.pk in set(keys)]
-    for obj in written:
+        return sum(manager.filter(pk=obj.pk).update(**{name: F(name) + getattr(obj, name) for name in fields})
+                   for obj in objs)
+    for obj in objs:
         for name, value in constants.items():
             setattr(obj, model._meta.get_field(name).attname, value)
-    manager.bulk_update(written, [*fields, *constants], batch_size=batch_size)
-    return [obj.pk for obj in written]
+    return manager.bulk_update(objs, [*fields, *constants], batch_size=batch_size)
 
 
-def _statement(model, columns, fixed, conditions, add, batch, connection):
+def _statement(model, columns, fixed, add, batch, connection):
     quote = connection.ops.quote_name
     table = quote(model._meta.db_table)
     names = [f"c{index}" for index in range(len(columns))]
@@ -80,13 +73,9 @@ def _statement(model, columns, fixed, conditions, add, batch, connection):
     assignments = [assigned(index, field) for index, field in enumerate(columns) if index]
     assignments += [f"{quote(field.column)} = %s" for field, _value in fixed]
     params += [field.get_db_prep_save(constant, connection) for field, constant in fixed]
-    filters = [f"{table}.{quote(columns[0].column)} = {value(0, columns[0])}"]
-    for field, expected in conditions:
-        filters.append(f"{table}.{quote(field.column)} = %s")
-        params.append(field.get_db_prep_save(expected, connection))
     sql = (f"WITH v({', '.join(names)}) AS (VALUES {', '.join([row] * len(batch))}) "
            f"UPDATE {table} SET {', '.join(assignments)} FROM v "
-           f"WHERE {' AND '.join(filters)} RETURNING {table}.{quote(columns[0].column)}")
+           f"WHERE {table}.{quote(columns[0].column)} = {value(0, columns[0])}")
     return sql, params
 
 

@@ -340,12 +340,16 @@ class Content(LoadedStateMixin, models.Model):
                          "content_hash", "revision", "overturned", "reviewed_by", "reviewed_at", "review_note")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    stash = models.ForeignKey(Stash, on_delete=models.PROTECT, related_name="contents", verbose_name=_("stash"))
+    # Indexed by the (stash, status) and (stash, queue_seq) indexes below, which lead with it; so
+    # is status by (status, lease_until). Every index is written again when an item is claimed
+    # and judged, so none is kept twice.
+    stash = models.ForeignKey(Stash, on_delete=models.PROTECT, related_name="contents", verbose_name=_("stash"),
+                              db_index=False)
     payload = models.JSONField(_("payload"), default=dict)
     original_payload = models.JSONField(_("original payload"), null=True, blank=True, editable=False,
                                         help_text=_("The payload as submitted, when transforms changed it."))
     status = models.CharField(_("status"), max_length=12, choices=Status.choices, default=Status.PENDING,
-                              db_index=True, editable=False)
+                              editable=False)
     reason = models.TextField(_("reason"), blank=True, editable=False)
     rejected_by = models.ForeignKey(HookConfig, on_delete=models.SET_NULL, null=True, blank=True,
                                     related_name="decided", editable=False, verbose_name=_("decided by"))

@@ -1,9 +1,11 @@
 """Judging: claim items, run their stash's pipeline, write verdicts; sweep, reprocess, simulate, deliver.
 
 - ``process(ids)`` claims the given items by compare-and-set (only ``pending`` ones; a duplicate
-  delivery claims nothing), judges them, and writes verdicts, runs and counters in a constant
-  number of queries per batch, whatever the number of hooks. A verdict is written only if the
-  claim still holds: an item edited meanwhile is left to its new revision's run.
+  delivery claims nothing) together with other items of their stashes waiting for their first
+  run, up to ``STASH_BATCH_SIZE`` (so single saves that arrive together are judged together),
+  judges them, and writes verdicts, runs and counters in a constant number of queries per batch,
+  whatever the number of hooks. A verdict is written only if the claim still holds: an item
+  edited meanwhile is left to its new revision's run.
 - ``sweep()`` gives up on items claimed too often (``failed``, with the reason) and sends again
   every item whose lease ran out (a lost message, a killed worker).
 - ``simulate(stash, payload)`` runs the pipeline and saves nothing.
@@ -117,7 +119,8 @@ def process(ids) -> BatchReport:
     if not report.claimed:
         return report
     # Oldest first: items accepted together join the stash's queue in the order they came.
-    contents = list(Content.objects.filter(lease_token=token).select_related("stash").order_by("created_at", "pk"))
+    contents = list(Content.objects.filter(status=Status.PROCESSING, lease_token=token).select_related("stash")
+                    .order_by("created_at", "pk"))
     first_tries = [c for c in contents if c.attempts <= 1]
     retried = [c for c in contents if c.attempts > 1]
     if first_tries:
@@ -152,8 +155,17 @@ def _claim(ids, token) -> int:
     if room > 0:
         others = (Content.objects.filter(status=Status.PENDING, attempts=0,
                                          stash_id__in=Content.objects.filter(own).values("stash_id"))
-                  .exclude(own).order_by().values("pk")[:room])
-        claimed += Content.objects.filter(pk__in=others, status=Status.PENDING).update(**claim)
+                  .exclude(own).order_by().values_list("pk", flat=True)[:room])
+        if connection.features.has_select_for_update_skip_locked:
+            # Rows another worker is claiming are passed over, never waited for: two claims
+            # that lock the same rows in different orders would deadlock.
+            others = others.select_for_update(skip_locked=True)
+        with transaction.atomic():
+            # Read, then write: as a subquery of the UPDATE, a LIMIT ... FOR UPDATE may be run
+            # again for each row and claim more than ``room``.
+            picked = list(others)
+            if picked:
+                claimed += Content.objects.filter(pk__in=picked, status=Status.PENDING).update(**claim)
     return claimed
 
 
@@ -197,21 +209,20 @@ def _record(judged, token, report):
     workers judging one stash hold them only for the last statements before the commit.
     """
     now = timezone.now()
-    for content, _pipeline, result, _started in judged:
-        _apply_verdict(content, result, now)
     with transaction.atomic():
-        written = set(bulk_sql.update_rows(
-            Content, [content for content, *_ in judged], _VERDICT_FIELDS, where={"lease_token": token},
-            constants={"processed_at": now, "updated_at": now, "lease_token": None, "lease_until": None}))
-        runs, transformed = [], []
+        claimed = set(Content.objects.select_for_update().filter(
+            pk__in=[content.pk for content, *_ in judged], lease_token=token).values_list("pk", flat=True))
+        runs, decided, transformed = [], [], []
         counters: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(HookConfig.COUNTER_FIELDS, 0))
         accepted_by_stash = defaultdict(list)
         for content, _pipeline, result, started in judged:
-            if content.pk not in written:
+            if content.pk not in claimed:
                 report.stale += 1
-                content.processed_revision = None  # not stored: its new revision is judged again
                 continue
-            if result.verdict == pipeline.ACCEPTED:
+            _apply_verdict(content, result, now)
+            if result.verdict != pipeline.ACCEPTED:
+                decided.append(content)
+            else:
                 accepted_by_stash[content.stash_id].append(content)
                 if result.transformed:
                     content.original_payload, content.payload = content.payload, dict(result.payload)
@@ -225,13 +236,20 @@ def _record(judged, token, report):
             report.verdicts[result.verdict] = report.verdicts.get(result.verdict, 0) + 1
         if not runs:
             return
+        _write_verdicts(decided, now)
         bulk_sql.update_rows(Content, transformed, ["payload", "original_payload"])
         bulk_sql.insert_rows(PipelineRun, runs)
+        # The shared rows, last: accepted items get their queue numbers under the stash's lock.
         for stash_id in sorted(accepted_by_stash):
             _assign_queue_positions(stash_id, accepted_by_stash[stash_id])
-            bulk_sql.update_rows(Content, accepted_by_stash[stash_id], ["queue_seq"])
+            _write_verdicts(accepted_by_stash[stash_id], now)
         _add_counters(counters)
     report.judged += len(runs)
+
+
+def _write_verdicts(contents, now):
+    bulk_sql.update_rows(Content, contents, _VERDICT_FIELDS, constants={
+        "processed_at": now, "updated_at": now, "lease_token": None, "lease_until": None})
 
 
 _VERDICT_FIELDS = ["status", "reason", "rejected_by", "processed_revision", "queue_seq"]
