@@ -19,6 +19,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from abc import ABC, abstractmethod
 from pathlib import Path
 
 from .errors import BenchError
@@ -35,7 +36,7 @@ class ProcessError(BenchError):
     """A process did not start, or a load run went wrong."""
 
 
-class Process:
+class Process(ABC):
     """A child process with its output in ``<log_dir>/<name>.log``."""
 
     name = "process"
@@ -46,11 +47,13 @@ class Process:
         self.process = None
         self.log_offset = 0
 
+    @abstractmethod
     def command(self):
-        raise NotImplementedError
+        """The command line that starts the process."""
 
+    @abstractmethod
     def is_ready(self):
-        raise NotImplementedError
+        """True once the process can take work."""
 
     def start(self, timeout=90):
         self.log_path.parent.mkdir(parents=True, exist_ok=True)

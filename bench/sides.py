@@ -4,6 +4,8 @@
         side.save_one(payload(1)); side.save_many(payloads(1000))
         side.undecided().exists(); side.verdicts(); side.clear()
 """
+from abc import ABC, abstractmethod
+
 from django.db.models import Count, Max
 
 from stash import processing
@@ -16,7 +18,7 @@ from .workload import number
 BULK_CALL = 1000  # payloads per submit call
 
 
-class Side:
+class Side(ABC):
     """What a row needs of a side: save items, see which are judged, read verdicts, clean up."""
 
     name = ""
@@ -24,18 +26,21 @@ class Side:
     api_path = ""
     api_stash = ""  # the body's "stash" (blank: none)
 
+    @abstractmethod
     def items(self):
-        raise NotImplementedError
+        """The side's items, as a queryset."""
 
+    @abstractmethod
     def undecided(self):
-        raise NotImplementedError
+        """The side's items still waiting for a verdict."""
 
+    @abstractmethod
     def save_one(self, payload):
         """Save one item in its own transaction; return its id."""
-        raise NotImplementedError
 
+    @abstractmethod
     def submit_many(self, payloads):
-        raise NotImplementedError
+        """Save up to 1,000 ``payloads`` in one call."""
 
     def save_many(self, payloads):
         """Save ``payloads`` in bulk calls of 1,000."""
