@@ -1,6 +1,7 @@
 """The two backends, each set up from scratch for a run: its environment, database and migrations.
 
-- ``services``: PostgreSQL (the database in ``--database-url``, dropped and created) and Redis.
+- ``services``: PostgreSQL (the database in ``--database-url``, dropped and created) and Redis (broker
+  and cache).
 - ``embedded``: the project default, SQLite and Celery's filesystem broker, under ``<var-dir>-embedded``.
 
 Both run with ``DJANGO_SETTINGS_MODULE=bench.settings``, ``DEBUG=0`` and queues named for the run, so
@@ -42,7 +43,9 @@ def environment(backend, options):
         "STASH_QUEUE": f"stash-bench-{run}", "BENCH_QUEUE": f"bench-{run}",
     })
     if backend == "services":
-        env.update({"DATABASE_URL": options.database_url, "CELERY_BROKER_URL": options.broker_url})
+        # The cache on the same Redis, as a deployment on PostgreSQL + Redis has it (its keys are prefixed).
+        env.update({"DATABASE_URL": options.database_url, "CELERY_BROKER_URL": options.broker_url,
+                    "CACHE_URL": options.broker_url})
     return env
 
 

@@ -91,7 +91,7 @@ BACKEND_ROWS = {"services": ["bulk", "single", "orm", "latency", "api"],
                 "embedded": ["single", "latency", "quick_posts"]}
 
 
-def main(backend, quick, results_path, rounds=None):
+def main(backend, quick, results_path, rounds=None, rows=None):
     """Measure ``backend`` (its environment set, Django set up) and write the results to ``results_path``."""
     sizes = (QUICK if quick else FULL).for_backend(backend)
     if rounds:
@@ -108,8 +108,8 @@ def main(backend, quick, results_path, rounds=None):
     try:
         ctx = Context(sizes, make_api_token(), web.start(), worker.start())
         warm_up(ctx, sides if "api" in BACKEND_ROWS[backend] else sides[:1])
-        run_rounds(ctx, BACKEND_ROWS[backend], sides, results)
-        if backend == "services" and sizes.memory_large:
+        run_rounds(ctx, [name for name in BACKEND_ROWS[backend] if not rows or name in rows], sides, results)
+        if backend == "services" and sizes.memory_large and (not rows or "memory" in rows):
             worker.stop()
             results["memory"] = scenarios.memory(sides[0], worker.start(), sizes.memory_small, sizes.memory_large)
             sides[0].clear()

@@ -25,6 +25,7 @@ from pathlib import Path
 from . import backends, report
 from .errors import BenchError
 
+ROW_NAMES = ("bulk", "single", "orm", "latency", "api", "quick_posts", "memory")  # bench.measure.ROWS, memory
 PACKAGES = {"Django": "django", "Celery": "celery", "kombu": "kombu", "DRF": "djangorestframework",
             "gunicorn": "gunicorn", "psycopg": "psycopg"}
 
@@ -36,6 +37,7 @@ def parser():
     p.add_argument("--quick", action="store_true", help="small sizes and one round, for `make test`")
     p.add_argument("--rounds", type=positive, help="rounds per row (default: 3, or 1 with --quick)")
     p.add_argument("--json", type=Path, help="also write the raw figures and checks here")
+    p.add_argument("--rows", type=rows, help="only these rows, comma-separated (e.g. single,latency)")
     p.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/stash_bench",
                    help="services: a PostgreSQL database with 'bench' in its name; it is dropped and created")
     p.add_argument("--broker-url", default="redis://127.0.0.1:6379/12", help="services: the Redis broker")
@@ -54,6 +56,15 @@ def positive(text):
     if value < 1:
         raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
     return value
+
+
+def rows(text):
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in ROW_NAMES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown row(s) {', '.join(unknown) or repr(text)}; "
+                                         f"rows: {', '.join(ROW_NAMES)}")
+    return names
 
 
 def main(argv=None):
@@ -86,7 +97,7 @@ def measure_child(args):
     from . import measure
 
     try:
-        measure.main(args.child, args.quick, args.results, args.rounds)
+        measure.main(args.child, args.quick, args.results, args.rounds, args.rows)
     except BenchError as exc:
         print(f"bench: error: {exc}", file=sys.stderr)
         return 1
@@ -120,6 +131,7 @@ def run_backend(backend, args):
     results_path = Path(env["STASH_VAR_DIR"]) / "results.json"
     command = [sys.executable, "-m", "bench.run", "--child", backend, "--results", str(results_path)]
     command += ["--quick"] * args.quick + (["--rounds", str(args.rounds)] if args.rounds else [])
+    command += ["--rows", ",".join(args.rows)] if args.rows else []
     done = subprocess.run(command, cwd=backends.ROOT, env=env)
     if done.returncode:
         raise BenchError(f"the {backend} run failed (exit {done.returncode}); logs in {env['STASH_VAR_DIR']}/logs")

@@ -5,11 +5,23 @@ and later saves in the same transaction join it, so a bulk submit of 1,000 items
 ``ceil(1000 / STASH_BATCH_SIZE)`` messages, not 1,000. A publish that fails (broker down) is
 logged and dropped: the item stays pending and the sweeper sends it again once its lease runs
 out, so a save that returned success is still judged.
+
+Saves of one stash that come close together share a message. A message with fewer ids than a
+batch *wakes* its stash: it claims, besides its own items, the stash's other items waiting for
+their first run (see ``processing.judging``). While such a message waits in the queue, a marker
+in the cache says so, and a save of that stash publishes nothing: the waiting message takes its
+item. The worker clears the marker as the message starts, before it claims, so an item saved
+later is published again; the message claims others only if it found the marker up (a message
+that finds it gone, taken down by another message, was joined by no save). The marker expires
+after a lease, and a claim that fills its batch wakes the stash again; an item whose waking
+message is lost (or waited longer than a lease) is sent by the sweeper, as any lost message. The cache must be one that web and worker processes share (Redis on several machines).
 """
 import logging
+from collections import defaultdict
 
 from celery import current_app
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connections, transaction
 
 logger = logging.getLogger(__name__)
@@ -20,22 +32,24 @@ _RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "i
 
 
 class _Batch:
-    """The ids of one transaction, sent when it commits."""
+    """The ids of one transaction by stash (``None``: not known), sent when it commits."""
 
     def __init__(self):
-        self.ids = []
+        self.ids = defaultdict(list)
 
     def __call__(self):
-        send(self.ids)
+        for stash, ids in self.ids.items():
+            send(ids, stash=stash)
 
 
-def send_on_commit(ids, using="default"):
-    """Send ``ids`` to the workers when the current transaction commits (now, outside one)."""
+def send_on_commit(ids, using="default", stash=None):
+    """Send ``ids`` (of ``stash``, if given) to the workers when the current transaction commits
+    (now, outside one)."""
     if not ids:
         return
     connection = connections[using]
     if not connection.in_atomic_block:
-        send(ids)
+        send(ids, stash=stash)
         return
     batch = getattr(connection, "_stash_batch", None)
     # A batch belongs to the transaction that registered it: once that one has committed or
@@ -44,7 +58,7 @@ def send_on_commit(ids, using="default"):
         batch = _Batch()
         connection._stash_batch = batch
         transaction.on_commit(batch, using=using)
-    batch.ids.extend(ids)
+    batch.ids[stash].extend(ids)
 
 
 def send_each_on_commit(ids, using="default"):
@@ -60,21 +74,65 @@ def send_each_on_commit(ids, using="default"):
     transaction.on_commit(send_each, using=using)
 
 
-def send(ids):
-    """Publish ``ids`` in chunks; return how many were handed to the broker."""
+def send(ids, stash=None):
+    """Publish ``ids`` (of ``stash``, if given) in chunks; return how many were handed to the
+    broker or to a message of their stash that waits in the queue."""
     ids = [str(pk) for pk in dict.fromkeys(ids)]
     size = max(1, settings.STASH_BATCH_SIZE)
     sent = 0
     for start in range(0, len(ids), size):
         chunk = ids[start:start + size]
-        try:
-            current_app.send_task(PROCESS_TASK, args=[chunk], queue=settings.STASH_QUEUE,
-                                  retry=True, retry_policy=_RETRY_POLICY)
-        except Exception:
-            logger.exception("Could not publish %d item(s); the sweeper will send them again.", len(chunk))
-        else:
+        if stash is None or len(chunk) == size:
+            sent += _publish(chunk) and len(chunk)
+        elif not _mark_waiting(stash):
+            sent += len(chunk)  # the stash's waiting message takes them
+        elif _publish(chunk, wake=stash):
             sent += len(chunk)
+        else:
+            started(stash)
     return sent
+
+
+def wake(stashes):
+    """Have ``stashes``' items that wait for their first run claimed, unless a message already waits."""
+    for stash in stashes:
+        if _mark_waiting(stash) and not _publish([], wake=stash):
+            started(stash)
+
+
+def started(stash):
+    """Note that the waiting message of ``stash`` has started: the next save publishes. Return
+    True if a marker was up (saves may have joined the message) or the cache could not tell."""
+    try:
+        return bool(cache.delete(_waiting_key(stash)))
+    except Exception:  # the marker expires on its own; saves meanwhile wait for the sweeper at worst
+        logger.exception("Could not clear the waiting-message marker of stash %s.", stash)
+        return True
+
+
+def _mark_waiting(stash):
+    """Set the marker of ``stash``; False if it was set (a message waits). A cache that fails says True."""
+    try:
+        return cache.add(_waiting_key(stash), 1, timeout=settings.STASH_LEASE_SECONDS)
+    except Exception:
+        logger.exception("Could not read the waiting-message marker of stash %s; publishing.", stash)
+        return True
+
+
+def _waiting_key(stash):
+    return f"stash:waiting:{stash}"
+
+
+def _publish(ids, wake=None):
+    """Publish one message; False (logged) if the broker refused it."""
+    options = {"kwargs": {"wake": wake}} if wake is not None else {}
+    try:
+        current_app.send_task(PROCESS_TASK, args=[ids], queue=settings.STASH_QUEUE, retry=True,
+                              retry_policy=_RETRY_POLICY, **options)
+    except Exception:
+        logger.exception("Could not publish %d item(s); the sweeper will send them again.", len(ids))
+        return False
+    return True
 
 
 def send_deliveries(deliveries):

@@ -12,4 +12,4 @@ def send_saved_content(sender, instance, raw, using, **kwargs):
         return
     if getattr(instance, "_enqueue_on_commit", False):
         instance._enqueue_on_commit = False
-        dispatch.send_on_commit([instance.pk], using=using)
+        dispatch.send_on_commit([instance.pk], using=using, stash=instance.stash_id)

@@ -9,9 +9,10 @@ logger = logging.getLogger(__name__)
 
 
 @shared_task(name="stash.tasks.process_contents", acks_late=True, ignore_result=True)
-def process_contents(ids):
-    """Judge the pending items among ``ids`` (a duplicate delivery is a no-op)."""
-    report = processing.process(ids)
+def process_contents(ids, wake=None):
+    """Judge the pending items among ``ids`` (a duplicate delivery is a no-op) and, for a message
+    that wakes stash ``wake``, that stash's items waiting for their first run."""
+    report = processing.process(ids, wake=wake)
     dispatch.send_deliveries(report.deliveries)
     logger.info("batch: %d ids, %d claimed, %d judged, %d stale, %d sent back, verdicts %s",
                 len(ids), report.claimed, report.judged, report.stale, report.released, report.verdicts)

@@ -1,5 +1,6 @@
 """Shared fixtures: stashes with hooks, temporary hook registration, a real worker process."""
 import pytest
+from django.core.cache import cache
 
 from stash import processing, registry
 from stash.models import HookConfig, Stash
@@ -36,6 +37,12 @@ def register_temporarily():
     yield register
     for name in added:
         registry.unregister(name)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """No test sees another's cache entries (a stash's waiting-message marker, a hook's counts)."""
+    cache.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -25,7 +25,8 @@ def run(*args, **options):
 def sent(monkeypatch):
     """Ids handed to the broker (the publishing boundary)."""
     ids = []
-    monkeypatch.setattr(processing.dispatch, "send", lambda batch: ids.extend(str(pk) for pk in batch))
+    monkeypatch.setattr(processing.dispatch, "send",
+                        lambda batch, stash=None: ids.extend(str(pk) for pk in batch))
     return ids
 
 

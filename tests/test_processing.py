@@ -119,7 +119,7 @@ def test_the_pipeline_is_loaded_once_per_config_version(audit):
 def test_sweep_sends_expired_items_again_and_fails_those_out_of_attempts(audit, settings, monkeypatch,
                                                                         django_capture_on_commit_callbacks):
     messages = []
-    monkeypatch.setattr(processing.dispatch, "send", messages.append)
+    monkeypatch.setattr(processing.dispatch, "send", lambda ids, stash=None: messages.append(ids))
     now = timezone.now()
     past, future = now - timedelta(seconds=1), now + timedelta(seconds=60)
     # Created without signals, so the sweep's own after-commit batch is the only one.
@@ -193,7 +193,7 @@ def test_items_accepted_in_one_batch_join_the_queue_in_submission_order(audit):
 def test_of_several_retried_items_one_is_judged_and_the_others_go_back_one_per_message(
         audit, monkeypatch, django_capture_on_commit_callbacks):
     messages = []
-    monkeypatch.setattr(processing.dispatch, "send", messages.append)
+    monkeypatch.setattr(processing.dispatch, "send", lambda ids, stash=None: messages.append(ids))
     items = [submit(audit, time="1", n=i) for i in range(3)]
     Content.objects.filter(pk__in=[i.pk for i in items]).update(attempts=1)  # each claimed once before
 

@@ -17,16 +17,23 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 class Broker:
-    """Stands in for the Celery app at the publishing boundary: records every message."""
+    """Stands in for the Celery app at the publishing boundary: records every message.
+
+    Unless ``held``, a worker starts each message as it comes (a message that wakes its stash
+    clears the stash's marker), so every save publishes; ``held`` messages wait in the queue.
+    """
 
     def __init__(self):
         self.messages = []
         self.error = None
+        self.held = False
 
     def send_task(self, name, args=(), **options):
         if self.error is not None:
             raise self.error
         self.messages.append({"name": name, "args": args, **options})
+        if not self.held and "kwargs" in options:
+            dispatch.started(options["kwargs"]["wake"])
 
     @property
     def chunks(self):
@@ -56,7 +63,7 @@ def submit(stash, **payload):
 def test_a_save_in_autocommit_is_published_once(audit, broker, settings):
     item = submit(audit)
     assert broker.messages == [{"name": "stash.tasks.process_contents", "args": [[str(item.pk)]],
-                                "queue": settings.STASH_QUEUE, "retry": True,
+                                "kwargs": {"wake": audit.pk}, "queue": settings.STASH_QUEUE, "retry": True,
                                 "retry_policy": dispatch._RETRY_POLICY}]
 
 
@@ -223,3 +230,59 @@ def test_a_failing_chunk_loses_no_other_chunk(audit, broker, settings, caplog, m
     assert broker.ids == [str(items[i].pk) for i in (0, 1, 4)]
     assert [r.getMessage() for r in caplog.records if r.name == "stash.dispatch"] == [
         "Could not publish 2 item(s); the sweeper will send them again."]
+
+
+def test_saves_while_their_stash_has_a_message_waiting_publish_nothing_and_that_message_judges_them(
+        audit, broker, make_stash):
+    broker.held = True  # no worker has started a message yet
+    items = [submit(audit, text=f"item {n}") for n in range(5)]
+    other = submit(make_stash("other"), text="other stash")
+    assert broker.chunks == [[str(items[0].pk)], [str(other.pk)]]
+
+    first = broker.messages[0]
+    report = processing.process(*first["args"], **first["kwargs"])
+    assert (report.claimed, report.judged) == (5, 5)
+    assert not Content.objects.filter(pk__in=[c.pk for c in items]).exclude(status="accepted").exists()
+    assert Content.objects.get(pk=other.pk).status == "pending"
+
+    # The message has started: the next save of the stash is published again.
+    later = submit(audit, text="later")
+    assert broker.chunks[-1] == [str(later.pk)]
+
+
+def test_a_claim_that_fills_its_batch_with_waiting_saves_wakes_the_stash_again(audit, broker, settings):
+    settings.STASH_BATCH_SIZE = 3
+    broker.held = True
+    items = [submit(audit, text=f"item {n}") for n in range(7)]
+    assert len(broker.messages) == 1
+
+    judged = 0
+    while broker.messages:
+        message = broker.messages.pop(0)
+        judged += processing.process(*message["args"], **message["kwargs"]).judged
+    assert judged == 7
+    assert Content.objects.filter(pk__in=[c.pk for c in items], status="accepted").count() == 7
+
+
+def test_a_failed_publish_leaves_no_marker_behind(audit, broker):
+    broker.error = OperationalError("connection refused")
+    lost = submit(audit, text="not published")
+    broker.error = None
+    broker.held = True
+    item = submit(audit, text="published")
+    assert broker.chunks == [[str(item.pk)]]
+    message = broker.messages[0]
+    assert processing.process(*message["args"], **message["kwargs"]).judged == 2  # the first one too
+    assert Content.objects.get(pk=lost.pk).status == "accepted"
+
+
+def test_a_failing_cache_never_holds_a_save_back(audit, broker, monkeypatch, caplog):
+    def broken(*args, **kwargs):
+        raise ConnectionError("cache unreachable")
+
+    broker.held = True
+    monkeypatch.setattr(dispatch.cache, "add", broken)
+    with caplog.at_level(logging.ERROR, logger="stash.dispatch"):
+        items = [submit(audit, text=f"item {n}") for n in range(2)]
+    assert broker.chunks == [[str(item.pk)] for item in items]
+    assert "Could not read the waiting-message marker" in caplog.text

@@ -1,8 +1,9 @@
 """Judging: claim items, run their stash's pipeline, write verdicts; sweep, reprocess, simulate, deliver.
 
-- ``process(ids)`` claims the given items by compare-and-set (only ``pending`` ones; a duplicate
-  delivery claims nothing) together with other items of their stashes waiting for their first
-  run, up to ``STASH_BATCH_SIZE`` (so single saves that arrive together are judged together),
+- ``process(ids, wake=None)`` claims the given items by compare-and-set (only ``pending`` ones; a
+  duplicate delivery claims nothing) together with other items of their stashes (or of stash
+  ``wake``) waiting for their first run, up to ``STASH_BATCH_SIZE`` (so single saves that arrive
+  together are judged together; see ``dispatch`` for the saves that publish nothing),
   judges them, and writes verdicts, runs and counters in a constant number of queries per batch,
   whatever the number of hooks. A verdict is written only if the claim still holds: an item
   edited meanwhile is left to its new revision's run.
@@ -111,15 +112,22 @@ def item_for(content: Content) -> pipeline.Item:
 # --- processing ------------------------------------------------------------------------------
 
 
-def process(ids) -> BatchReport:
-    """Claim and judge the pending items among ``ids``, and more of their stashes; see the module docstring."""
+def process(ids, wake=None) -> BatchReport:
+    """Claim and judge the pending items among ``ids``, and more of their stashes (or of stash
+    ``wake``, if saves joined this message while it waited); see the module docstring."""
     report = BatchReport()
     token = uuid.uuid4()
-    report.claimed = _claim(list(ids), token)
+    ids = list(ids)
+    if wake is None:
+        others_of = None  # the stashes of ``ids``
+    else:
+        # Saves of the stash may have joined this message only while its marker was up.
+        others_of = [wake] if dispatch.started(wake) else []
+    report.claimed, candidates = _claim(ids, token, others_of)
     if not report.claimed:
         return report
     # Oldest first: items accepted together join the stash's queue in the order they came.
-    contents = list(Content.objects.filter(status=Status.PROCESSING, lease_token=token).select_related("stash")
+    contents = list(Content.objects.filter(pk__in=candidates, lease_token=token).select_related("stash")
                     .order_by("created_at", "pk"))
     first_tries = [c for c in contents if c.attempts <= 1]
     retried = [c for c in contents if c.attempts > 1]
@@ -134,28 +142,31 @@ def process(ids) -> BatchReport:
     return report
 
 
-def _claim(ids, token) -> int:
+def _claim(ids, token, others_of=None) -> tuple[int, list]:
     """Claim the pending items among ``ids`` and, up to ``STASH_BATCH_SIZE`` in all, other items
-    of their stashes that wait for their first run; return how many.
+    of the stashes ``others_of`` (``None``: those of ``ids``; empty: none) that wait for their
+    first run; return how many, and the ids among which they are.
 
     Single saves that arrive close together are judged together: the message of the first
     claims the others, and a later message whose own items are taken claims what has come since,
-    so the verdicts never wait for the messages to be read one by one.
-    Every item is claimed by its own message if not before, so this needs no order to be fair.
-    Items tried before are only ever claimed through their own message (one per message: see
-    ``sweep``), never swept into a batch. Each claim is a compare-and-set on ``pending``: two
-    workers reaching for one item never both get it.
+    so the verdicts never wait for the messages to be read one by one. A claim that fills its
+    batch with others wakes their stashes again: saves that published nothing (``dispatch``)
+    may still wait. Items tried before are only ever claimed through their own message (one per
+    message: see ``sweep``), never swept into a batch. Each claim is a compare-and-set on
+    ``pending``: two workers reaching for one item never both get it.
     """
-    claim = {"status": Status.PROCESSING, "lease_token": token, "attempts": F("attempts") + 1,
-             "lease_until": lease_end()}
+    claim = {"status": Status.PROCESSING, "lease_token": token,
+             "attempts": F("attempts") + 1, "lease_until": lease_end()}
     own = Q(pk__in=ids)
-    claimed = Content.objects.filter(own, status=Status.PENDING, attempts__lt=settings.STASH_MAX_ATTEMPTS
-                                     ).update(**claim)
+    claimed, picked = 0, []
+    if ids:
+        claimed = Content.objects.filter(own, status=Status.PENDING, attempts__lt=settings.STASH_MAX_ATTEMPTS
+                                         ).update(**claim)
     room = settings.STASH_BATCH_SIZE - claimed
-    if room > 0:
+    if room > 0 and (ids if others_of is None else others_of):
         others = (Content.objects.filter(status=Status.PENDING, attempts=0,
-                                         stash_id__in=Content.objects.filter(own).values("stash_id"))
-                  .exclude(own).order_by().values_list("pk", flat=True)[:room])
+                                         stash_id__in=others_of or Content.objects.filter(own).values("stash_id"))
+                  .exclude(own).order_by().values_list("pk", "stash_id")[:room])
         if connection.features.has_select_for_update_skip_locked:
             # Rows another worker is claiming are passed over, never waited for: two claims
             # that lock the same rows in different orders would deadlock.
@@ -165,8 +176,11 @@ def _claim(ids, token) -> int:
             # again for each row and claim more than ``room``.
             picked = list(others)
             if picked:
-                claimed += Content.objects.filter(pk__in=picked, status=Status.PENDING).update(**claim)
-    return claimed
+                claimed += Content.objects.filter(pk__in=[pk for pk, _ in picked], status=Status.PENDING
+                                                  ).update(**claim)
+    if picked and len(picked) == room:
+        dispatch.wake(sorted({stash for _, stash in picked}))
+    return claimed, ids + [pk for pk, _ in picked]
 
 
 def _release(contents, token, report):

@@ -88,3 +88,13 @@ def test_the_report_has_every_row_and_section(quick_run):
         assert row in report, row
     assert "## Where the time goes" in report
     assert "<!-- notes -->" in report and "<!-- /notes -->" in report
+
+
+def test_rows_names_only_the_rows_there_are(capsys):
+    from bench import measure, run
+
+    assert set(run.ROW_NAMES) == {*measure.ROWS, "memory"}
+    assert run.parser().parse_args(["--rows", "single, latency"]).rows == ["single", "latency"]
+    with pytest.raises(SystemExit):
+        run.parser().parse_args(["--rows", "single,nope"])
+    assert "unknown row(s) nope" in capsys.readouterr().err
