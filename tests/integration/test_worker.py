@@ -104,6 +104,18 @@ def test_a_bulk_save_in_one_transaction_is_judged_in_batches(worker, audit, sett
     assert "batch: 1 ids" not in worker.read_log()[log_start:]
 
 
+def test_single_saves_in_a_burst_are_each_judged_once(worker, audit):
+    # Saves that come while a message of the stash waits publish nothing; claims of up to a batch
+    # (200) take them, and a claim that fills its batch wakes the stash again.
+    items = [submit(audit, time=str(i), text="spam" if i % 10 == 0 else "ok") for i in range(600)]
+    wait_for(lambda: not Content.objects.filter(status__in=["pending", "processing"]).exists(), timeout=90,
+             message="600 verdicts")
+    assert Content.objects.filter(status="accepted").count() == 540
+    assert PipelineRun.objects.count() == 600 == len(items)  # each judged exactly once
+    seqs = sorted(Content.objects.filter(status="accepted").values_list("queue_seq", flat=True))
+    assert seqs == list(range(1, 541))
+
+
 def test_a_hanging_hook_is_stopped_and_its_policy_decides(worker, make_stash):
     stash = make_stash("slow", hooks=[{"hook": "test_sleep", "params": {"seconds": 30}, "timeout_ms": 300,
                                        "on_error": "hold"}])
