@@ -9,12 +9,13 @@ out, so a save that returned success is still judged.
 Saves of one stash that come close together share a message. A message with fewer ids than a
 batch *wakes* its stash: it claims, besides its own items, the stash's other items waiting for
 their first run (see ``processing.judging``). While such a message waits in the queue, a marker
-in the cache says so, and a save of that stash publishes nothing: the waiting message takes its
-item. The worker clears the marker as the message starts, before it claims, so an item saved
-later is published again; the message claims others only if it found the marker up (a message
-that finds it gone, taken down by another message, was joined by no save). The marker expires
-after a lease, and a claim that fills its batch wakes the stash again; an item whose waking
-message is lost (or waited longer than a lease) is sent by the sweeper, as any lost message. The cache must be one that web and worker processes share (Redis on several machines).
+in the cache says so, and a save of that stash publishes nothing: the message takes its item.
+Once its first batch is judged, the worker takes the marker down (a save made after that
+publishes again) and claims the saves that joined; while judging them it puts the marker up
+again, so that saves meanwhile join its next batch. The marker expires after a lease, and a
+claim that fills its batch wakes the stash again; an item whose waking message is lost is sent
+by the sweeper, as any lost message. The cache must be one that web and worker processes share
+(Redis once they run on several machines).
 """
 import logging
 from collections import defaultdict
@@ -84,7 +85,7 @@ def send(ids, stash=None):
         chunk = ids[start:start + size]
         if stash is None or len(chunk) == size:
             sent += _publish(chunk) and len(chunk)
-        elif not _mark_waiting(stash):
+        elif not hold(stash):
             sent += len(chunk)  # the stash's waiting message takes them
         elif _publish(chunk, wake=stash):
             sent += len(chunk)
@@ -96,26 +97,27 @@ def send(ids, stash=None):
 def wake(stashes):
     """Have ``stashes``' items that wait for their first run claimed, unless a message already waits."""
     for stash in stashes:
-        if _mark_waiting(stash) and not _publish([], wake=stash):
+        if hold(stash) and not _publish([], wake=stash):
             started(stash)
 
 
-def started(stash):
-    """Note that the waiting message of ``stash`` has started: the next save publishes. Return
-    True if a marker was up (saves may have joined the message) or the cache could not tell."""
-    try:
-        return bool(cache.delete(_waiting_key(stash)))
-    except Exception:  # the marker expires on its own; saves meanwhile wait for the sweeper at worst
-        logger.exception("Could not clear the waiting-message marker of stash %s.", stash)
-        return True
-
-
-def _mark_waiting(stash):
-    """Set the marker of ``stash``; False if it was set (a message waits). A cache that fails says True."""
+def hold(stash):
+    """Put the marker of ``stash`` up: saves from now on join the message that holds it. False if
+    it was up (another message holds it). A cache that fails says True (and saves publish)."""
     try:
         return cache.add(_waiting_key(stash), 1, timeout=settings.STASH_LEASE_SECONDS)
     except Exception:
         logger.exception("Could not read the waiting-message marker of stash %s; publishing.", stash)
+        return True
+
+
+def started(stash):
+    """Take the marker of ``stash`` down: the next save publishes. Return True if it was up (saves
+    may have joined the message that held it) or the cache could not tell."""
+    try:
+        return bool(cache.delete(_waiting_key(stash)))
+    except Exception:  # the marker expires on its own; saves meanwhile wait for the sweeper at worst
+        logger.exception("Could not clear the waiting-message marker of stash %s.", stash)
         return True
 
 

@@ -10,8 +10,8 @@ from django.db.models.signals import post_save
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from stash import dispatch, processing
-from stash.models import Content
+from stash import dispatch, hooks, processing
+from stash.models import Content, HookConfig
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -286,3 +286,25 @@ def test_a_failing_cache_never_holds_a_save_back(audit, broker, monkeypatch, cap
         items = [submit(audit, text=f"item {n}") for n in range(2)]
     assert broker.chunks == [[str(item.pk)] for item in items]
     assert "Could not read the waiting-message marker" in caplog.text
+
+
+def test_saves_made_while_a_message_judges_join_its_next_batch(audit, broker, register_temporarily):
+    class SaveAnother(hooks.Filter):
+        """Saves a new item of the stash whenever it judges one marked "first", as a busy site would."""
+
+        def filter(self, it):
+            if it.payload.get("first"):
+                Content.objects.create(stash=audit, payload={"text": "saved meanwhile"})
+            return self.keep()
+
+    register_temporarily("save_another", SaveAnother)
+    HookConfig.objects.create(stash=audit, hook="save_another")
+    audit.refresh_from_db()
+    broker.held = True
+    submit(audit, text="first", first=True)
+    [message] = broker.messages
+
+    report = processing.process(*message["args"], **message["kwargs"])
+    assert (report.claimed, report.judged) == (2, 2)  # the one saved meanwhile, too
+    assert len(broker.messages) == 1  # which published nothing: it joined the running message
+    assert set(Content.objects.values_list("status", flat=True)) == {"accepted"}

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -113,22 +114,47 @@ def item_for(content: Content) -> pipeline.Item:
 
 
 def process(ids, wake=None) -> BatchReport:
-    """Claim and judge the pending items among ``ids``, and more of their stashes (or of stash
-    ``wake``, if saves joined this message while it waited); see the module docstring."""
+    """Claim and judge the pending items among ``ids``, and more of their stashes (with ``wake``,
+    of that stash, then the saves that joined the message); see the module docstring."""
     report = BatchReport()
+    _judge_batch(*_claim_batch(list(ids), None if wake is None else [wake], report), report)
+    if wake is not None:
+        _judge_joined(wake, report)
+    return report
+
+
+def _judge_joined(stash, report):
+    """Judge the saves of ``stash`` that joined this message: made while its marker was up, they
+    published nothing (see ``dispatch``). The marker comes down first, so that a save made after
+    the claim publishes; it goes up again, held by this message, while the batch is judged, so
+    that saves meanwhile join the next batch. Under load the batches grow, instead of the
+    messages. Ends when a claim finds nothing, another message holds the marker, or after half
+    a lease (a batch claimed by then is still judged)."""
+    deadline = time.monotonic() + settings.STASH_LEASE_SECONDS / 2
+    while True:
+        dispatch.started(stash)
+        token, contents = _claim_batch([], [stash], report)
+        if not contents:
+            return
+        holding = time.monotonic() < deadline and dispatch.hold(stash)
+        _judge_batch(token, contents, report)
+        if not holding:
+            return
+
+
+def _claim_batch(ids, others_of, report):
+    """Claim a batch (see ``_claim``) and load it, oldest first: items accepted together join the
+    stash's queue in the order they came. Returns the claim's token and the items."""
     token = uuid.uuid4()
-    ids = list(ids)
-    if wake is None:
-        others_of = None  # the stashes of ``ids``
-    else:
-        # Saves of the stash may have joined this message only while its marker was up.
-        others_of = [wake] if dispatch.started(wake) else []
-    report.claimed, candidates = _claim(ids, token, others_of)
-    if not report.claimed:
-        return report
-    # Oldest first: items accepted together join the stash's queue in the order they came.
-    contents = list(Content.objects.filter(pk__in=candidates, lease_token=token).select_related("stash")
-                    .order_by("created_at", "pk"))
+    claimed, candidates = _claim(ids, token, others_of)
+    report.claimed += claimed
+    if not claimed:
+        return token, []
+    return token, list(Content.objects.filter(pk__in=candidates, lease_token=token).select_related("stash")
+                        .order_by("created_at", "pk"))
+
+
+def _judge_batch(token, contents, report):
     first_tries = [c for c in contents if c.attempts <= 1]
     retried = [c for c in contents if c.attempts > 1]
     if first_tries:
@@ -139,7 +165,6 @@ def process(ids, wake=None) -> BatchReport:
         # so a poison item takes no neighbour down with it.
         _release(retried[1:], token, report)
         _judge(retried[:1], token, report, note_progress=True)
-    return report
 
 
 def _claim(ids, token, others_of=None) -> tuple[int, list]:
