@@ -79,13 +79,18 @@ def _statement(model, columns, fixed, add, batch, connection):
     return sql, params
 
 
+# Fewer rows go in one INSERT: COPY takes a round trip more, and pays off only on larger batches.
+COPY_MIN_ROWS = 20
+
+
 def insert_rows(model, objs, using="default"):
-    """Insert ``objs`` (primary keys not returned): COPY on PostgreSQL, ``bulk_create`` elsewhere."""
+    """Insert ``objs`` (primary keys not returned): COPY on PostgreSQL (from ``COPY_MIN_ROWS``
+    rows), ``bulk_create`` otherwise."""
     objs = list(objs)
     if not objs:
         return
     connection = connections[using]
-    if connection.vendor != "postgresql":
+    if connection.vendor != "postgresql" or len(objs) < COPY_MIN_ROWS:
         model._base_manager.using(using).bulk_create(objs)
         return
     fields = [f for f in model._meta.concrete_fields if not f.primary_key]

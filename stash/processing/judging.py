@@ -192,17 +192,19 @@ def _claim(ids, token, others_of=None) -> tuple[int, list]:
         others = (Content.objects.filter(status=Status.PENDING, attempts=0,
                                          stash_id__in=others_of or Content.objects.filter(own).values("stash_id"))
                   .exclude(own).order_by().values_list("pk", "stash_id")[:room])
-        if connection.features.has_select_for_update_skip_locked:
-            # Rows another worker is claiming are passed over, never waited for: two claims
-            # that lock the same rows in different orders would deadlock.
-            others = others.select_for_update(skip_locked=True)
-        with transaction.atomic():
-            # Read, then write: as a subquery of the UPDATE, a LIMIT ... FOR UPDATE may be run
-            # again for each row and claim more than ``room``.
-            picked = list(others)
-            if picked:
-                claimed += Content.objects.filter(pk__in=[pk for pk, _ in picked], status=Status.PENDING
-                                                  ).update(**claim)
+        # A plain read first: most often there is nothing to take, and it costs no transaction.
+        if others.exists():
+            if connection.features.has_select_for_update_skip_locked:
+                # Rows another worker is claiming are passed over, never waited for: two claims
+                # that lock the same rows in different orders would deadlock.
+                others = others.select_for_update(skip_locked=True)
+            with transaction.atomic():
+                # Read, then write: as a subquery of the UPDATE, a LIMIT ... FOR UPDATE may be run
+                # again for each row and claim more than ``room``.
+                picked = list(others)
+                if picked:
+                    claimed += Content.objects.filter(pk__in=[pk for pk, _ in picked], status=Status.PENDING
+                                                      ).update(**claim)
     if picked and len(picked) == room:
         dispatch.wake(sorted({stash for _, stash in picked}))
     return claimed, ids + [pk for pk, _ in picked]
