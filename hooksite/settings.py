@@ -191,8 +191,9 @@ LOGOUT_REDIRECT_URL = "/"
 # Bodies larger than this are refused before they are parsed (the API answers 413).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("STASH_MAX_BODY_BYTES", 10 * 1024 * 1024)
 
-# Requests per client address (stash.access.client_address), for anonymous callers: submissions to stashes that take them, and
-# token requests (password guessing). Over the rate the API answers 429 with Retry-After.
+# Requests per client address (stash.access.client_address), for anonymous callers: submissions
+# to stashes that take them, and token requests (password guessing). Over the rate the API
+# answers 429 with Retry-After.
 STASH_THROTTLE_RATES = {
     "anon_submit": os.environ.get("STASH_ANON_SUBMIT_RATE", "60/minute"),
     "auth_token": os.environ.get("STASH_TOKEN_RATE", "30/minute"),

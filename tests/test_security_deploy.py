@@ -17,8 +17,9 @@ SETTINGS = ["SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS", "SESSION_COOKIE_SECURE
 
 def production(tmp_path, **overrides):
     """The environment of a production start: DEBUG off, a real secret key, a host name."""
+    cleared = ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL")
     env = {key: value for key, value in os.environ.items()
-           if key not in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL") and not key.startswith(("STASH_", "DJANGO_"))}
+           if key not in cleared and not key.startswith(("STASH_", "DJANGO_"))}
     env.update({"DJANGO_SETTINGS_MODULE": "hooksite.settings", "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(50),
                 "ALLOWED_HOSTS": "stash.example.com", "STASH_VAR_DIR": str(tmp_path)}, **overrides)
     return env
