@@ -10,3 +10,6 @@ ROOT_URLCONF = "bench.urls"
 # The hand-written tasks have a queue of their own, next to the stash's (STASH_QUEUE).
 BENCH_QUEUE = os.environ.get("BENCH_QUEUE", "bench")
 CELERY_TASK_ROUTES = {"bench.tasks.*": {"queue": BENCH_QUEUE}}
+
+# gunicorn is reached over plain HTTP on localhost: no redirect to HTTPS (production's default outside DEBUG).
+SECURE_SSL_REDIRECT = False

@@ -5,7 +5,9 @@ With nothing set you get the embedded default: SQLite (WAL, immediate transactio
 ``DATABASE_URL`` and ``CELERY_BROKER_URL`` switch to PostgreSQL and Redis/RabbitMQ.
 Outside DEBUG, ``SECRET_KEY`` has no default: a production start without it fails.
 """
+import ipaddress
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -31,6 +33,14 @@ def env_list(name, default):
     if value is None:
         return default
     return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def env_networks(name):
+    """Comma-separated addresses or CIDR networks, parsed; a bad one stops the start naming it."""
+    try:
+        return [ipaddress.ip_network(part, strict=False) for part in env_list(name, [])]
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name}: {exc} (give addresses or networks such as 10.0.0.0/8)") from None
 
 
 VAR_DIR = Path(os.environ.get("STASH_VAR_DIR") or BASE_DIR / "var")
@@ -61,6 +71,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "adminsortable2",
+    "axes",
     "stash",
 ]
 
@@ -74,6 +85,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns a locked-out login into stash.access.lockout_response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "hooksite.urls"
@@ -137,6 +150,40 @@ STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns on every request about a missing one
 
+# --- who is asking: client addresses, login lockouts, HTTPS ----------------------------------
+# The client's address is the socket's (REMOTE_ADDR): X-Forwarded-For is anyone's to send. Behind
+# proxies, declare them, and the address they forward is used (stash.access.client_address): by
+# their addresses or networks (the header is read from the right, past every trusted proxy) or by
+# their number (the n-th address from the right, as DRF's NUM_PROXIES).
+STASH_TRUSTED_PROXIES = env_networks("STASH_TRUSTED_PROXIES")
+STASH_NUM_PROXIES = env_int("STASH_NUM_PROXIES", 0)
+if STASH_NUM_PROXIES < 0:
+    raise ImproperlyConfigured("STASH_NUM_PROXIES must be 0 or more.")
+BEHIND_PROXY = bool(STASH_TRUSTED_PROXIES or STASH_NUM_PROXIES)
+
+# Failed logins are counted per username and per client address on every login path (the admin,
+# /accounts/login/, /api/auth/token/) by django-axes; past the limit that user, and that address,
+# are refused (429) until the lockout time has passed since the last failure.
+AUTHENTICATION_BACKENDS = ["stash.access.LockoutBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env_int("STASH_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("STASH_LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "stash.access.client_address"
+AXES_LOCKOUT_CALLABLE = "stash.access.lockout_response"
+AXES_DISABLE_ACCESS_LOG = True  # failures are recorded (admin: Axes > Access attempts); successes are not
+
+# HTTPS: on by default outside DEBUG, each switch overridable (STASH_SECURE_SSL_REDIRECT=0 for a
+# deployment tried over plain HTTP). Behind a declared proxy, its X-Forwarded-Proto says HTTPS.
+SECURE_SSL_REDIRECT = env_bool("STASH_SECURE_SSL_REDIRECT", default=not DEBUG)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]  # probes from inside the network may use HTTP
+SECURE_HSTS_SECONDS = env_int("STASH_HSTS_SECONDS", 0 if DEBUG else 365 * 24 * 3600)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("STASH_HSTS_INCLUDE_SUBDOMAINS", default=True)
+SECURE_HSTS_PRELOAD = env_bool("STASH_HSTS_PRELOAD", default=True)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("STASH_SECURE_COOKIES", default=not DEBUG)
+if env_bool("STASH_PROXY_SSL_HEADER", default=BEHIND_PROXY):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
@@ -144,8 +191,9 @@ LOGOUT_REDIRECT_URL = "/"
 # Bodies larger than this are refused before they are parsed (the API answers 413).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("STASH_MAX_BODY_BYTES", 10 * 1024 * 1024)
 
-# Requests per client address, for anonymous callers: submissions to stashes that take them, and
-# token requests (password guessing). Over the rate the API answers 429 with Retry-After.
+# Requests per client address (stash.access.client_address), for anonymous callers: submissions
+# to stashes that take them, and token requests (password guessing). Over the rate the API
+# answers 429 with Retry-After.
 STASH_THROTTLE_RATES = {
     "anon_submit": os.environ.get("STASH_ANON_SUBMIT_RATE", "60/minute"),
     "auth_token": os.environ.get("STASH_TOKEN_RATE", "30/minute"),
@@ -162,6 +210,9 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "stash.api.exceptions.exception_handler",
+    # stash's throttles count by stash.access.client_address; any other DRF throttle at least never
+    # believes a client's X-Forwarded-For (DRF's default, None, would).
+    "NUM_PROXIES": STASH_NUM_PROXIES,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "stash API",
@@ -182,6 +233,8 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # django-axes says every login at INFO; failures and lockouts are warnings.
+    "loggers": {"axes": {"level": "WARNING"}},
 }
 
 # --- Celery -------------------------------------------------------------------------------

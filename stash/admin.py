@@ -13,7 +13,7 @@ from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.translation import gettext_lazy as _, ngettext
 
-from . import admin_views, processing, stats
+from . import admin_views, processing, registry, stats
 from .admin_forms import ContentForm, HookConfigForm, HookConfigInlineForm, HookConfigInlineFormSet, ReviewActionForm
 from .models import Content, HookConfig, PipelineRun, Stash
 
@@ -70,7 +70,22 @@ def lock_stashes(stash_ids):
     list(Stash.objects.select_for_update().filter(pk__in=set(stash_ids)).order_by("pk").values_list("pk"))
 
 
-class HookConfigInline(SortableTabularInline):
+def without_secrets(fields):
+    """Fields (or fieldsets) for someone who may only view hook configs: the params shown without secrets."""
+    if fields and isinstance(fields[0], (list, tuple)):
+        return [(name, {**options, "fields": without_secrets(options["fields"])}) for name, options in fields]
+    return ["shown_params" if field == "params" else field for field in fields]
+
+
+class ShownParamsMixin:
+    """``shown_params``: a config's params as anyone may see them (indented, escaped, secrets left out)."""
+
+    @admin.display(description=_("params"))
+    def shown_params(self, obj):
+        return _pretty(registry.shown_params(obj.hook, obj.params))
+
+
+class HookConfigInline(ShownParamsMixin, SortableTabularInline):
     model = HookConfig
     verbose_name = _("hook")
     verbose_name_plural = _("hooks, in the order they run")
@@ -80,7 +95,11 @@ class HookConfigInline(SortableTabularInline):
     extra = 0
     show_change_link = True
     fields = ["hook", "label", "params", "condition", "enabled", "mode", "on_error", "hook_counters"]
-    readonly_fields = ["hook_counters"]
+    readonly_fields = ["hook_counters", "shown_params"]
+
+    def get_fields(self, request, obj=None):
+        fields = super().get_fields(request, obj)
+        return fields if self.has_change_permission(request, obj) else without_secrets(fields)
 
     @admin.display(description=_("counters"))
     def hook_counters(self, obj):
@@ -161,7 +180,7 @@ class StashAdmin(SortableAdminBase, StyledAdmin):
 
 
 @admin.register(HookConfig)
-class HookConfigAdmin(SortableAdminMixin, StyledAdmin):
+class HookConfigAdmin(ShownParamsMixin, SortableAdminMixin, StyledAdmin):
     form = HookConfigForm
     ordering = HOOK_ORDERING
     list_display = ["order", "title", "stash", "kind", "enabled", "mode", "on_error", "statistics"]
@@ -189,12 +208,12 @@ class HookConfigAdmin(SortableAdminMixin, StyledAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         # A hook stays in its stash: moving it would need a free position in the other one.
-        return ["position", "statistics"] + (["stash"] if obj is not None else [])
+        return ["position", "statistics", "shown_params"] + (["stash"] if obj is not None else [])
 
     def get_fieldsets(self, request, obj=None):
         if obj is None:
             return self.fieldsets[:2]
-        return self.fieldsets
+        return self.fieldsets if self.has_change_permission(request, obj) else without_secrets(self.fieldsets)
 
     def get_actions(self, request):
         actions = super().get_actions(request)

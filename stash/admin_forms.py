@@ -35,6 +35,8 @@ def describe_params(schema) -> str:
         elif kind == "array" and isinstance(spec.get("items"), dict):
             kind = f"list of {spec['items'].get('type', 'any')}"
         facts = [kind] + (["required"] if name in required else [])
+        if spec.get("writeOnly"):
+            facts.append(str(_("secret: never shown once saved; leave it out to keep it")))
         if "default" in spec:
             facts.append(f"default {json.dumps(spec['default'])}")
         line = f"{name} ({', '.join(facts)})"
@@ -76,7 +78,8 @@ class HookConfigForm(forms.ModelForm):
                              help_text=_("A registered hook; its params are filled with its defaults."))
     params = PrettyJSONField(label=_("params"), required=False, initial=dict,
                              widget=forms.Textarea(attrs={"rows": 6, "cols": 60, "class": "stash-json"}),
-                             help_text=_("A JSON object, checked against the hook's params schema."))
+                             help_text=_("A JSON object, checked against the hook's params schema. Secret "
+                                         "params are never shown: leave them out to keep them."))
 
     class Meta:
         model = HookConfig
@@ -89,10 +92,17 @@ class HookConfigForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["hook"].choices = hook_choices(self.instance.hook)
+        if self.instance.pk is not None:
+            # Secrets are written, never shown: the editor starts without them.
+            self.initial["params"] = registry.shown_params(self.instance.hook, self.instance.params)
 
     def clean_params(self):
         params = self.cleaned_data.get("params")
-        return {} if params is None else params
+        params = {} if params is None else params
+        if self.instance.pk is not None and self.cleaned_data.get("hook") == self.instance.hook:
+            # Params sent back without a secret keep the stored one; a secret typed anew replaces it.
+            params = registry.keep_secrets(self.instance.hook, params, self.instance.params)
+        return params
 
     def clean(self):
         cleaned = super().clean()

@@ -65,3 +65,31 @@ def is_registered(name: str) -> bool:
 def all() -> list[type]:  # noqa: A001 - the registry's public verb, as in DESIGN
     """Every registered hook class, sorted by name."""
     return [_hooks[name] for name in sorted(_hooks)]
+
+
+# --- secrets: params a hook declares write-only (``writeOnly`` in its schema) -----------------
+
+def secret_keys(name: str, params) -> frozenset[str]:
+    """The keys of ``params`` that are secret for hook ``name``: those its schema marks ``writeOnly``.
+
+    Of a hook that is not registered, every key: which ones it would call secret is not known.
+    """
+    keys = frozenset(params) if isinstance(params, dict) else frozenset()
+    return keys & get(name).secret_params() if is_registered(name) else keys
+
+
+def shown_params(name: str, params):
+    """``params`` as every face shows them (admin, API, exports): without the secret ones."""
+    if not isinstance(params, dict):
+        return params
+    hidden = secret_keys(name, params)
+    return {key: value for key, value in params.items() if key not in hidden}
+
+
+def keep_secrets(name: str, params, stored):
+    """``params`` sent back by someone who was never shown the secrets: with ``stored``'s secrets
+    added where ``params`` leaves them out. A secret given anew replaces the stored one."""
+    if not isinstance(params, dict) or not isinstance(stored, dict):
+        return params
+    kept = {key: stored[key] for key in secret_keys(name, stored) if key not in params}
+    return {**params, **kept}

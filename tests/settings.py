@@ -4,3 +4,7 @@ from hooksite.settings import INSTALLED_APPS
 
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.testapp", "bench"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# The test client and live_server speak plain HTTP: no redirect to HTTPS (production's default
+# outside DEBUG). tests/test_security_deploy.py checks the production settings themselves.
+SECURE_SSL_REDIRECT = False

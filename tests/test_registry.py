@@ -188,3 +188,35 @@ def test_builtin_hooks_are_registered_after_django_setup():
     assert registry.get("max_size") is MaxSize
     assert [cls.kind for cls in (RequireFields, KeywordBlocklist, MaxSize)] == ["filter"] * 3
     assert not [source for source, _ in registry.load_errors if source == "stash.stash_hooks"]
+
+
+# --- secrets: the one rule of which params are never shown ------------------------------------
+
+
+def make_sink_with_secret():
+    return type("Notifier", (hooks.Sink,), {"__doc__": "A sink with a token.", "params_schema": {
+        "type": "object", "properties": {"to": {"type": "string"}, "token": {"type": "string", "writeOnly": True}}}})
+
+
+def test_params_a_hook_marks_write_only_are_shown_to_no_one(clean_registry):
+    registry.register("tmp_notifier", make_sink_with_secret())
+    assert registry.secret_keys("tmp_notifier", {"to": "ops", "token": "t0ken"}) == {"token"}
+    assert registry.shown_params("tmp_notifier", {"to": "ops", "token": "t0ken"}) == {"to": "ops"}
+
+
+def test_params_sent_back_without_a_secret_keep_the_stored_one_and_a_new_one_replaces_it(clean_registry):
+    registry.register("tmp_notifier", make_sink_with_secret())
+    stored = {"to": "ops", "token": "t0ken"}
+    assert registry.keep_secrets("tmp_notifier", {"to": "dev"}, stored) == {"to": "dev", "token": "t0ken"}
+    assert registry.keep_secrets("tmp_notifier", {"to": "dev", "token": "new"}, stored) == {"to": "dev", "token": "new"}
+    assert registry.keep_secrets("tmp_notifier", {}, {"to": "ops"}) == {}  # only secrets are kept
+
+
+def test_every_param_of_an_unregistered_hook_is_treated_as_secret(clean_registry):
+    stored = {"url": "https://example.com/", "secret": "s3cret"}
+    assert registry.shown_params("retired", stored) == {}
+    assert registry.keep_secrets("retired", {}, stored) == stored
+
+
+def test_the_built_in_webhook_declares_its_secret():
+    assert registry.secret_keys("webhook", {"url": "https://example.com/", "secret": "x", "timeout": 5}) == {"secret"}

@@ -267,20 +267,12 @@ class HookConfigSerializer(serializers.ModelSerializer):
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
-        hook_class = instance.hook_class
-        if hook_class is not None and isinstance(data.get("params"), dict):
-            data["params"] = {k: v for k, v in data["params"].items() if k not in hook_class.secret_params()}
+        data["params"] = registry.shown_params(instance.hook, data.get("params"))
         return data
 
     def update(self, instance, validated_data):
-        params = validated_data.get("params")
-        hook_class = instance.hook_class
-        same_hook = validated_data.get("hook", instance.hook) == instance.hook
-        if isinstance(params, dict) and hook_class is not None and same_hook:
-            # Secrets are never shown, so a client sending params back has none: keep the stored ones.
-            for key in hook_class.secret_params() - set(params):
-                if key in instance.params:
-                    params[key] = instance.params[key]
+        if "params" in validated_data and validated_data.get("hook", instance.hook) == instance.hook:
+            validated_data["params"] = registry.keep_secrets(instance.hook, validated_data["params"], instance.params)
         for name, value in validated_data.items():
             setattr(instance, name, value)
         return self._saved(instance)

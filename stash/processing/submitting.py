@@ -38,7 +38,8 @@ def submission_stashes(user, idempotency_key=""):
     checking the permission and looking the key up take one query, not four.
 
     Each stash carries ``submitter_may_add`` when ``user`` is an active non-superuser and Django's
-    ``ModelBackend`` is the only authentication backend: True if the user holds ``stash.add_content``
+    ``ModelBackend`` is the only authentication backend that answers permissions (the login lockout's
+    answers none): True if the user holds ``stash.add_content``
     directly or through a group, which is that backend's rule. (For anyone else ``has_perm`` answers
     with no query, or by their own backends.) Given an ``idempotency_key``, each also carries
     ``key_used``: an item of ``user``'s has that key. Both are read with the stash, for this request
@@ -47,7 +48,8 @@ def submission_stashes(user, idempotency_key=""):
     stashes = Stash.objects.all()
     if not user.is_authenticated:
         return stashes
-    if user.is_active and not user.is_superuser and [type(backend) for backend in get_backends()] == [ModelBackend]:
+    answering = [type(backend) for backend in get_backends() if hasattr(backend, "has_perm")]
+    if user.is_active and not user.is_superuser and answering == [ModelBackend]:
         app_label, codename = ADD_PERMISSION.split(".")
         held = RawSQL(_held_sql(), [user.pk, codename, app_label] * 2, output_field=BooleanField())
         stashes = stashes.annotate(submitter_may_add=held)
