@@ -193,7 +193,8 @@ def test_items_accepted_in_one_batch_join_the_queue_in_submission_order(audit):
 def test_of_several_retried_items_one_is_judged_and_the_others_go_back_one_per_message(
         audit, monkeypatch, django_capture_on_commit_callbacks):
     messages = []
-    monkeypatch.setattr(processing.dispatch, "send", lambda ids, stash=None: messages.append(ids))
+    monkeypatch.setattr(processing.dispatch, "_publish",
+                        lambda ids, time_limit=None: messages.append((ids, time_limit)))
     items = [submit(audit, time="1", n=i) for i in range(3)]
     Content.objects.filter(pk__in=[i.pk for i in items]).update(attempts=1)  # each claimed once before
 
@@ -204,7 +205,8 @@ def test_of_several_retried_items_one_is_judged_and_the_others_go_back_one_per_m
     statuses = {c.pk: (c.status, c.attempts) for c in Content.objects.all()}
     assert statuses[items[0].pk] == ("accepted", 2)
     assert statuses[items[1].pk] == statuses[items[2].pk] == ("pending", 1)
-    assert messages == [[items[1].pk], [items[2].pk]]
+    # Each with the time its hooks may take (two of 2,000 ms) and the margin (5 s).
+    assert messages == [([str(items[1].pk)], 9.0), ([str(items[2].pk)], 9.0)]
 
 
 def test_a_message_also_claims_other_waiting_items_of_its_stash_up_to_the_batch_size(audit, make_stash, settings):
