@@ -45,8 +45,10 @@ class Raise(hooks.Filter):
 
 @hooks.register("test_stuck")
 class Stuck(hooks.Filter):
-    """When the payload has "stuck": true, sleep params.seconds in C code with the alarm (and the
-    soft time limit's and SIGTERM) blocked: no timeout interrupts it, only killing its process."""
+    """Sleep params.seconds in C code, signals blocked, when the payload has "stuck": true.
+
+    The alarm (and SIGUSR1, SIGTERM) stay pending meanwhile: no timeout interrupts it, only killing its process.
+    """
 
     params_schema = {"type": "object", "properties": {"seconds": {"type": "number", "minimum": 0}},
                      "required": ["seconds"], "additionalProperties": False}
