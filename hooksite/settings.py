@@ -282,6 +282,13 @@ STASH_LEASE_SECONDS = env_int("STASH_LEASE_SECONDS", 60)
 STASH_MAX_ATTEMPTS = env_int("STASH_MAX_ATTEMPTS", 3)
 # The Celery queue that items are sent to (workers: `celery -A hooksite worker -Q <it>`).
 STASH_QUEUE = CELERY_TASK_DEFAULT_QUEUE
+# Seconds one judging message may run: Celery's hard time limit on it (the pool process still
+# running then is replaced). Claims last as long, plus the margin kept for claiming and recording,
+# so the sweeper never sends an item whose worker may still be judging it. See README.
+STASH_TIME_LIMIT = env_int("STASH_TIME_LIMIT", 30)
+STASH_TIME_LIMIT_MARGIN = env_int("STASH_TIME_LIMIT_MARGIN", 5)
+# Seconds simulate and replay may take: their hooks run in a child process, killed after it.
+STASH_SIMULATE_TIMEOUT = env_int("STASH_SIMULATE_TIMEOUT", 5)
 
 # --- hooks: cache, webhooks, streams, email -------------------------------------------------
 # The cache holds rate_limit's counts (and the API's throttles), so every process must share

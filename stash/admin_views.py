@@ -1,6 +1,7 @@
 """Admin pages of a stash that save nothing: simulate a payload, replay recent items with the current hooks."""
 import json
 
+from django.contrib import messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
@@ -41,6 +42,8 @@ def simulate(model_admin, request, object_id):
                     result = processing.simulate(stash, form.cleaned_data["payload"])
                 except (ValidationError, PayloadTooLarge) as exc:
                     form.add_error("payload", exc.messages if isinstance(exc, ValidationError) else str(exc))
+                except processing.Unanswered as exc:
+                    model_admin.message_user(request, str(exc), messages.ERROR)
         else:
             latest = stash.contents.order_by("-created_at").values_list("payload", flat=True).first()
             form = SimulateForm(initial={"payload": latest if latest is not None else {"text": ""}})
@@ -58,9 +61,13 @@ def replay(model_admin, request, object_id):
         report, summary = None, ""
         form = ReplayForm(request.POST if request.method == "POST" else None)
         if form.is_valid():
-            report = processing.replay(stash, form.cleaned_data["last_n"])
-            summary = ", ".join(_("would newly %(verb)s %(n)d") % {"verb": verb, "n": report.newly(verdict)}
-                                for verdict, verb in REPLAY_VERDICTS)
+            try:
+                report = processing.replay(stash, form.cleaned_data["last_n"])
+            except processing.Unanswered as exc:
+                model_admin.message_user(request, str(exc), messages.ERROR)
+            else:
+                summary = ", ".join(_("would newly %(verb)s %(n)d") % {"verb": verb, "n": report.newly(verdict)}
+                                    for verdict, verb in REPLAY_VERDICTS)
         return {"form": form, "report": report, "summary": summary}
 
     return _stash_page(model_admin, request, object_id, _("Replay %(stash)s"), "admin/stash/stash/replay.html", extra)

@@ -16,6 +16,10 @@ again, so that saves meanwhile join its next batch. The marker expires after a l
 claim that fills its batch wakes the stash again; an item whose waking message is lost is sent
 by the sweeper, as any lost message. The cache must be one that web and worker processes share
 (Redis once they run on several machines).
+
+Every judging message carries its hard time limit (``STASH_TIME_LIMIT``, or more for an item
+whose hooks need it): see ``processing.deadlines``. A message stopped at its limit is followed by
+a recovery message (``recover``).
 """
 import logging
 from collections import defaultdict
@@ -62,15 +66,19 @@ def send_on_commit(ids, using="default", stash=None):
     batch.ids[stash].extend(ids)
 
 
-def send_each_on_commit(ids, using="default"):
-    """Send each of ``ids`` in a message of its own when the current transaction commits."""
+def send_each_on_commit(ids, using="default", time_limit=None):
+    """Send each of ``ids`` in a message of its own (of ``time_limit`` seconds, if given) when the
+    current transaction commits."""
     ids = list(ids)
     if not ids:
         return
 
     def send_each():
         for pk in ids:
-            send([pk])
+            if time_limit is None:
+                send([pk])
+            else:
+                _publish([str(pk)], time_limit=time_limit)
 
     transaction.on_commit(send_each, using=using)
 
@@ -125,12 +133,20 @@ def _waiting_key(stash):
     return f"stash:waiting:{stash}"
 
 
-def _publish(ids, wake=None):
+def recover(task_id, hung):
+    """Publish the recovery of the judging message ``task_id``, stopped at its time limit (``hung``:
+    while its process still ran; see ``processing.stopping``); False (logged) if the broker refused
+    it: the sweeper acts later."""
+    return _publish([], recover={"recover": str(task_id), "hung": bool(hung)})
+
+
+def _publish(ids, wake=None, time_limit=None, recover=None):
     """Publish one message; False (logged) if the broker refused it."""
-    options = {"kwargs": {"wake": wake}} if wake is not None else {}
+    kwargs = {"wake": wake} if wake is not None else {}
+    kwargs.update(recover or {})
     try:
-        current_app.send_task(PROCESS_TASK, args=[ids], queue=settings.STASH_QUEUE, retry=True,
-                              retry_policy=_RETRY_POLICY, **options)
+        current_app.send_task(PROCESS_TASK, args=[ids], kwargs=kwargs, queue=settings.STASH_QUEUE, retry=True,
+                              retry_policy=_RETRY_POLICY, time_limit=time_limit or settings.STASH_TIME_LIMIT)
     except Exception:
         logger.exception("Could not publish %d item(s); the sweeper will send them again.", len(ids))
         return False

@@ -106,7 +106,7 @@ class Item:
 
 
 class HookTimeout(BaseException):
-    """Raised inside a hook that ran past its time.
+    """Raised inside a hook that ran past its time; its message, if any, is the trail's.
 
     A ``BaseException`` so that a hook's own ``except Exception`` cannot swallow it.
     """
@@ -219,6 +219,25 @@ class Pipeline:
         self.judging = tuple(s for s in self.steps if s.kind in ("filter", "transform"))
         self.sinks = tuple(s for s in self.steps if s.kind == "sink")
 
+    @property
+    def budget(self) -> float:
+        """Seconds one run may take when every judging step uses its whole timeout (a step
+        without one counts nothing): the time a worker must allow an item."""
+        return sum(step.timeout or 0 for step in self.judging)
+
+    def stopping(self, config_id: int | None, message: str) -> Pipeline:
+        """This pipeline with the step of ``config_id`` timed out at once, with ``message``.
+
+        For a hook that ran past its time where nothing could interrupt it, and whose process
+        was stopped: the next run records it as a timeout, and its ``on_error`` policy decides,
+        without calling it again::
+
+            pipeline.stopping(7, "stopped with its worker").run(item)
+        """
+        # Its condition is not evaluated again either: it may be what hung.
+        return Pipeline([replace(step, hook=_Stopped(step.kind, message), condition=None)
+                         if step.config_id == config_id else step for step in self.steps])
+
     def listeners(self, event: str) -> tuple[Step, ...]:
         """The steps, of any kind and in order, whose hook takes the lifecycle callback ``event``."""
         return tuple(s for s in self.steps if listens(s.hook, event))
@@ -272,8 +291,8 @@ class Pipeline:
             except Exception as exc:  # a hook's failure is data, not a crash
                 deadline.disarm()
                 return self._failed(step, entry, ERROR, "hook_error", f"{type(exc).__name__}: {exc}")
-        except HookTimeout:  # outside the inner handler too: the alarm may ring while it runs
-            return self._failed(step, entry, TIMEOUT, "timeout", timed_out)
+        except HookTimeout as exc:  # outside the inner handler too: the alarm may ring while it runs
+            return self._failed(step, entry, TIMEOUT, "timeout", str(exc) or timed_out)
 
         if step.timeout and time.perf_counter() - started > step.timeout:
             # Could not be interrupted (not the main thread): still over its time.
@@ -317,6 +336,20 @@ class Pipeline:
             return entry(outcome, code, message), None, None
         verdict = HELD if step.on_error == ON_ERROR_HOLD else REJECTED
         return entry(outcome, code, f"{step.title}: {message}"), None, verdict
+
+
+class _Stopped:
+    """Stands in for a hook that was stopped: it times out at once (see ``Pipeline.stopping``)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        self.kind = kind
+        self.message = message
+
+    def filter(self, item: Item) -> Decision:
+        raise HookTimeout(self.message)
+
+    def transform(self, item: Item) -> None:
+        raise HookTimeout(self.message)
 
 
 def listens(hook: Any, event: str) -> bool:

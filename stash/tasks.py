@@ -1,18 +1,56 @@
 """Celery adapters: each task takes ids, fetches inside, and calls ``processing``."""
 import logging
+import os
 
-from celery import shared_task
+from celery import Task, shared_task
+from celery.worker.request import Request
 
 from . import dispatch, processing
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(name="stash.tasks.process_contents", acks_late=True, ignore_result=True)
-def process_contents(ids, wake=None):
+class JudgingRequest(Request):
+    """A judging message past its hard time limit is followed by its recovery (``processing.recover``).
+
+    ``on_timeout`` runs in the worker's main process just before billiard kills the pool process.
+    Whether that process was still running tells a hook that hung from one that killed its process
+    earlier (a crash, whose loss billiard reports only after ``worker_lost_wait``).
+    """
+
+    def on_timeout(self, soft, timeout):
+        hung = not soft and _running(self.worker_pid)
+        super().on_timeout(soft, timeout)
+        if not soft:
+            logger.error("Judging message %s ran past its time limit (%s s)%s; its items are recovered.", self.id,
+                         timeout, ": its pool process is replaced" if hung else " after its pool process died")
+            dispatch.recover(self.id, hung=hung)
+
+
+def _running(pid):
+    """True if the pool process ``pid`` (a child of this process) has not exited; it is not reaped."""
+    try:
+        return pid is not None and os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+    except ChildProcessError:  # exited and reaped already
+        return False
+
+
+class JudgingTask(Task):
+    Request = JudgingRequest
+
+
+@shared_task(bind=True, base=JudgingTask, name="stash.tasks.process_contents", acks_late=True, ignore_result=True)
+def process_contents(self, ids, wake=None, recover=None, hung=False):
     """Judge the pending items among ``ids`` (a duplicate delivery is a no-op) and, for a message
-    that wakes stash ``wake``, that stash's items waiting for their first run."""
-    report = processing.process(ids, wake=wake)
+    that wakes stash ``wake``, that stash's items waiting for their first run; or, with
+    ``recover`` (the id of a message stopped at its time limit; ``hung``: while its process
+    still ran), take over that message's items."""
+    clock = processing.Clock((self.request.timelimit or (None, None))[0] or self.app.conf.task_time_limit)
+    token = processing.token_for(self.request.id)
+    if recover is not None:
+        report = processing.recover(processing.token_for(recover), hung=hung, token=token, clock=clock)
+    else:
+        report = processing.process(ids, wake=wake, token=token, clock=clock)
     dispatch.send_deliveries(report.deliveries)
     logger.info("batch: %d ids, %d claimed, %d judged, %d stale, %d sent back, verdicts %s",
                 len(ids), report.claimed, report.judged, report.stale, report.released, report.verdicts)

@@ -538,6 +538,31 @@ def test_slow_hook_is_interrupted_and_recorded_as_timeout():
     assert calls == []
 
 
+@pytest.mark.parametrize(("on_error", "verdict", "after"), [("hold", "held", []), ("skip", "accepted", ["keep"])])
+def test_a_stopped_step_times_out_at_once_and_its_policy_decides(on_error, verdict, after):
+    calls = []
+    stuck = Sleeps(60)  # stands for a hook that hung where no alarm reached it
+    original = Pipeline([step(stuck, label="Stuck", config_id=7, timeout=0.3, on_error=on_error,
+                              condition=lambda context: 1 / 0), step(Keep(calls), config_id=8)])
+
+    result = original.stopping(7, "stopped with its worker").run(Item(payload={"text": "hi"}))
+
+    assert result.verdict == verdict
+    assert [(e.label, e.outcome, e.code) for e in result.trail][0] == ("Stuck", "timeout", "timeout")
+    assert result.trail[0].message == ("Stuck: stopped with its worker" if on_error == "hold"
+                                       else "stopped with its worker")
+    assert calls == after
+    assert original.steps[0].hook is stuck  # the original pipeline is untouched
+
+
+def test_budget_is_the_sum_of_the_judging_steps_timeouts():
+    sink = type("Sink", (), {"kind": "sink"})()
+    pipeline_ = Pipeline([step(Keep(), timeout=0.3), step(Keep()), step(Drop(), timeout=2), step(sink, timeout=9)])
+
+    assert pipeline_.budget == pytest.approx(2.3)
+    assert Pipeline([]).budget == 0
+
+
 def test_timeout_with_on_error_skip_moves_on():
     calls = []
     started = time.monotonic()

@@ -1,4 +1,6 @@
-"""The processing path in-process: claims, verdict writes, query counts, sweeping, simulating."""
+"""The processing path in-process: claims, verdict writes, query counts, sweeping, simulating, time limits."""
+import time
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -193,7 +195,8 @@ def test_items_accepted_in_one_batch_join_the_queue_in_submission_order(audit):
 def test_of_several_retried_items_one_is_judged_and_the_others_go_back_one_per_message(
         audit, monkeypatch, django_capture_on_commit_callbacks):
     messages = []
-    monkeypatch.setattr(processing.dispatch, "send", lambda ids, stash=None: messages.append(ids))
+    monkeypatch.setattr(processing.dispatch, "_publish",
+                        lambda ids, time_limit=None: messages.append((ids, time_limit)))
     items = [submit(audit, time="1", n=i) for i in range(3)]
     Content.objects.filter(pk__in=[i.pk for i in items]).update(attempts=1)  # each claimed once before
 
@@ -204,7 +207,8 @@ def test_of_several_retried_items_one_is_judged_and_the_others_go_back_one_per_m
     statuses = {c.pk: (c.status, c.attempts) for c in Content.objects.all()}
     assert statuses[items[0].pk] == ("accepted", 2)
     assert statuses[items[1].pk] == statuses[items[2].pk] == ("pending", 1)
-    assert messages == [[items[1].pk], [items[2].pk]]
+    # Each with the time its hooks may take (two of 2,000 ms) and the margin (5 s).
+    assert messages == [([str(items[1].pk)], 9.0), ([str(items[2].pk)], 9.0)]
 
 
 def test_a_message_also_claims_other_waiting_items_of_its_stash_up_to_the_batch_size(audit, make_stash, settings):
@@ -235,3 +239,112 @@ def test_items_tried_before_are_claimed_only_by_their_own_message(audit):
     retried.refresh_from_db()
     assert (retried.status, retried.attempts) == ("pending", 1)
     assert processing.process([retried.pk]).judged == 1
+
+
+# --- time limits and stopped messages -------------------------------------------------------------
+
+
+@pytest.fixture
+def published(monkeypatch):
+    """Messages published: ``(ids, time limit)``; None for the default limit."""
+    messages = []
+    monkeypatch.setattr(processing.dispatch, "_publish",
+                        lambda ids, wake=None, time_limit=None: messages.append((sorted(ids), time_limit)))
+    return messages
+
+
+def test_a_batch_judges_only_what_fits_in_its_time_limit_and_sends_the_rest_back(audit, published, monkeypatch):
+    # The audit hooks may take 2 s each; with the 5 s margin an item needs 9 s of the message.
+    items = [submit(audit, time="1", n=i) for i in range(3)]
+    batches = []
+    monkeypatch.setattr(processing.dispatch, "send_on_commit", lambda ids, **options: ids and batches.append(ids))
+    clock = processing.Clock(limit=10, started=time.monotonic() - 2)  # 8 s left: room for the first only
+
+    report = processing.process([i.pk for i in items], clock=clock)
+
+    assert (report.claimed, report.judged, report.released) == (3, 1, 2)
+    statuses = [Content.objects.get(pk=i.pk) for i in items]
+    assert [(c.status, c.attempts) for c in statuses] == [("accepted", 1), ("pending", 0), ("pending", 0)]
+    assert batches == [[i.pk for i in items[1:]]]  # together, unjudged, with the default limit
+    assert published == []
+
+
+def test_an_item_whose_hooks_need_more_than_a_message_has_is_sent_alone_with_the_limit_it_needs(
+        audit, published, django_capture_on_commit_callbacks):
+    item = submit(audit, time="1")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        report = processing.process([item.pk], clock=processing.Clock(limit=8))
+
+    assert (report.judged, report.released) == (0, 1)
+    item.refresh_from_db()
+    assert (item.status, item.attempts) == ("pending", 0)
+    assert published == [([str(item.pk)], 9.0)]
+
+
+def test_a_claim_lasts_as_long_as_its_message_may_run(audit, register_temporarily):
+    seen = []
+
+    class LeaseWatcher(hooks.Filter):
+        """Notes the lease of the item it judges."""
+
+        def filter(self, it):
+            seen.append(Content.objects.get(pk=it.id).lease_until)
+            return self.keep()
+
+    register_temporarily("lease_watcher", LeaseWatcher)
+    HookConfig.objects.create(stash=audit, hook="lease_watcher", params={})
+    processing.process([submit(audit, time="1").pk], clock=processing.Clock(limit=600))
+
+    assert seen[0] > timezone.now() + timedelta(seconds=590)  # not STASH_LEASE_SECONDS (60)
+
+
+def stopped_claim(item, token, attempts, note_hook=None):
+    """``item`` as a message stopped at its time limit left it: claimed, maybe noting a hook."""
+    Content.objects.filter(pk=item.pk).update(
+        status="processing", lease_token=token, attempts=attempts, lease_until=timezone.now() + timedelta(seconds=30),
+        reason=f"interrupted in hook {note_hook.hook}" if note_hook else "", rejected_by=note_hook)
+
+
+def test_a_stopped_item_whose_hook_hung_is_judged_once_with_that_hook_timed_out(audit, published):
+    blocklist = audit.hooks.get(hook="keyword_blocklist")
+    item, other = submit(audit, time="1", text="hi"), submit(audit, time="1")
+    token = uuid.uuid4()
+    stopped_claim(item, token, attempts=2, note_hook=blocklist)
+    stopped_claim(other, uuid.uuid4(), attempts=1)  # another message's claim: not touched
+
+    report = processing.recover(token, hung=True)
+
+    item.refresh_from_db()
+    assert (report.claimed, report.judged, item.status, item.attempts) == (1, 1, "rejected", 3)
+    assert item.reason == ("keyword_blocklist: still running past its timeout of 2000 ms, where it could not "
+                           "be interrupted: stopped with its worker process")
+    assert item.rejected_by == blocklist
+    assert [(s["hook"], s["outcome"]) for s in item.runs.get().trail] == [("require_fields", "kept"),
+                                                                          ("keyword_blocklist", "timeout")]
+    blocklist.refresh_from_db()
+    assert (blocklist.runs_count, blocklist.errors_count) == (1, 1)
+    assert Content.objects.get(pk=other.pk).status == "processing"
+    assert published == []
+
+
+def test_stopped_batch_items_and_crashed_ones_go_back_alone_and_those_out_of_attempts_fail(
+        audit, published, django_capture_on_commit_callbacks):
+    blocklist = audit.hooks.get(hook="keyword_blocklist")
+    batch, crashed, spent = submit(audit, time="1"), submit(audit, time="2"), submit(audit, time="3")
+    token = uuid.uuid4()
+    stopped_claim(batch, token, attempts=1)
+    stopped_claim(crashed, token, attempts=2, note_hook=blocklist)
+    stopped_claim(spent, token, attempts=3, note_hook=blocklist)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        report = processing.recover(token, hung=False)  # the process had died before its time ran out
+
+    assert (report.claimed, report.judged, report.released) == (3, 0, 2)
+    statuses = {c.pk: (c.status, c.attempts) for c in Content.objects.all()}
+    assert statuses[batch.pk] == ("pending", 1) and statuses[crashed.pk] == ("pending", 2)
+    assert sorted(published) == sorted([([str(batch.pk)], 9.0), ([str(crashed.pk)], 9.0)])
+    spent.refresh_from_db()
+    assert spent.status == "failed"
+    assert spent.reason == ("gave up after 3 attempts: the worker stopped while judging it "
+                            "(interrupted in hook keyword_blocklist)")

@@ -64,7 +64,7 @@ def test_a_save_in_autocommit_is_published_once(audit, broker, settings):
     item = submit(audit)
     assert broker.messages == [{"name": "stash.tasks.process_contents", "args": [[str(item.pk)]],
                                 "kwargs": {"wake": audit.pk}, "queue": settings.STASH_QUEUE, "retry": True,
-                                "retry_policy": dispatch._RETRY_POLICY}]
+                                "retry_policy": dispatch._RETRY_POLICY, "time_limit": settings.STASH_TIME_LIMIT}]
 
 
 def test_a_save_in_a_transaction_is_published_after_commit(audit, broker):

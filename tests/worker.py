@@ -19,6 +19,9 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parents[1]
 # Claims made by the test worker lapse quickly, so a test can sweep a crashed batch soon after.
 WORKER_LEASE_SECONDS = 2
+# Its judging messages are stopped soon too; the margin leaves room for the default hooks' 2 s.
+WORKER_TIME_LIMIT = 10
+WORKER_TIME_LIMIT_MARGIN = 1
 
 
 def database_url():
@@ -49,6 +52,8 @@ class Worker:
             "STASH_VAR_DIR": str(settings.VAR_DIR),
             "STASH_QUEUE": self.queue,
             "STASH_LEASE_SECONDS": str(WORKER_LEASE_SECONDS),
+            "STASH_TIME_LIMIT": str(WORKER_TIME_LIMIT),
+            "STASH_TIME_LIMIT_MARGIN": str(WORKER_TIME_LIMIT_MARGIN),
             "PYTHONPATH": str(ROOT),
         })
         return env
@@ -116,6 +121,8 @@ def _session_worker(django_db_setup, django_db_blocker, worker_queue, tmp_path_f
 def worker(_session_worker, settings, worker_queue):
     """The running worker; items saved in the test are sent to its queue."""
     settings.STASH_QUEUE = worker_queue
+    # Messages carry their time limit from the publisher: the test's, like the worker's.
+    settings.STASH_TIME_LIMIT, settings.STASH_TIME_LIMIT_MARGIN = WORKER_TIME_LIMIT, WORKER_TIME_LIMIT_MARGIN
     if _session_worker.process.poll() is not None:  # a test killed it
         _session_worker.restart()
     return _session_worker

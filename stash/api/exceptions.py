@@ -2,8 +2,8 @@
 
 ``exception_handler`` is DRF's ``EXCEPTION_HANDLER``: on top of DRF's own it answers a body over
 ``DATA_UPLOAD_MAX_MEMORY_SIZE`` or a payload over its stash's limit with 413, a reused
-idempotency key or a stale ``config_version`` with 409, and a model ``ValidationError`` with 400
-per field. ``bad_request``, ``page_not_found`` and ``server_error`` are the project's error
+idempotency key or a stale ``config_version`` with 409, a model ``ValidationError`` with 400
+per field, and hooks that outlast simulate's deadline with 503. ``bad_request``, ``page_not_found`` and ``server_error`` are the project's error
 views (``handler400`` and so on): JSON under ``/api/``, Django's pages elsewhere.
 """
 import logging
@@ -18,6 +18,7 @@ from rest_framework import exceptions, status
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from ..exceptions import IdempotencyConflict, PayloadTooLarge, StaleConfig
+from ..processing import Unanswered
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +35,12 @@ class Conflict(exceptions.APIException):
     status_code = status.HTTP_409_CONFLICT
     default_detail = "The request conflicts with the current state."
     default_code = "conflict"
+
+
+class Unavailable(exceptions.APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The hooks could not answer in time."
+    default_code = "unavailable"
 
 
 def body_too_large_message():
@@ -54,6 +61,8 @@ def as_api_exception(exc):
         return RequestTooLarge(str(exc))
     if isinstance(exc, (IdempotencyConflict, StaleConfig)):
         return Conflict(str(exc))
+    if isinstance(exc, Unanswered):
+        return Unavailable(str(exc))
     if isinstance(exc, DjangoValidationError):
         detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         return exceptions.ValidationError(detail)

@@ -14,6 +14,7 @@ _MEANINGS = {
     413: "Too large: the request body, or a payload over its stash's max_payload_bytes.",
     415: "Unsupported media type: send application/json.",
     429: "Too many requests: wait as Retry-After says.",
+    503: "The hooks did not answer within STASH_SIMULATE_TIMEOUT seconds (the detail names the hook).",
 }
 
 

@@ -201,7 +201,7 @@ class StashViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         description="Runs the current hooks and answers the verdict and the trail; nothing is saved or counted. "
                     "Needs `stash.view_hookconfig`.",
         request=SimulateSerializer,
-        responses={200: SimulationSerializer, **errors(400, 401, 403, 404, 413, 415)},
+        responses={200: SimulationSerializer, **errors(400, 401, 403, 404, 413, 415, 503)},
     )
     @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated, permissions.CanSimulate])
     def simulate(self, request, slug=None):

@@ -5,6 +5,9 @@ so the rules live here once:
   ``simulate``, sink ``deliver``ies.
 - ``submitting``: ``submit``, ``submit_many``, ``edit`` (what people and programs send) and
   ``queue_page`` (how consumers read a stash's accepted items).
+- ``deadlines``: a message's ``Clock`` (its time limit, leases, which items fit); ``stopping``:
+  ``recover``, for a message stopped at its time limit; ``isolation``: ``call_with_deadline``,
+  how simulate and replay run hooks in a child process (``DeadlineExceeded`` past it).
 - ``ordering``: ``reorder_hooks`` and ``place_hooks``, atomic under the stash's row lock.
 - ``reviewing``: ``approve``, ``reject``, ``overturn`` and ``replay``.
 
@@ -15,8 +18,11 @@ from .judging import (  # noqa: F401
     BatchReport, DeliveryError, SweepReport, _pipelines, build_pipeline, build_step, deliver, item_for,
     pipeline_for, process, reprocess, simulate, sweep,
 )
+from .deadlines import Clock  # noqa: F401
+from .isolation import ChildFailed, DeadlineExceeded, Unanswered  # noqa: F401
 from .ordering import place_hooks, reorder_hooks  # noqa: F401
 from .reviewing import ReplayChange, ReplayReport, approve, overturn, reject, replay  # noqa: F401
+from .stopping import recover, token_for  # noqa: F401
 from .submitting import (  # noqa: F401
     BULK_LIMIT, check_payload, edit, may_submit, queue_page, submission_stashes, submit, submit_many,
     submittable_stashes, visible_contents,

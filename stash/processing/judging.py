@@ -1,12 +1,14 @@
 """Judging: claim items, run their stash's pipeline, write verdicts; sweep, reprocess, simulate, deliver.
 
-- ``process(ids, wake=None)`` claims the given items by compare-and-set (only ``pending`` ones; a
+- ``process(ids, wake=None, clock=None)`` claims the given items by compare-and-set (only ``pending`` ones; a
   duplicate delivery claims nothing) together with other items of their stashes (or of stash
   ``wake``) waiting for their first run, up to ``STASH_BATCH_SIZE`` (so single saves that arrive
   together are judged together; see ``dispatch`` for the saves that publish nothing),
   judges them, and writes verdicts, runs and counters in a constant number of queries per batch,
   whatever the number of hooks. A verdict is written only if the claim still holds: an item
-  edited meanwhile is left to its new revision's run.
+  edited meanwhile is left to its new revision's run. Claims last as long as the message may
+  run, and items whose hooks' time would not fit in what is left of it go back to the queue
+  (see ``deadlines``).
 - ``sweep()`` gives up on items claimed too often (``failed``, with the reason) and sends again
   every item whose lease ran out (a lost message, a killed worker).
 - ``simulate(stash, payload)`` runs the pipeline and saves nothing.
@@ -28,6 +30,8 @@ from .. import bulk_sql, dispatch, pipeline, registry
 from ..exceptions import HookUnavailable
 from ..expressions import compile_condition
 from ..models import Content, HookConfig, PipelineRun, Stash, lease_end, validate_payload
+from .deadlines import Clock, time_limit_for
+from .isolation import call_with_deadline
 
 
 logger = logging.getLogger(__name__)
@@ -113,61 +117,64 @@ def item_for(content: Content) -> pipeline.Item:
 # --- processing ------------------------------------------------------------------------------
 
 
-def process(ids, wake=None) -> BatchReport:
+def process(ids, wake=None, *, token=None, clock=None) -> BatchReport:
     """Claim and judge the pending items among ``ids``, and more of their stashes (with ``wake``,
-    of that stash, then the saves that joined the message); see the module docstring."""
+    of that stash, then the saves that joined the message), under ``token`` within ``clock`` (the
+    message's time limit; none by default); see the module docstring."""
     report = BatchReport()
-    _judge_batch(*_claim_batch(list(ids), None if wake is None else [wake], report), report)
+    token = token or uuid.uuid4()
+    clock = clock or Clock()
+    contents = _claim_batch(list(ids), None if wake is None else [wake], token, clock, report)
+    _judge_batch(token, contents, clock, report)
     if wake is not None:
-        _judge_joined(wake, report)
+        _judge_joined(wake, token, clock, report)
     return report
 
 
-def _judge_joined(stash, report):
+def _judge_joined(stash, token, clock, report):
     """Judge the saves of ``stash`` that joined this message: made while its marker was up, they
     published nothing (see ``dispatch``). The marker comes down first, so that a save made after
     the claim publishes; it goes up again, held by this message, while the batch is judged, so
     that saves meanwhile join the next batch. Under load the batches grow, instead of the
     messages. Ends when a claim finds nothing, another message holds the marker, or after half
-    a lease (a batch claimed by then is still judged)."""
-    deadline = time.monotonic() + settings.STASH_LEASE_SECONDS / 2
+    a lease or of the time left (a batch claimed by then is still judged)."""
+    deadline = time.monotonic() + min(settings.STASH_LEASE_SECONDS, clock.left()) / 2
     while True:
         dispatch.started(stash)
-        token, contents = _claim_batch([], [stash], report)
+        contents = _claim_batch([], [stash], token, clock, report)
         if not contents:
             return
         holding = time.monotonic() < deadline and dispatch.hold(stash)
-        _judge_batch(token, contents, report)
+        _judge_batch(token, contents, clock, report)
         if not holding:
             return
 
 
-def _claim_batch(ids, others_of, report):
-    """Claim a batch (see ``_claim``) and load it, oldest first: items accepted together join the
-    stash's queue in the order they came. Returns the claim's token and the items."""
-    token = uuid.uuid4()
-    claimed, candidates = _claim(ids, token, others_of)
+def _claim_batch(ids, others_of, token, clock, report):
+    """Claim a batch under ``token`` (see ``_claim``) and load it, oldest first: items accepted
+    together join the stash's queue in the order they came."""
+    claimed, candidates = _claim(ids, token, others_of, clock.lease_until())
     report.claimed += claimed
     if not claimed:
-        return token, []
-    return token, list(Content.objects.filter(pk__in=candidates, lease_token=token).select_related("stash")
-                        .order_by("created_at", "pk"))
+        return []
+    return list(Content.objects.filter(pk__in=candidates, lease_token=token).select_related("stash")
+                .order_by("created_at", "pk"))
 
 
-def _judge_batch(token, contents, report):
+def _judge_batch(token, contents, clock, report):
     first_tries = [c for c in contents if c.attempts <= 1]
     retried = [c for c in contents if c.attempts > 1]
     if first_tries:
-        _judge(first_tries, token, report)
+        _judge(first_tries, token, report, clock)
     if retried:
         # An item tried before may be what killed a worker. Judge one, alone, noting each hook
         # as it starts (a failure then names the hook); send the others back one per message,
         # so a poison item takes no neighbour down with it.
         _release(retried[1:], token, report)
-        _judge(retried[:1], token, report, note_progress=True)
+        _judge(retried[:1], token, report, clock, note_progress=True)
 
 
-def _claim(ids, token, others_of=None) -> tuple[int, list]:
+def _claim(ids, token, others_of, lease_until) -> tuple[int, list]:
     """Claim the pending items among ``ids`` and, up to ``STASH_BATCH_SIZE`` in all, other items
     of the stashes ``others_of`` (``None``: those of ``ids``; empty: none) that wait for their
     first run; return how many, and the ids among which they are.
@@ -181,7 +188,7 @@ def _claim(ids, token, others_of=None) -> tuple[int, list]:
     ``pending``: two workers reaching for one item never both get it.
     """
     claim = {"status": Status.PROCESSING, "lease_token": token,
-             "attempts": F("attempts") + 1, "lease_until": lease_end()}
+             "attempts": F("attempts") + 1, "lease_until": lease_until}
     own = Q(pk__in=ids)
     claimed, picked = 0, []
     if ids:
@@ -210,35 +217,70 @@ def _claim(ids, token, others_of=None) -> tuple[int, list]:
     return claimed, ids + [pk for pk, _ in picked]
 
 
-def _release(contents, token, report):
-    """Give up this batch's claim on ``contents`` and send each in a message of its own."""
+def _release(contents, token, report, alone=False):
+    """Give up this batch's claim on ``contents``, unjudged, and send them again: first tries
+    together, items tried before (or all, if ``alone``) each in a message of its own."""
     if not contents:
         return
     ids = [c.pk for c in contents]
     report.released += Content.objects.filter(pk__in=ids, lease_token=token).update(
         status=Status.PENDING, lease_token=None, attempts=F("attempts") - 1,
         lease_until=lease_end())
-    dispatch.send_each_on_commit(ids)
+    dispatch.send_on_commit([c.pk for c in contents if c.attempts <= 1 and not alone])
+    send_alone([c for c in contents if c.attempts > 1 or alone])
 
 
-def _judge(contents, token, report, note_progress=False):
-    judged = []
+def send_alone(contents):
+    """Send each of ``contents`` in a message of its own, with the time limit its hooks need."""
+    by_limit = defaultdict(list)
+    for content in contents:
+        by_limit[time_limit_for(pipeline_for(content.stash).budget)].append(content.pk)
+    for time_limit, ids in by_limit.items():
+        dispatch.send_each_on_commit(ids, time_limit=time_limit)
+
+
+def _judge(contents, token, report, clock, note_progress=False, stopped=None):
+    """Judge ``contents`` in order while each one's budget fits in ``clock``, then record them.
+
+    The first item that no longer fits goes back to the queue with all after it; an item that
+    fits in no message of this limit goes alone, with a limit it fits in. ``stopped``:
+    ``(config id, message)`` of a hook that hung in an earlier run, timed out at once this time.
+    """
+    judged, later = [], []
     for content in contents:
         item_pipeline = pipeline_for(content.stash)
+        budget = item_pipeline.budget
+        if not clock.ever_fits(budget):
+            _release([content], token, report, alone=True)
+            continue
+        if later or not clock.fits(budget, first=not judged):
+            later.append(content)
+            continue
         started = timezone.now()
-        on_step = _progress_note(content, token) if note_progress else None
+        on_step = (lambda step, content=content: _note(content, token, step)) if note_progress else None
         item = item_for(content)
         _call(item_pipeline.listeners(pipeline.ON_PIPELINE_START), pipeline.ON_PIPELINE_START, item, None)
-        result = item_pipeline.run(item, on_step=on_step)
+        run = item_pipeline.stopping(*stopped) if stopped else item_pipeline
+        result = run.run(item, on_step=on_step)
+        if note_progress:
+            _note(content, token, None)
         judged.append((content, item_pipeline, result, started))
+    _release(later, token, report)
     _record(judged, token, report)
     _notify_sinks(judged, report)
 
 
-def _progress_note(content, token):
-    def note(step):
-        Content.objects.filter(pk=content.pk, lease_token=token).update(reason=f"interrupted in hook {step.title}")
-    return note
+PROGRESS_NOTE = "interrupted in hook "
+
+
+def _note(content, token, step):
+    """Note on an item judged alone which hook runs (``step``; None: all have run), as its reason
+    and its ``rejected_by``: if its process dies, the sweeper or ``stopping`` names the hook."""
+    if step is None:
+        note = {"reason": "interrupted after its hooks ran", "rejected_by_id": None}
+    else:
+        note = {"reason": PROGRESS_NOTE + step.title, "rejected_by_id": step.config_id}
+    Content.objects.filter(pk=content.pk, lease_token=token).update(**note)
 
 
 def _record(judged, token, report):
@@ -386,11 +428,7 @@ def sweep(limit=10_000) -> SweepReport:
     expired = Content.objects.filter(status__in=[Status.PENDING, Status.PROCESSING], lease_until__lt=now)
     exhausted = expired.filter(status=Status.PROCESSING, attempts__gte=settings.STASH_MAX_ATTEMPTS)
     for pk, attempts, note in exhausted.values_list("pk", "attempts", "reason")[:limit]:
-        reason = f"gave up after {attempts} attempts: the worker stopped while judging it"
-        if note:
-            reason += f" ({note})"
-        report.failed += exhausted.filter(pk=pk).update(status=Status.FAILED, reason=reason, lease_token=None,
-                                                        lease_until=None, processed_at=now, updated_at=now)
+        report.failed += exhausted.filter(pk=pk).update(**gave_up(attempts, note, now))
     rows = list(expired.filter(attempts__lt=settings.STASH_MAX_ATTEMPTS).values_list("pk", "attempts")[:limit])
     if rows:
         report.requeued = Content.objects.filter(pk__in=[pk for pk, _ in rows], lease_until__lt=now).update(
@@ -401,6 +439,13 @@ def sweep(limit=10_000) -> SweepReport:
         dispatch.send_on_commit([pk for pk, attempts in rows if not attempts])
         dispatch.send_each_on_commit([pk for pk, attempts in rows if attempts])
     return report
+
+
+def gave_up(attempts, note, now):
+    """The fields of an item set ``failed`` after ``attempts`` claims; ``note``: its progress note."""
+    reason = f"gave up after {attempts} attempts: the worker stopped while judging it" + (f" ({note})" if note else "")
+    return {"status": Status.FAILED, "reason": reason, "lease_token": None, "lease_until": None,
+            "processed_at": now, "updated_at": now}
 
 
 def reprocess(queryset) -> int:
@@ -417,10 +462,18 @@ def reprocess(queryset) -> int:
 def simulate(stash: Stash, payload) -> pipeline.Result:
     """Run ``stash``'s current hooks over ``payload``; nothing is saved or counted.
 
-    Raises ``ValidationError`` for a payload that is not a JSON object or is too large.
+    The hooks run in a child process given ``STASH_SIMULATE_TIMEOUT`` seconds (see ``isolation``).
+    Raises ``ValidationError`` for a payload that is not a JSON object or is too large, and
+    ``DeadlineExceeded`` (naming the hook that was running) when the hooks take longer.
     """
     validate_payload(payload, stash)
-    return pipeline_for(stash).run(pipeline.Item(payload=payload, stash=stash.slug, source="simulate"))
+    item_pipeline = pipeline_for(stash)
+    item = pipeline.Item(payload=payload, stash=stash.slug, source="simulate")
+
+    def run(progress):
+        return item_pipeline.run(item, on_step=lambda step: progress(f"hook {step.title!r}"))
+
+    return call_with_deadline(run, settings.STASH_SIMULATE_TIMEOUT)
 
 
 class DeliveryError(Exception):

@@ -4,11 +4,13 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from .. import bulk_sql, dispatch, pipeline
 from ..models import Content, HookConfig, Stash
+from .isolation import call_with_deadline
 from .judging import Status, _add_counters, _assign_queue_positions, _call, _listeners, item_for, pipeline_for
 
 
@@ -112,16 +114,26 @@ def replay(stash: Stash, last_n: int) -> ReplayReport:
 
     Nothing is saved or counted and no sink is called. Each item is judged on the payload it
     was submitted with (before any transform) and compared with its recorded status, which
-    for a reviewed item is the reviewer's verdict.
+    for a reviewed item is the reviewer's verdict. The hooks run in a child process given
+    ``STASH_SIMULATE_TIMEOUT`` seconds in all: past it, ``DeadlineExceeded`` names the item
+    and the hook that was running.
     """
     report = ReplayReport()
     item_pipeline = pipeline_for(stash)
-    judged = (Content.objects.filter(stash=stash, status__in=[Status.ACCEPTED, Status.REJECTED, Status.HELD])
-              .order_by("-created_at", "-pk")[:max(0, int(last_n))])
+    judged = list(Content.objects.filter(stash=stash, status__in=[Status.ACCEPTED, Status.REJECTED, Status.HELD])
+                  .order_by("-created_at", "-pk")[:max(0, int(last_n))])
     for content in judged:
         content.stash = stash
-        submitted = content.payload if content.original_payload is None else content.original_payload
-        result = item_pipeline.run(replace(item_for(content), payload=submitted))
+
+    def rejudge(progress):
+        results = []
+        for content in judged:
+            submitted = content.payload if content.original_payload is None else content.original_payload
+            on_step = lambda step, pk=content.pk: progress(f"hook {step.title!r} (item {pk})")  # noqa: E731
+            results.append(item_pipeline.run(replace(item_for(content), payload=submitted), on_step=on_step))
+        return results
+
+    for content, result in zip(judged, call_with_deadline(rejudge, settings.STASH_SIMULATE_TIMEOUT)):
         report.compared += 1
         if result.verdict != content.status:
             report.changes.append(ReplayChange(content=content, before=content.status, result=result))

@@ -3,6 +3,8 @@ import time
 
 import pytest
 from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
 
 from stash import processing
 from stash.models import Content, HookConfig, PipelineRun
@@ -142,13 +144,15 @@ def test_a_poison_item_fails_with_the_hook_named_and_its_batch_neighbours_are_ju
     with transaction.atomic():
         poison = submit(stash, crash=True)
         neighbours = [submit(stash, n=i) for i in range(5)]
-    # Each pass: the lease runs out, the sweeper sends the items again, the poison kills a child.
+    # Each pass: the claims' leases run out (a claim lasts as long as its message may run), the
+    # sweeper sends the items again, the poison kills a child.
     for _ in range(settings.STASH_MAX_ATTEMPTS + 2):
         wait_for(lambda: not Content.objects.filter(status="pending").exists(), timeout=20, message="claims")
         poison.refresh_from_db()
         if poison.status == "failed":
             break
-        time.sleep(WORKER_LEASE_SECONDS + 0.2)
+        leases = Content.objects.filter(status="processing").aggregate(last=Max("lease_until"))["last"]
+        time.sleep(max(WORKER_LEASE_SECONDS, (leases - timezone.now()).total_seconds() if leases else 0) + 0.2)
         processing.sweep()
     poison.refresh_from_db()
     assert poison.status == "failed"

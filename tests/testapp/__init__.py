@@ -1,1 +1,1 @@
-"""A test-only app whose hooks sleep, raise or kill their worker, to test isolation."""
+"""A test-only app whose hooks sleep, hang, raise or kill their worker, to test isolation."""

@@ -41,3 +41,23 @@ class Raise(hooks.Filter):
         if item.payload.get("raise"):
             raise RuntimeError("boom")
         return self.keep()
+
+
+@hooks.register("test_stuck")
+class Stuck(hooks.Filter):
+    """Sleep params.seconds in C code, signals blocked, when the payload has "stuck": true.
+
+    The alarm (and SIGUSR1, SIGTERM) stay pending meanwhile: no timeout interrupts it, only killing its process.
+    """
+
+    params_schema = {"type": "object", "properties": {"seconds": {"type": "number", "minimum": 0}},
+                     "required": ["seconds"], "additionalProperties": False}
+
+    def filter(self, item):
+        if item.payload.get("stuck"):
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGUSR1, signal.SIGTERM})
+            try:
+                time.sleep(self.params["seconds"])
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        return self.keep()

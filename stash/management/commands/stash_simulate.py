@@ -26,6 +26,8 @@ class Command(BaseCommand):
             result = processing.simulate(stash, payload)
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from exc
+        except processing.Unanswered as exc:
+            raise CommandError(str(exc)) from exc
         if options["json"]:
             self.stdout.write(json.dumps({"verdict": result.verdict, "reason": result.reason,
                                           "payload": dict(result.payload),

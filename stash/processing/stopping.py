@@ -1,0 +1,75 @@
+"""After a judging message ran out of time: its items are taken over, and a hook that hung times out.
+
+When a message outlives its hard time limit, billiard kills its pool process, whatever a hook is
+doing (stuck in C code, ignoring its alarm), and starts another; the worker's main process then
+publishes a recovery message for the stopped message (``tasks``, ``dispatch.recover``), saying
+whether the process was still running (``hung``) or had died before (a crash). ``recover`` takes
+over the items still claimed under the stopped message's lease token:
+
+- an item that was judged alone names the hook that was running (``judging``'s progress note).
+  If that hook hung, the item is judged again at once with the hook timed out
+  (``Pipeline.stopping``): its ``on_error`` policy decides, the trail says why, and the hook is
+  not called again. If the process had died, the item is sent again, as the sweeper would;
+- the items of a batch (which of them hung or crashed is not known) go back, each in a message
+  of its own: judged alone, the one at fault names its hook the next time;
+- an item out of attempts (``STASH_MAX_ATTEMPTS``) is set ``failed`` with the reason.
+
+The claim moves from the stopped token by compare-and-set, so a verdict the stopped process
+wrote first is never written twice. If the recovery message is lost, the sweeper still acts once
+the stopped claims' leases run out.
+"""
+import uuid
+
+from django.conf import settings
+from django.utils import timezone
+
+from ..models import Content, lease_end
+from .deadlines import Clock
+from .judging import PROGRESS_NOTE, BatchReport, Status, _judge, gave_up, send_alone
+
+
+def token_for(task_id) -> uuid.UUID:
+    """The lease token of the message ``task_id``: its claims are found by it after it is stopped.
+    (A call outside a message, ``task_id`` None, gets a token of its own.)"""
+    if task_id is None:
+        return uuid.uuid4()
+    try:
+        return uuid.UUID(str(task_id))
+    except ValueError:
+        return uuid.uuid5(uuid.NAMESPACE_URL, f"stash-task:{task_id}")
+
+
+def recover(stopped_token, hung=True, token=None, clock=None) -> BatchReport:
+    """Take over the items still claimed by the stopped message ``stopped_token``; see above."""
+    report = BatchReport()
+    token, clock = token or uuid.uuid4(), clock or Clock()
+    report.claimed = Content.objects.filter(lease_token=stopped_token, status=Status.PROCESSING).update(
+        lease_token=token, lease_until=clock.lease_until())
+    if not report.claimed:
+        return report
+    contents = list(Content.objects.filter(lease_token=token).select_related("stash", "rejected_by")
+                    .order_by("created_at", "pk"))
+    now = timezone.now()
+    again, stopped = [], []
+    for content in contents:
+        if content.attempts >= settings.STASH_MAX_ATTEMPTS:
+            Content.objects.filter(pk=content.pk, lease_token=token).update(**gave_up(
+                content.attempts, content.reason if content.reason.startswith(PROGRESS_NOTE) else "", now))
+        elif hung and content.rejected_by_id is not None and content.reason.startswith(PROGRESS_NOTE):
+            stopped.append(content)
+        else:
+            again.append(content)
+    report.released += Content.objects.filter(pk__in=[c.pk for c in again], lease_token=token).update(
+        status=Status.PENDING, lease_token=None, lease_until=lease_end())
+    send_alone(again)
+    for content in stopped:
+        Content.objects.filter(pk=content.pk, lease_token=token).update(attempts=content.attempts + 1)
+        content.attempts += 1
+        _judge([content], token, report, clock, note_progress=True,
+               stopped=(content.rejected_by_id, _stopped_message(content.rejected_by)))
+    return report
+
+
+def _stopped_message(config):
+    timeout = f"its timeout of {config.timeout_ms} ms" if config.timeout_ms else "the time limit"
+    return f"still running past {timeout}, where it could not be interrupted: stopped with its worker process"
