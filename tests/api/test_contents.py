@@ -284,6 +284,9 @@ def test_the_list_filters_by_stash_and_status(api, items, viewer):
 @pytest.mark.parametrize("params, field, message", [
     ({"status": "great"}, "status", '"great" is not a valid choice.'),
     ({"stash": "nowhere"}, "stash", "There is no stash slug=nowhere."),
+    ({"stash": "\x00"}, "stash", "There is no stash slug=\x00."),
+    ({"stash": ""}, "stash", "Give a value, or leave the parameter out."),
+    ({"status": ""}, "status", "Give a value, or leave the parameter out."),
 ])
 def test_an_unknown_filter_value_is_a_400(api, items, viewer, params, field, message):
     response = api(viewer).get(URL, params)
