@@ -14,7 +14,10 @@ _JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "a bo
                float: "a number", type(None): "null"}
 
 
-@extend_schema_field({"type": "object", "additionalProperties": True, "description": "Any JSON object."})
+@extend_schema_field({"type": "object", "additionalProperties": True,
+                      "description": "Any JSON object that every database can store: no NUL character or lone "
+                                     "surrogate in its strings and keys, at most 100 levels deep, no integer of "
+                                     "more than 1000 digits; and at most the stash's max_payload_bytes."})
 class JSONObjectField(serializers.JSONField):
     """A JSON object that every database can store (``models.unstorable``); ``what`` names it in errors."""
 
@@ -198,6 +201,14 @@ class QueryParamsSerializer(serializers.Serializer):
         if blank:
             raise serializers.ValidationError(blank)
         return super().to_internal_value(data)
+
+
+class PageParamsSerializer(QueryParamsSerializer):
+    """The page size of a list (its cursor is DRF's to read)."""
+
+    MAX_PAGE_SIZE = 500
+
+    page_size = serializers.IntegerField(min_value=1, max_value=MAX_PAGE_SIZE, required=False)
 
 
 class ContentFilterSerializer(QueryParamsSerializer):

@@ -419,3 +419,15 @@ def test_reprocess_needs_the_change_permission(api, items, submitter):
     assert response.status_code == 403
     assert response.json() == {"detail": "Judging items again needs the permission to change content."}
     assert Content.objects.get(pk=items["spam"].pk).status == "rejected"
+
+
+@pytest.mark.parametrize("page_size, message", [
+    ("null", "A valid integer is required."),
+    ("0", "Ensure this value is greater than or equal to 1."),
+    ("501", "Ensure this value is less than or equal to 500."),
+    ("", "Give a value, or leave the parameter out."),
+])
+def test_a_page_size_that_is_not_1_to_500_is_a_400(api, audit, submitter, page_size, message):
+    response = api(submitter).get(URL, {"page_size": page_size})
+    assert response.status_code == 400
+    assert response.json() == {"page_size": [message]}
