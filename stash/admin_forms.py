@@ -20,7 +20,9 @@ class PrettyJSONField(forms.JSONField):
     def prepare_value(self, value):
         if isinstance(value, InvalidJSONInput):
             return value
-        return json.dumps(value, indent=2, ensure_ascii=False, cls=self.encoder)
+        text = json.dumps(value, indent=2, ensure_ascii=False, cls=self.encoder)
+        # A refused value comes back to the page as typed: a lone surrogate as its escape, \ud800.
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def describe_params(schema) -> str:

@@ -16,6 +16,7 @@ interrupts in a worker's main thread).
 from __future__ import annotations
 
 import logging
+import math
 import time
 from typing import Any, Callable, Mapping
 
@@ -37,6 +38,9 @@ MAX_DEPTH = 150
 MAX_STEPS = 50_000
 MAX_SECONDS = 0.5
 VARIABLES = frozenset({"payload", "meta"})
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
+# What celpy says when an integer leaves that range (a literal, int(), arithmetic).
+_OVERFLOWS = frozenset({"overflow", "return error for overflow"})
 _MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
 # CEL's own global functions, the only ones a condition may call.
 FUNCTIONS = frozenset(
@@ -119,9 +123,8 @@ def compile_condition(text: str) -> Callable[[Mapping[str, Any]], bool]:
     program = _environment.program(tree)
 
     def predicate(context: Mapping[str, Any]) -> bool:
-        activation = {key: celpy.json_to_cel(value) for key, value in context.items()}
         try:
-            value = program.evaluate(activation)
+            value = program.evaluate({key: to_cel(value) for key, value in context.items()})
         except _OverBudget as exc:
             raise ExpressionError(f"condition stopped: {exc}") from None
         except Exception as exc:
@@ -135,6 +138,33 @@ def compile_condition(text: str) -> Callable[[Mapping[str, Any]], bool]:
     return predicate
 
 
+def to_cel(value: Any) -> Any:
+    """A JSON value as CEL sees it: like ``celpy.json_to_cel``, but an integer outside CEL's 64-bit
+    ``int`` becomes a ``double``, the type CEL gives every JSON number: a payload that carries a
+    large number somewhere can still be judged by conditions over its other fields.
+
+    Raises ``ValueError`` for a value JSON cannot hold.
+    """
+    if isinstance(value, bool):
+        return celpy.celtypes.BoolType(value)
+    if isinstance(value, int):
+        if _INT_MIN <= value <= _INT_MAX:
+            return celpy.celtypes.IntType(value)
+        return celpy.celtypes.DoubleType(_as_double(value))
+    if isinstance(value, Mapping):
+        return celpy.celtypes.MapType({to_cel(key): to_cel(member) for key, member in value.items()})
+    if isinstance(value, (list, tuple)):
+        return celpy.celtypes.ListType([to_cel(member) for member in value])
+    return celpy.json_to_cel(value)
+
+
+def _as_double(value: int) -> float:
+    try:
+        return float(value)
+    except OverflowError:  # past the largest double, as IEEE 754 rounds it
+        return math.inf if value > 0 else -math.inf
+
+
 def validate_condition(text: str) -> None:
     """Raise ``ExpressionError`` if ``text`` is not a valid condition."""
     compile_condition(text)
@@ -142,6 +172,8 @@ def validate_condition(text: str) -> None:
 
 def _message(exc: Exception) -> str:
     text = str(exc.args[0]) if exc.args else str(exc)
+    if text in _OVERFLOWS:
+        return f"a number is outside CEL's 64-bit integer range ({_INT_MIN} to {_INT_MAX})"
     return text.split(" (in activation")[0]
 
 

@@ -248,12 +248,16 @@ class HookConfig(LoadedStateMixin, models.Model):
         hook_class = self.hook_class
         if hook_class is None:
             errors["hook"] = _("%(name)r is not a registered hook.") % {"name": self.hook}
+        elif unstorable(self.params, "params"):
+            errors["params"] = unstorable(self.params, "params")
         else:
             try:
                 hook_class.validate_params(self.params)
             except InvalidParams as exc:
                 errors["params"] = str(exc)
-        if self.condition.strip():
+        if unstorable(self.condition, "condition"):
+            errors["condition"] = unstorable(self.condition, "condition")
+        elif self.condition.strip():
             try:
                 validate_condition(self.condition)
             except ExpressionError as exc:
@@ -280,6 +284,9 @@ class HookConfig(LoadedStateMixin, models.Model):
                 last = HookConfig.objects.filter(stash_id=self.stash_id).aggregate(m=Max("position"))["m"]
                 self.position = (last or 0) + 1
             Stash.bump_config_version([self.stash_id])  # locks the stash row before the config's
+            # A delete takes that lock first too: under it, a config still here stays until we commit.
+            if not self._state.adding and not HookConfig.objects.filter(pk=self.pk).exists():
+                raise HookConfig.DoesNotExist(gettext("This hook config was deleted meanwhile."))
             super().save(*args, **kwargs)
         self._remember()
 
@@ -467,6 +474,10 @@ def validate_payload(payload, stash):
 # Deeper payloads are refused: nobody needs them, and walking them costs recursion.
 MAX_PAYLOAD_DEPTH = 100
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Integers longer than this are refused: well within what Python (4300 digits) and PostgreSQL write.
+MAX_INTEGER_DIGITS = 1000
+_INTEGER_LIMIT = 10**MAX_INTEGER_DIGITS
+_MAX_INT_BITS = int(MAX_INTEGER_DIGITS * math.log2(10))  # no integer of this many bits reaches the limit
 
 
 def unstorable(value, what="payload") -> str:
@@ -491,6 +502,10 @@ def unstorable(value, what="payload") -> str:
         elif isinstance(item, float) and not math.isfinite(item):
             # JSON parsers turn 1e999 into infinity, which JSON itself cannot express.
             return gettext("The %(what)s contains a number too large for JSON.") % names
+        elif isinstance(item, int) and item.bit_length() > _MAX_INT_BITS and abs(item) >= _INTEGER_LIMIT:
+            # Python writes no integer longer than its int_max_str_digits (4300) as text.
+            return gettext("The %(what)s contains an integer of more than %(digits)d digits.") % {
+                **names, "digits": MAX_INTEGER_DIGITS}
     return ""
 
 

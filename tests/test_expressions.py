@@ -1,9 +1,11 @@
-"""Conditions: safe CEL expressions over payload and meta, refused with a clear message. No database."""
+"""Conditions: safe CEL expressions over payload and meta, refused with a clear message.
+
+No database, except where a stash's hooks run a condition (``processing.simulate``)."""
 import time
 
 import pytest
 
-from stash import expressions
+from stash import expressions, processing
 from stash.exceptions import ExpressionError
 from stash.expressions import MAX_LENGTH, MAX_SECONDS, MAX_STEPS, compile_condition, validate_condition
 from stash.pipeline import Item
@@ -236,3 +238,47 @@ def test_matches_uses_re2_so_a_catastrophic_pattern_is_linear():
 
     assert check({"payload": {"text": "a" * 5000 + "!"}, "meta": {}}) is False
     assert time.monotonic() - started < 5
+
+
+# --- numbers beyond CEL's 64-bit int -------------------------------------------------------
+
+BIG = {"payload": {"score": 10, "pad": 9223372036854775808, "low": -(2**80), "huge": 10**400}, "meta": {}}
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("payload.score > 5", True),        # does not look at the big numbers
+    ("payload.score > 50", False),
+    ("payload.pad > 5", True),           # read as a double, as CEL reads every JSON number
+    ("payload.low < -1.0", True),
+    ("payload.huge > 1e300", True),
+])
+def test_a_payload_with_numbers_past_64_bits_is_judged(text, expected):
+    assert compile_condition(text)(BIG) is expected
+
+
+def test_a_condition_that_cannot_hold_such_a_number_says_why():
+    with pytest.raises(ExpressionError, match=r"condition failed: a number is outside CEL's 64-bit integer range "
+                                              r"\(-9223372036854775808 to 9223372036854775807\)"):
+        compile_condition("int(payload.pad) > 0")(BIG)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("on_error", "expression", "verdict"), [
+    ("skip", "payload.score > 5", "rejected"),     # the filter's condition holds: it drops the item
+    ("reject", "payload.score > 50", "accepted"),  # it does not: nothing drops a valid item
+])
+def test_a_condition_filter_judges_a_payload_with_a_big_number(make_stash, on_error, expression, verdict):
+    stash = make_stash("big", hooks=[{"hook": "condition", "params": {"expression": expression}, "on_error": on_error}])
+    result = processing.simulate(stash, {"score": 10, "pad": 9223372036854775808})
+    assert (result.verdict, [entry.outcome for entry in result.trail]) == (
+        verdict, ["dropped" if verdict == "rejected" else "kept"])
+
+
+@pytest.mark.django_db
+def test_a_condition_that_fails_on_a_big_number_goes_by_its_policy_with_the_reason(make_stash):
+    stash = make_stash("big", hooks=[{"hook": "require_fields", "params": {"fields": ["text"]},
+                                      "condition": "int(payload.pad) > 0", "on_error": "hold", "label": "Needs text"}])
+    result = processing.simulate(stash, {"score": 10, "pad": 9223372036854775808})
+    assert result.verdict == "held"
+    assert result.reason == ("Needs text: ExpressionError: condition failed: a number is outside CEL's 64-bit "
+                             "integer range (-9223372036854775808 to 9223372036854775807)")

@@ -412,7 +412,9 @@ def test_params_edited_in_place_are_validated(stash):
 
 @pytest.mark.parametrize("payload, message", [
     ({"text": "a\x00b"}, "NUL character"),
+    ({"text": "\ud800"}, "unpaired surrogate"),
     ({"score": float("inf")}, "too large for JSON"),
+    ({"n": -(10**1000)}, "integer of more than 1000 digits"),
     ({"deep": functools.reduce(lambda inner, _: {"x": inner}, range(120), {})}, "deeper than 100"),
 ])
 def test_a_payload_no_database_can_store_is_refused_on_every_path(make_stash, payload, message):
@@ -432,4 +434,34 @@ def test_deleting_a_hook_config_keeps_the_items_it_decided(make_stash):
 
     item.refresh_from_db()
     assert (item.status, item.rejected_by) == ("rejected", None)
+    assert not HookConfig.objects.exists()
+
+
+def test_a_payload_with_the_longest_integer_allowed_is_stored(make_stash):
+    payload = {"n": 10**1000 - 1, "pad": 2**63}
+    item = Content.objects.create(stash=make_stash("s"), payload=payload)
+    assert Content.objects.get(pk=item.pk).payload == payload
+
+
+@pytest.mark.parametrize("fields, field, message", [
+    ({"params": {"words": ["\ud800"]}}, "params", "The params contains an unpaired surrogate"),
+    ({"params": {"words": ["a\x00"]}}, "params", "The params contains a NUL character"),
+    ({"condition": "payload.text == '\x00'"}, "condition", "The condition contains a NUL character"),
+    ({"condition": "payload.text == '\udfff'"}, "condition", "The condition contains an unpaired surrogate"),
+])
+def test_hook_settings_no_database_can_store_are_refused_by_field(stash, fields, field, message):
+    config = HookConfig(stash=stash, hook="keyword_blocklist", **{"params": {"words": ["spam"]}, **fields})
+    with pytest.raises(ValidationError) as refused:
+        config.save()
+    assert refused.value.message_dict[field][0].startswith(message)
+    assert not HookConfig.objects.exists()
+
+
+def test_saving_a_hook_config_deleted_meanwhile_says_so_and_brings_nothing_back(stash):
+    config = HookConfig.objects.create(stash=stash, hook="keyword_blocklist", params={"words": ["spam"]})
+    stale = HookConfig.objects.get(pk=config.pk)
+    config.delete()
+    stale.label = "renamed"
+    with pytest.raises(HookConfig.DoesNotExist, match="This hook config was deleted meanwhile."):
+        stale.save()
     assert not HookConfig.objects.exists()

@@ -1,8 +1,9 @@
-"""OpenAPI helpers: the documented error answers that many endpoints share."""
+"""OpenAPI helpers: the documented error answers that many endpoints share, and schema corrections."""
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse
 
-from .serializers import ErrorSerializer
+from .serializers import ContentEditSerializer, ErrorSerializer
 
 _MEANINGS = {
     400: "Invalid input: the body maps each field to its errors (non_field_errors when about no one field).",
@@ -22,3 +23,13 @@ def errors(*codes):
     """``responses`` entries for the given error status codes."""
     return {code: OpenApiResponse(OpenApiTypes.OBJECT if code == 400 else ErrorSerializer, description=_MEANINGS[code])
             for code in codes}
+
+
+class ContentEditSchema(OpenApiSerializerExtension):
+    """``PATCH contents/<id>/`` replaces the payload whole: its body needs ``payload``.
+
+    drf-spectacular documents every PATCH body as partial (nothing required); this view reads
+    ``ContentEditSerializer`` as it is, so the schema does too.
+    """
+
+    target_class = ContentEditSerializer

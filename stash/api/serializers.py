@@ -5,6 +5,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_slug
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 
 from .. import models, pipeline, processing, registry
 from ..models import Content, HookConfig, PipelineRun, Stash
@@ -13,14 +14,18 @@ _JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "a bo
                float: "a number", type(None): "null"}
 
 
-@extend_schema_field({"type": "object", "additionalProperties": True, "description": "Any JSON object."})
-class PayloadField(serializers.JSONField):
-    """A JSON object (the payload of an item)."""
+@extend_schema_field({"type": "object", "additionalProperties": True,
+                      "description": "Any JSON object that every database can store: no NUL character or lone "
+                                     "surrogate in its strings and keys, at most 100 levels deep, no integer of "
+                                     "more than 1000 digits; and at most the stash's max_payload_bytes."})
+class JSONObjectField(serializers.JSONField):
+    """A JSON object that every database can store (``models.unstorable``); ``what`` names it in errors."""
 
-    default_error_messages = {"not_object": "The payload must be a JSON object, not {type}."}
+    default_error_messages = {"not_object": "The {what} must be a JSON object, not {type}."}
+    what = "payload"
 
     def to_internal_value(self, data):
-        problem = models.unstorable(data)  # before DRF's check, which only says "not valid JSON"
+        problem = models.unstorable(data, self.what)  # before DRF's check, which only says "not valid JSON"
         if problem:
             raise serializers.ValidationError(problem)
         value = super().to_internal_value(data)
@@ -29,7 +34,19 @@ class PayloadField(serializers.JSONField):
 
     def check_object(self, value):
         if not isinstance(value, dict):
-            self.fail("not_object", type=_JSON_TYPES.get(type(value), type(value).__name__))
+            self.fail("not_object", what=self.what, type=_JSON_TYPES.get(type(value), type(value).__name__))
+
+
+class PayloadField(JSONObjectField):
+    """A JSON object (the payload of an item)."""
+
+
+@extend_schema_field({"type": "object", "additionalProperties": True,
+                      "description": "Settings, checked against the hook's params_schema."})
+class ParamsField(JSONObjectField):
+    """A hook config's params: a JSON object, checked against the hook's schema by the model."""
+
+    what = "params"
 
 
 class ParsedPayloadField(PayloadField):
@@ -175,7 +192,26 @@ class ContentEditSerializer(serializers.Serializer):
     payload = PayloadField()
 
 
-class ContentFilterSerializer(serializers.Serializer):
+class QueryParamsSerializer(serializers.Serializer):
+    """Query parameters; one given blank (``?stash=``) is refused, not read as absent."""
+
+    def to_internal_value(self, data):
+        blank = {name: ["Give a value, or leave the parameter out."] for name in self.fields
+                 if name in data and data[name] == ""}
+        if blank:
+            raise serializers.ValidationError(blank)
+        return super().to_internal_value(data)
+
+
+class PageParamsSerializer(QueryParamsSerializer):
+    """The page size of a list (its cursor is DRF's to read)."""
+
+    MAX_PAGE_SIZE = 500
+
+    page_size = serializers.IntegerField(min_value=1, max_value=MAX_PAGE_SIZE, required=False)
+
+
+class ContentFilterSerializer(QueryParamsSerializer):
     """Query parameters of the item list."""
 
     stash = StashSlugField(required=False, help_text="Only items of this stash (its slug).")
@@ -195,7 +231,7 @@ class BulkResultSerializer(serializers.Serializer):
     ids = serializers.ListField(child=serializers.UUIDField())
 
 
-class QueueParamsSerializer(serializers.Serializer):
+class QueueParamsSerializer(QueryParamsSerializer):
     """Query parameters of a stash's queue."""
 
     after = serializers.IntegerField(min_value=0, max_value=2**63 - 1, default=0,
@@ -238,7 +274,7 @@ class SimulationSerializer(serializers.Serializer):
 class HookConfigSerializer(serializers.ModelSerializer):
     """One configured hook of a stash. ``hook`` is one of the registered names."""
 
-    params = serializers.JSONField(required=False, help_text="Settings, checked against the hook's params_schema.")
+    params = ParamsField(required=False)
     missing = serializers.BooleanField(source="is_missing", read_only=True,
                                        help_text="The hook's name is no longer registered.")
 
@@ -255,12 +291,6 @@ class HookConfigSerializer(serializers.ModelSerializer):
         fields["hook"] = serializers.ChoiceField(choices=[hook.name for hook in registry.all()],
                                                  help_text="A registered hook (see /api/hooks/).")
         return fields
-
-    def validate_params(self, value):
-        problem = models.unstorable(value, "params")
-        if problem:
-            raise serializers.ValidationError(problem)
-        return value
 
     def create(self, validated_data):
         return self._saved(HookConfig(stash=self.context["stash"], **validated_data))
@@ -279,12 +309,18 @@ class HookConfigSerializer(serializers.ModelSerializer):
 
     @staticmethod
     def _saved(config):
-        """Validate as the admin does (hook, params schema, condition), then save."""
+        """Validate as the admin does (hook, params schema, condition), then save.
+
+        Raises ``NotFound`` if the config was deleted since it was read (a concurrent DELETE).
+        """
         try:
             config.full_clean(exclude=["stash", "position"], validate_unique=False, validate_constraints=False)
         except DjangoValidationError as exc:
             raise serializers.ValidationError(exc.message_dict) from exc
-        config.save()
+        try:
+            config.save()
+        except HookConfig.DoesNotExist as exc:
+            raise NotFound(str(exc)) from exc
         return config
 
 

@@ -284,6 +284,9 @@ def test_the_list_filters_by_stash_and_status(api, items, viewer):
 @pytest.mark.parametrize("params, field, message", [
     ({"status": "great"}, "status", '"great" is not a valid choice.'),
     ({"stash": "nowhere"}, "stash", "There is no stash slug=nowhere."),
+    ({"stash": "\x00"}, "stash", "There is no stash slug=\x00."),
+    ({"stash": ""}, "stash", "Give a value, or leave the parameter out."),
+    ({"status": ""}, "status", "Give a value, or leave the parameter out."),
 ])
 def test_an_unknown_filter_value_is_a_400(api, items, viewer, params, field, message):
     response = api(viewer).get(URL, params)
@@ -416,3 +419,15 @@ def test_reprocess_needs_the_change_permission(api, items, submitter):
     assert response.status_code == 403
     assert response.json() == {"detail": "Judging items again needs the permission to change content."}
     assert Content.objects.get(pk=items["spam"].pk).status == "rejected"
+
+
+@pytest.mark.parametrize("page_size, message", [
+    ("null", "A valid integer is required."),
+    ("0", "Ensure this value is greater than or equal to 1."),
+    ("501", "Ensure this value is less than or equal to 500."),
+    ("", "Give a value, or leave the parameter out."),
+])
+def test_a_page_size_that_is_not_1_to_500_is_a_400(api, audit, submitter, page_size, message):
+    response = api(submitter).get(URL, {"page_size": page_size})
+    assert response.status_code == 400
+    assert response.json() == {"page_size": [message]}

@@ -38,3 +38,28 @@ def test_the_docs_page_serves_swagger_ui_from_local_static_files(client):
     assert "cdn." not in html and "https://" not in html
     for name in ("swagger-ui-bundle.js", "swagger-ui-standalone-preset.js", "swagger-ui.css", "favicon-32x32.png"):
         assert finders.find(f"drf_spectacular_sidecar/swagger-ui-dist/{name}"), name
+
+
+def schema_of(client):
+    return client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+
+
+def test_the_schema_says_a_payload_change_needs_the_payload(client):
+    schema = schema_of(client)
+    body = schema["paths"]["/api/contents/{id}/"]["patch"]["requestBody"]
+    component = body["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    assert body["required"] is True
+    assert schema["components"]["schemas"][component]["required"] == ["payload"]
+
+
+@pytest.mark.parametrize("component", ["HookConfigRequest", "PatchedHookConfigRequest"])
+def test_the_schema_says_hook_params_are_an_object_never_null(client, component):
+    params = schema_of(client)["components"]["schemas"][component]["properties"]["params"]
+    assert params["type"] == "object"
+    assert not params.get("nullable")
+
+
+def test_the_schema_says_filters_are_never_blank(client):
+    parameters = {p["name"]: p for p in schema_of(client)["paths"]["/api/contents/"]["get"]["parameters"]}
+    assert parameters["stash"]["schema"]["minLength"] == 1
+    assert parameters["status"]["schema"]["minLength"] == 1

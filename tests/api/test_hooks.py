@@ -85,6 +85,10 @@ def test_adding_a_hook_appends_it_and_changes_the_stash_version(api, audit, mana
      "Ensure this value is greater than or equal to 0."),
     ({"hook": "keyword_blocklist", "params": {"words": ["a\u0000"]}}, "params",
      "The params contains a NUL character (\\u0000), which cannot be stored."),
+    ({"hook": "keyword_blocklist", "params": None}, "params", "This field may not be null."),
+    ({"hook": "keyword_blocklist", "params": ["spam"]}, "params", "The params must be a JSON object, not an array."),
+    ({"hook": "log", "condition": "payload.text == '\u0000'"}, "condition",
+     "Null characters are not allowed."),
 ])
 def test_an_invalid_hook_config_is_a_400_naming_the_field(api, audit, manager, body, field, message):
     before = version()
@@ -119,6 +123,32 @@ def test_a_hook_config_is_changed_and_checked_again(api, audit, manager):
     replaced = client.put(url, {"hook": "max_size", "params": {"max_bytes": 10}}, format="json")
     assert replaced.status_code == 200
     assert replaced.json()["position"] == blocklist.position  # a replace keeps its place
+
+
+@pytest.mark.parametrize("method", ["put", "patch"])
+def test_changing_a_hook_config_deleted_meanwhile_is_a_404_and_brings_nothing_back(api, audit, manager, method,
+                                                                                   register_temporarily):
+    class Vanishing(hooks.Filter):
+        """Its config is deleted (by another request) while a change to it is being checked."""
+
+        params_schema = {"type": "object"}
+
+        @classmethod
+        def check_params(cls, params):
+            if params:
+                HookConfig.objects.filter(hook="test_vanishing").delete()
+            return {}
+
+        def filter(self, item):
+            return self.keep()
+
+    register_temporarily("test_vanishing", Vanishing)
+    config = HookConfig.objects.create(stash=audit, hook="test_vanishing")
+    response = getattr(api(manager), method)(f"{HOOKS}{config.pk}/", {"hook": "test_vanishing", "params": {"n": 1}},
+                                             format="json")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "This hook config was deleted meanwhile."}
+    assert not HookConfig.objects.filter(hook="test_vanishing").exists()
 
 
 def test_a_hook_config_is_removed(api, audit, manager):

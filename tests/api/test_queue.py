@@ -99,7 +99,8 @@ def test_reading_the_queue_needs_the_view_permission(api, audit, submitter):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("params, field", [({"after": -1}, "after"), ({"after": "x"}, "after"),
-                                           ({"limit": 0}, "limit"), ({"limit": 1001}, "limit")])
+                                           ({"limit": 0}, "limit"), ({"limit": 1001}, "limit"),
+                                           ({"after": ""}, "after"), ({"limit": ""}, "limit")])
 def test_bad_paging_parameters_are_a_400(api, audit, consumer, params, field):
     response = api(consumer).get(URL, params)
     assert response.status_code == 400
