@@ -32,8 +32,9 @@ class Broker:
         if self.error is not None:
             raise self.error
         self.messages.append({"name": name, "args": args, **options})
-        if not self.held and "kwargs" in options:
-            dispatch.started(options["kwargs"]["wake"])
+        wake = options.get("kwargs", {}).get("wake")
+        if not self.held and wake is not None:
+            dispatch.started(wake)
 
     @property
     def chunks(self):
