@@ -41,3 +41,6 @@ class Raise(hooks.Filter):
         if item.payload.get("raise"):
             raise RuntimeError("boom")
         return self.keep()
+
+
+from . import chaos_hooks  # noqa: E402,F401 - the chaos suite's hooks, registered on import
