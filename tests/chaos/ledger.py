@@ -9,7 +9,8 @@ counts what went wrong:
 - wrong: a verdict other than the expected one;
 - queue faults: accepted numbers given twice, skipped, or beyond the stash's head.
 
-Recovery is the time from the end of the fault to the last verdict.
+Recovery is the time from the end of the fault to the last verdict. A worker that exits on its
+own meanwhile is started again, as a supervisor would, and counted.
 """
 from __future__ import annotations
 
@@ -56,6 +57,8 @@ class Figures:
     wrong: int = 0
     queue_faults: int = 0
     recovery_seconds: float | None = None
+    worker_restarts: int = 0  # workers that exited on their own and were started again, as a supervisor does
+    expected_failure: str = ""  # the fix this scenario waits for (an xfail's reason)
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -69,11 +72,14 @@ class Figures:
 class Scenario:
     """One scenario's items, its fault's end and its figures (added to ``record`` when settled)."""
 
-    def __init__(self, name, record, make_stash):
+    def __init__(self, name, record, make_stash, expected_failure=""):
         self.name = name
+        self.expected_failure = expected_failure
         self.record = record
         self._make_stash = make_stash
         self.items: list[Content] = []
+        self.workers = []
+        self.worker_restarts = 0
         self.healed_at = None
 
     def stash(self, slug, hooks=CHECKS, **fields):
@@ -90,6 +96,11 @@ class Scenario:
         saved = processing.submit_many(stash, list(payloads))
         self.items.extend(saved)
         return saved
+
+    def supervise(self, worker):
+        """While settling, start ``worker`` again if it exits, as systemd's ``Restart=always`` would."""
+        self.workers.append(worker)
+        return worker
 
     def track(self, items):
         self.items.extend(items)
@@ -109,6 +120,10 @@ class Scenario:
         while time.monotonic() < deadline:
             if not Content.objects.filter(pk__in=ids, status__in=WAITING).exists():
                 break
+            for worker in self.workers:
+                if worker.process.poll() is not None:
+                    self.worker_restarts += 1
+                    worker.ensure_running()
             if time.monotonic() - last_sweep >= sweep_every:
                 processing.sweep()
                 last_sweep = time.monotonic()
@@ -121,7 +136,8 @@ class Scenario:
         return figures
 
     def count(self, ids) -> Figures:
-        figures = Figures(self.name, backend(), SCALE, items=len(ids))
+        figures = Figures(self.name, backend(), SCALE, items=len(ids), worker_restarts=self.worker_restarts,
+                          expected_failure=self.expected_failure)
         found = {c.pk: c for c in Content.objects.filter(pk__in=ids)}
         for pk in ids:
             item = found.get(pk)

@@ -83,6 +83,8 @@ class ChaosWorker(Worker):
 
     def ensure_running(self):
         if self.process is None or self.process.poll() is not None:
+            if self.process is not None:
+                self.log.close()
             self.log_path.write_text("")
             self.start()
         return self

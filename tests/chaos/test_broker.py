@@ -115,6 +115,7 @@ def test_broker_restarted_under_load(chaos, own_broker):
         chaos.submit(stash, items(start, 5))
         chaos.submit_bulk(stash, items(start + 5, 5))
         start += 10
+        time.sleep(scaled(0.05, 0.01))
     restarter.join()
     chaos.healed()
     chaos.settle()

@@ -50,7 +50,7 @@ def test_hanging_hook_in_c(chaos, chaos_worker):
         wait_for(lambda: Content.objects.filter(stash=stash, status="processing").exists(), message="the claim")
         chaos.submit(stash, [payload(i) for i in range(scaled(5, 20))])
         chaos.submit(other, [payload(i, spam=i % 5 == 0) for i in range(scaled(10, 100))])
-        chaos.settle(timeout=30)
+        chaos.settle(timeout=20)  # 40 times its timeout_ms; the task time limit is 300 s
         stuck = Content.objects.get(stash=stash, payload__hang=True)
         assert stuck.status == "held" or "Stuck in C" in stuck.reason
     finally:
