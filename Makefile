@@ -11,9 +11,16 @@ TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 # `make bench` drops and creates this database (its name must contain "bench") and uses this Redis db.
 BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/stash_bench
 BENCH_BROKER_URL ?= redis://127.0.0.1:6379/12
+# `make chaos` uses this database and Redis db (the scenarios that stop, restart or flush the
+# broker start a redis-server of their own on a free port). The fuzzer runs this many examples.
+CHAOS_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/stash_chaos
+CHAOS_BROKER_URL ?= redis://127.0.0.1:6379/13
+CHAOS_SCALE ?= long
+CHAOS_FUZZ_EXAMPLES ?= 2000
+CHAOS_VAR := $(CURDIR)/var/chaos
 PYTEST_ARGS ?=
 
-.PHONY: venv browsers wrk run test test-embedded test-services bench screenshots migrate clean
+.PHONY: venv browsers wrk run test test-embedded test-services bench chaos screenshots migrate clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -56,6 +63,27 @@ test-services: venv browsers wrk
 bench: venv wrk
 	$(BIN)/python -m bench.run --backend both --report docs/BENCHMARKS.md \
 		--database-url $(BENCH_DATABASE_URL) --broker-url $(BENCH_BROKER_URL) --var-dir $(CURDIR)/var/bench
+
+# Fault scenarios (tests/chaos, long) on both backends, then the API fuzzer (tests/fuzz, if present);
+# figures go to docs/RELIABILITY.md even when a scenario fails. `make chaos BIN=<venv>/bin` runs with
+# that environment instead of building .venv.
+chaos: $(if $(wildcard $(BIN)/pytest),,venv)
+	@rm -f $(CHAOS_VAR)/*.json; status=0; \
+	env -u DATABASE_URL -u CELERY_BROKER_URL STASH_VAR_DIR=$(CHAOS_VAR)/embedded STASH_CHAOS_SCALE=$(CHAOS_SCALE) \
+		STASH_CHAOS_FIGURES=$(CHAOS_VAR)/embedded.json $(BIN)/pytest -p no:cacheprovider -m chaos tests/chaos \
+		$(PYTEST_ARGS) || status=1; \
+	DATABASE_URL=$(CHAOS_DATABASE_URL) CELERY_BROKER_URL=$(CHAOS_BROKER_URL) SECRET_KEY=chaos-only DEBUG=0 \
+		STASH_VAR_DIR=$(CHAOS_VAR)/services STASH_CHAOS_SCALE=$(CHAOS_SCALE) \
+		STASH_CHAOS_FIGURES=$(CHAOS_VAR)/services.json $(BIN)/pytest -p no:cacheprovider -m chaos tests/chaos \
+		$(PYTEST_ARGS) || status=1; \
+	if [ -d tests/fuzz ]; then \
+		DATABASE_URL=$(CHAOS_DATABASE_URL) CELERY_BROKER_URL=$(CHAOS_BROKER_URL) SECRET_KEY=chaos-only DEBUG=0 \
+			STASH_VAR_DIR=$(CHAOS_VAR)/services STASH_FUZZ_EXAMPLES=$(CHAOS_FUZZ_EXAMPLES) \
+			$(BIN)/pytest -p no:cacheprovider tests/fuzz $(PYTEST_ARGS) || status=1; \
+	else echo "chaos: tests/fuzz is not there; the API fuzzer was not run"; fi; \
+	$(BIN)/python -m tests.chaos.report docs/RELIABILITY.md $(CHAOS_VAR)/embedded.json $(CHAOS_VAR)/services.json \
+		--command "make chaos CHAOS_SCALE=$(CHAOS_SCALE)" || status=1; \
+	exit $$status
 
 # The README's admin screenshots, taken by the browser tests.
 screenshots: venv browsers

@@ -61,3 +61,6 @@ class Stuck(hooks.Filter):
             finally:
                 signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         return self.keep()
+
+
+from . import chaos_hooks  # noqa: E402,F401 - the chaos suite's hooks, registered on import
