@@ -1,6 +1,8 @@
 """The database misbehaves: its connections are cut, it is written by fifty submitters at once,
 and items are edited while they are judged."""
+import sqlite3
 import threading
+import time
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -23,24 +25,42 @@ def claimed(stash):
     wait_for(lambda: Content.objects.filter(stash=stash, status="processing").exists(), message="a claimed batch")
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="pg_terminate_backend is PostgreSQL's")
-def test_postgresql_backends_terminated(chaos, chaos_worker):
-    """Every other connection to the test database is terminated, three times, while a worker judges."""
+def test_database_connections_cut(chaos, chaos_worker):
+    """The database drops the worker, three times while it judges: PostgreSQL terminates every other
+    connection to the test database; SQLite, a file with no server, is held by another writer instead
+    (its write lock, for two seconds each time)."""
     count = scaled(40, 400)
-    stash = chaos.stash("pg-terminated", hooks=[*CHECKS, ("test_sleep", {"seconds": 1.5 / min(count, 200)})])
+    stash = chaos.stash("connections-cut", hooks=[*CHECKS, ("test_sleep", {"seconds": 1.5 / min(count, 200)})])
     chaos.submit_bulk(stash, [payload(i, spam=i % 7 == 0, sleep=True) for i in range(count)])
     claimed(stash)
-    terminated = 0
+    cut = 0
     for _ in range(3):
-        with connection.cursor() as cursor:  # only this database's backends, never this one's
-            cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                           "WHERE datname = current_database() AND pid <> pg_backend_pid()")
-            terminated += cursor.fetchone()[0]
+        cut += cut_connections() if connection.vendor == "postgresql" else hold_the_write_lock(seconds=2)
         wait_for(lambda: Content.objects.filter(stash=stash, status="processing").exists()
                  or not Content.objects.filter(stash=stash, status="pending").exists(), message="another claim")
-    assert terminated
+    assert cut
     chaos.healed()
     chaos.settle()
+
+
+def cut_connections():
+    """Terminate this database's other backends (never another database's, never this one); how many."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+def hold_the_write_lock(seconds):
+    """Take the SQLite file's write lock from a connection of its own and keep it ``seconds``; 1."""
+    other = sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        time.sleep(seconds)
+        other.execute("COMMIT")
+    finally:
+        other.close()
+    return 1
 
 
 def test_fifty_concurrent_submissions(chaos, chaos_worker):
