@@ -5,6 +5,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_slug
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.exceptions import NotFound
 
 from .. import models, pipeline, processing, registry
@@ -343,6 +344,16 @@ class HookTypeSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=registry.KINDS)
     description = serializers.CharField(help_text="The first line of the hook's docstring.")
     params_schema = serializers.DictField(help_text="JSON Schema of the hook's params.")
+
+
+class TokenCredentialsSerializer(AuthTokenSerializer):
+    """DRF's credentials check, refusing a username no database can store (it names no user)."""
+
+    def validate_username(self, value):
+        problem = models.unstorable(value, "username")
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value
 
 
 class TokenRequestSerializer(serializers.Serializer):

@@ -10,6 +10,7 @@ from rest_framework.exceptions import Throttled
 from rest_framework.throttling import AnonRateThrottle
 
 from .. import access
+from ..models import unstorable
 
 
 class SettingsRateThrottle(AnonRateThrottle):
@@ -36,6 +37,8 @@ class TokenThrottle(SettingsRateThrottle):
     def allow_request(self, request, view):
         data = request.data if isinstance(request.data, dict) else {}
         username = data.get("username") if isinstance(data.get("username"), str) else None
+        if username is not None and unstorable(username, "username"):
+            username = None  # names no user (and no database takes it): the address alone counts
         if not AxesProxyHandler.is_allowed(request, get_credentials(username)):
             locked = Throttled(detail=access.lockout_message(request))
             locked.wait = access.lockout_seconds(request)  # Retry-After, without DRF's "Expected available in"

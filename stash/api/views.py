@@ -21,7 +21,8 @@ from .serializers import (
     BulkResultSerializer, BulkSubmitSerializer, ContentDetailSerializer, ContentEditSerializer,
     ContentFilterSerializer, ContentSerializer, HookConfigSerializer, HookOrderSerializer, HookTypeSerializer,
     QueueItemSerializer, QueuePageSerializer, QueueParamsSerializer, ReorderSerializer, SimulateSerializer,
-    SimulationSerializer, StashSerializer, SubmitSerializer, TokenRequestSerializer, TokenSerializer, represent,
+    SimulationSerializer, StashSerializer, SubmitSerializer, TokenCredentialsSerializer, TokenRequestSerializer,
+    TokenSerializer, represent,
 )
 from .throttling import AnonymousSubmitThrottle, TokenThrottle
 
@@ -296,6 +297,7 @@ class TokenView(ObtainAuthToken):
     """Trade a username and password for the user's API token."""
 
     authentication_classes = []
+    serializer_class = TokenCredentialsSerializer
     throttle_classes = [TokenThrottle]
     parser_classes = [JSONParser]
 

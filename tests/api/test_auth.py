@@ -1,4 +1,6 @@
 """Token and session authentication; failures are JSON with a message."""
+import json
+
 import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -55,3 +57,11 @@ def test_a_session_authenticates_too_and_its_writes_need_the_csrf_token(submitte
     response = client.post("/api/contents/", {"stash": "audit", "payload": {"text": "hi"}}, format="json")
     assert response.status_code == 403
     assert response.json()["detail"].startswith("CSRF Failed")
+
+
+@pytest.mark.parametrize("username", ["\u0000\u00b6sam", "sam\ud800"])
+def test_a_username_no_database_can_store_is_a_400(submitter, username):
+    body = json.dumps({"username": username, "password": "pass-word-123"})  # \ud800 escaped, as JSON spells it
+    response = APIClient().post(TOKEN, body, content_type="application/json")
+    assert response.status_code == 400
+    assert list(response.json()) == ["username"]
