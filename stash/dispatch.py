@@ -7,15 +7,16 @@ logged and dropped: the item stays pending and the sweeper sends it again once i
 out, so a save that returned success is still judged.
 
 Saves of one stash that come close together share a message. A message with fewer ids than a
-batch *wakes* its stash: it claims, besides its own items, the stash's other items waiting for
-their first run (see ``processing.judging``). While such a message waits in the queue, a marker
-in the cache says so, and a save of that stash publishes nothing: the message takes its item.
-Once its first batch is judged, the worker takes the marker down (a save made after that
-publishes again) and claims the saves that joined; while judging them it puts the marker up
-again, so that saves meanwhile join its next batch. The marker expires after a lease, and a
-claim that fills its batch wakes the stash again; an item whose waking message is lost is sent
-by the sweeper, as any lost message. The cache must be one that web and worker processes share
-(Redis once they run on several machines).
+batch *wakes* its stash. While it waits in the queue or judges its first batch, a marker in the
+cache says so, and a save of that stash publishes nothing: it *joins* the message, noting so in a
+second key (first the note, then a second look at the marker: a marker taken down meanwhile is put
+up by this save, which publishes). Once its batch is judged, the worker takes the marker down (a
+save made after that publishes again) and, only if a save joined, claims the stash's items
+waiting for their first run (see ``processing.judging``); while judging them it puts the marker up
+again, so that saves meanwhile join its next batch. A lone save costs its worker no query for
+others. The keys expire after a lease, and a claim that fills its batch wakes the stash again; an
+item whose waking message is lost is sent by the sweeper, as any lost message. The cache must be
+one that web and worker processes share (Redis once they run on several machines).
 
 Every judging message carries its hard time limit (``STASH_TIME_LIMIT``, or more for an item
 whose hooks need it): see ``processing.deadlines``. A message stopped at its limit is followed by
@@ -93,12 +94,12 @@ def send(ids, stash=None):
         chunk = ids[start:start + size]
         if stash is None or len(chunk) == size:
             sent += _publish(chunk) and len(chunk)
-        elif not hold(stash):
+        elif not hold(stash) and join(stash):
             sent += len(chunk)  # the stash's waiting message takes them
         elif _publish(chunk, wake=stash):
             sent += len(chunk)
         else:
-            started(stash)
+            missed(stash)
     return sent
 
 
@@ -106,7 +107,7 @@ def wake(stashes):
     """Have ``stashes``' items that wait for their first run claimed, unless a message already waits."""
     for stash in stashes:
         if hold(stash) and not _publish([], wake=stash):
-            started(stash)
+            missed(stash)
 
 
 def hold(stash):
@@ -119,18 +120,46 @@ def hold(stash):
         return True
 
 
-def started(stash):
-    """Take the marker of ``stash`` down: the next save publishes. Return True if it was up (saves
-    may have joined the message that held it) or the cache could not tell."""
+def join(stash):
+    """Have the message that holds the marker of ``stash`` take a save: note that one joined, then
+    look at the marker again. True if the save joined; False if this save put the marker up (it
+    had come down meanwhile) or the cache failed: the save then publishes."""
     try:
-        return bool(cache.delete(_waiting_key(stash)))
-    except Exception:  # the marker expires on its own; saves meanwhile wait for the sweeper at worst
+        cache.set(_joined_key(stash), 1, timeout=settings.STASH_LEASE_SECONDS)
+    except Exception:
+        logger.exception("Could not note a save joining stash %s's message; publishing.", stash)
+        return False
+    return not hold(stash)
+
+
+def started(stash):
+    """Take the marker of ``stash`` down (the next save publishes), then the note of joined saves.
+    Return True if a save joined since the last call, or the cache could not tell."""
+    try:
+        cache.delete(_waiting_key(stash))
+        return bool(cache.delete(_joined_key(stash)))
+    except Exception:  # the keys expire on their own; saves meanwhile wait for the sweeper at worst
         logger.exception("Could not clear the waiting-message marker of stash %s.", stash)
         return True
 
 
+def missed(stash):
+    """The message that held the marker of ``stash`` could not be published: take the marker down
+    (the next save publishes) and note that saves wait, so that the stash's next message claims
+    them too (the sweeper sends them otherwise)."""
+    try:
+        cache.delete(_waiting_key(stash))
+        cache.set(_joined_key(stash), 1, timeout=settings.STASH_LEASE_SECONDS)
+    except Exception:
+        logger.exception("Could not clear the waiting-message marker of stash %s.", stash)
+
+
 def _waiting_key(stash):
     return f"stash:waiting:{stash}"
+
+
+def _joined_key(stash):
+    return f"stash:joined:{stash}"
 
 
 def recover(task_id, hung):

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from stash import hooks, processing
 from stash.models import Content, HookConfig, PipelineRun
+from stash.processing import claiming
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +26,16 @@ def audit(make_stash):
                                       ("keyword_blocklist", {"words": ["spam"]})])
 
 
-def test_process_judges_pending_items_and_writes_runs_and_counters(audit):
+@pytest.fixture(params=["returning", "orm"])
+def claim_path(request, monkeypatch):
+    """Both ways of claiming: ``UPDATE ... RETURNING``, and the ORM's update then read (databases
+    without it)."""
+    if request.param == "orm":
+        monkeypatch.setattr(claiming, "can_return_from_update", lambda: False)
+    return request.param
+
+
+def test_process_judges_pending_items_and_writes_runs_and_counters(audit, claim_path):
     ok, spam = submit(audit, time="1", text="hi"), submit(audit, time="1", text="spam!")
     report = processing.process([ok.pk, spam.pk])
     assert (report.claimed, report.judged, report.verdicts) == (2, 2, {"accepted": 1, "rejected": 1})
@@ -38,7 +48,7 @@ def test_process_judges_pending_items_and_writes_runs_and_counters(audit):
     assert PipelineRun.objects.count() == 2
 
 
-def test_a_second_delivery_of_the_same_ids_is_a_no_op(audit):
+def test_a_second_delivery_of_the_same_ids_is_a_no_op(audit, claim_path):
     item = submit(audit, time="1")
     processing.process([item.pk])
     again = processing.process([item.pk, item.pk])
@@ -118,6 +128,16 @@ def test_the_pipeline_is_loaded_once_per_config_version(audit):
     assert item.status == "rejected"  # the new params are in force without a restart
 
 
+def test_a_run_records_the_stash_as_it_was_when_its_item_was_claimed(audit, claim_path):
+    first = submit(audit, time="1")
+    processing.process([first.pk])
+    audit.on_error = "accept"
+    audit.save()  # a new config version: workers read the stash again
+    later = submit(audit, time="1")
+    processing.process([later.pk])
+    assert first.runs.get().config_version < later.runs.get().config_version == audit.config_version
+
+
 def test_sweep_sends_expired_items_again_and_fails_those_out_of_attempts(audit, settings, monkeypatch,
                                                                         django_capture_on_commit_callbacks):
     messages = []
@@ -185,7 +205,7 @@ def test_a_missing_hook_is_handled_by_its_policy_not_a_crash(audit):
     assert "'gone_away' cannot run" in item.reason
 
 
-def test_items_accepted_in_one_batch_join_the_queue_in_submission_order(audit):
+def test_items_accepted_in_one_batch_join_the_queue_in_submission_order(audit, claim_path):
     items = [submit(audit, time=str(i)) for i in range(5)]
     processing.process([item.pk for item in reversed(items)])
     seqs = [Content.objects.get(pk=item.pk).queue_seq for item in items]
@@ -211,7 +231,8 @@ def test_of_several_retried_items_one_is_judged_and_the_others_go_back_one_per_m
     assert messages == [([str(items[1].pk)], 9.0), ([str(items[2].pk)], 9.0)]
 
 
-def test_a_message_also_claims_other_waiting_items_of_its_stash_up_to_the_batch_size(audit, make_stash, settings):
+def test_a_message_also_claims_other_waiting_items_of_its_stash_up_to_the_batch_size(audit, make_stash, settings,
+                                                                                    claim_path):
     settings.STASH_BATCH_SIZE = 3
     other_stash = make_stash("other", hooks=[("require_fields", {"fields": ["time"]})])
     items = [submit(audit, time="1", n=i) for i in range(5)]

@@ -5,8 +5,9 @@ from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models.signals import post_save
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
@@ -249,6 +250,33 @@ def test_saves_while_their_stash_has_a_message_waiting_publish_nothing_and_that_
     # The message has started: the next save of the stash is published again.
     later = submit(audit, text="later")
     assert broker.chunks[-1] == [str(later.pk)]
+
+
+def test_a_save_that_finds_the_marker_coming_down_as_it_joins_publishes_its_item(audit, broker, monkeypatch):
+    broker.held = True
+    first = submit(audit, text="first")
+    join = dispatch.join
+
+    def worker_starts_first(stash):
+        # The worker takes the marker down between this save's first look and its note.
+        message = broker.messages[0]
+        assert processing.process(*message["args"], **message["kwargs"]).judged == 1
+        return join(stash)
+
+    monkeypatch.setattr(dispatch, "join", worker_starts_first)
+    second = submit(audit, text="second")
+    assert broker.chunks == [[str(first.pk)], [str(second.pk)]]  # not left waiting for a message that is gone
+    assert processing.process(*broker.messages[1]["args"], **broker.messages[1]["kwargs"]).judged == 1
+
+
+def test_a_lone_save_costs_its_worker_no_query_for_other_items(audit, broker):
+    broker.held = True
+    alone = submit(audit)
+    message = broker.messages[0]
+    with CaptureQueriesContext(connection) as queries:
+        assert processing.process(*message["args"], **message["kwargs"]).judged == 1
+    assert not [q["sql"] for q in queries.captured_queries if "LIMIT" in q["sql"]]  # no look for waiting items
+    assert Content.objects.get(pk=alone.pk).status == "accepted"
 
 
 def test_a_claim_that_fills_its_batch_with_waiting_saves_wakes_the_stash_again(audit, broker, settings):

@@ -5,7 +5,7 @@
   ``wake``) waiting for their first run, up to ``STASH_BATCH_SIZE`` (so single saves that arrive
   together are judged together; see ``dispatch`` for the saves that publish nothing),
   judges them, and writes verdicts, runs and counters in a constant number of queries per batch,
-  whatever the number of hooks. A verdict is written only if the claim still holds: an item
+  whatever the number of hooks (the claim: see ``claiming``). A verdict is written only if the claim still holds: an item
   edited meanwhile is left to its new revision's run. Claims last as long as the message may
   run, and items whose hooks' time would not fit in what is left of it go back to the queue
   (see ``deadlines``).
@@ -23,13 +23,14 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from .. import bulk_sql, dispatch, pipeline, registry
 from ..exceptions import HookUnavailable
 from ..expressions import compile_condition
 from ..models import Content, HookConfig, PipelineRun, Stash, lease_end, validate_payload
+from . import claiming
 from .deadlines import Clock, time_limit_for
 from .isolation import call_with_deadline
 
@@ -124,7 +125,11 @@ def process(ids, wake=None, *, token=None, clock=None) -> BatchReport:
     report = BatchReport()
     token = token or uuid.uuid4()
     clock = clock or Clock()
-    contents = _claim_batch(list(ids), None if wake is None else [wake], token, clock, report)
+    ids = list(ids)
+    # A message that wakes its stash claims its own items only: those that joined it are claimed
+    # after, if any did. With no items of its own, it was sent for the stash's waiting items.
+    others_of = None if wake is None else [] if ids else [wake]
+    contents = _claim_batch(ids, others_of, token, clock, report)
     _judge_batch(token, contents, clock, report)
     if wake is not None:
         _judge_joined(wake, token, clock, report)
@@ -136,11 +141,10 @@ def _judge_joined(stash, token, clock, report):
     published nothing (see ``dispatch``). The marker comes down first, so that a save made after
     the claim publishes; it goes up again, held by this message, while the batch is judged, so
     that saves meanwhile join the next batch. Under load the batches grow, instead of the
-    messages. Ends when a claim finds nothing, another message holds the marker, or after half
-    a lease or of the time left (a batch claimed by then is still judged)."""
+    messages. Ends when no save joined, a claim finds nothing, another message holds the marker,
+    or after half a lease or of the time left (a batch claimed by then is still judged)."""
     deadline = time.monotonic() + min(settings.STASH_LEASE_SECONDS, clock.left()) / 2
-    while True:
-        dispatch.started(stash)
+    while dispatch.started(stash):
         contents = _claim_batch([], [stash], token, clock, report)
         if not contents:
             return
@@ -151,14 +155,11 @@ def _judge_joined(stash, token, clock, report):
 
 
 def _claim_batch(ids, others_of, token, clock, report):
-    """Claim a batch under ``token`` (see ``_claim``) and load it, oldest first: items accepted
-    together join the stash's queue in the order they came."""
-    claimed, candidates = _claim(ids, token, others_of, clock.lease_until())
-    report.claimed += claimed
-    if not claimed:
-        return []
-    return list(Content.objects.filter(pk__in=candidates, lease_token=token).select_related("stash")
-                .order_by("created_at", "pk"))
+    """Claim a batch under ``token`` (see ``claiming``), oldest first: items accepted together join
+    the stash's queue in the order they came."""
+    contents = claiming.claim(ids, token, others_of, clock.lease_until())
+    report.claimed += len(contents)
+    return contents
 
 
 def _judge_batch(token, contents, clock, report):
@@ -172,49 +173,6 @@ def _judge_batch(token, contents, clock, report):
         # so a poison item takes no neighbour down with it.
         _release(retried[1:], token, report)
         _judge(retried[:1], token, report, clock, note_progress=True)
-
-
-def _claim(ids, token, others_of, lease_until) -> tuple[int, list]:
-    """Claim the pending items among ``ids`` and, up to ``STASH_BATCH_SIZE`` in all, other items
-    of the stashes ``others_of`` (``None``: those of ``ids``; empty: none) that wait for their
-    first run; return how many, and the ids among which they are.
-
-    Single saves that arrive close together are judged together: the message of the first
-    claims the others, and a later message whose own items are taken claims what has come since,
-    so the verdicts never wait for the messages to be read one by one. A claim that fills its
-    batch with others wakes their stashes again: saves that published nothing (``dispatch``)
-    may still wait. Items tried before are only ever claimed through their own message (one per
-    message: see ``sweep``), never swept into a batch. Each claim is a compare-and-set on
-    ``pending``: two workers reaching for one item never both get it.
-    """
-    claim = {"status": Status.PROCESSING, "lease_token": token,
-             "attempts": F("attempts") + 1, "lease_until": lease_until}
-    own = Q(pk__in=ids)
-    claimed, picked = 0, []
-    if ids:
-        claimed = Content.objects.filter(own, status=Status.PENDING, attempts__lt=settings.STASH_MAX_ATTEMPTS
-                                         ).update(**claim)
-    room = settings.STASH_BATCH_SIZE - claimed
-    if room > 0 and (ids if others_of is None else others_of):
-        others = (Content.objects.filter(status=Status.PENDING, attempts=0,
-                                         stash_id__in=others_of or Content.objects.filter(own).values("stash_id"))
-                  .exclude(own).order_by().values_list("pk", "stash_id")[:room])
-        # A plain read first: most often there is nothing to take, and it costs no transaction.
-        if others.exists():
-            if connection.features.has_select_for_update_skip_locked:
-                # Rows another worker is claiming are passed over, never waited for: two claims
-                # that lock the same rows in different orders would deadlock.
-                others = others.select_for_update(skip_locked=True)
-            with transaction.atomic():
-                # Read, then write: as a subquery of the UPDATE, a LIMIT ... FOR UPDATE may be run
-                # again for each row and claim more than ``room``.
-                picked = list(others)
-                if picked:
-                    claimed += Content.objects.filter(pk__in=[pk for pk, _ in picked], status=Status.PENDING
-                                                      ).update(**claim)
-    if picked and len(picked) == room:
-        dispatch.wake(sorted({stash for _, stash in picked}))
-    return claimed, ids + [pk for pk, _ in picked]
 
 
 def _release(contents, token, report, alone=False):

@@ -1,0 +1,112 @@
+"""Claiming items for a batch: a compare-and-set on ``pending`` that returns the claimed items.
+
+``claim(ids, token, others_of, lease_until)`` claims the pending items among ``ids`` and, up to
+``STASH_BATCH_SIZE`` in all, other items of the stashes ``others_of`` (``None``: those of ``ids``;
+empty: none) that wait for their first run, and returns them, each with its stash, oldest first.
+
+Single saves that arrive close together are judged together: the message of the first claims the
+others, and a later message whose own items are taken claims what has come since, so the verdicts
+never wait for the messages to be read one by one. A claim that fills its batch with others wakes
+their stashes again: saves that published nothing (``dispatch``) may still wait. Items tried before
+are only ever claimed through their own message (one per message: see ``judging.sweep``), never
+swept into a batch. Two workers reaching for one item never both get it.
+
+The claim and the read of what it claimed are one statement (``UPDATE ... RETURNING``) where the
+database has it (PostgreSQL, SQLite 3.35+): a message that judges one item pays one round trip and
+compiles no ORM query for it. Elsewhere the ORM updates, then reads.
+"""
+import sqlite3
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F
+
+from .. import dispatch
+from ..models import Content, Stash
+
+Status = Content.Status
+
+# stash id -> Stash, as of the config_version last seen (every change of a stash bumps it).
+_stashes: dict[int, Stash] = {}
+
+
+def claim(ids, token, others_of, lease_until) -> list[Content]:
+    """Claim and return the items of a batch under ``token``; see the module docstring."""
+    claimed = take(ids, token, lease_until) if ids else []
+    room = settings.STASH_BATCH_SIZE - len(claimed)
+    if room > 0 and (ids if others_of is None else others_of):
+        picked, others = _take_others(ids, others_of, room, token, lease_until)
+        claimed += others
+        if picked and len(picked) == room:
+            dispatch.wake(sorted({stash for _, stash in picked}))
+    return sorted(claimed, key=lambda content: (content.created_at, content.pk))
+
+
+def _take_others(ids, others_of, room, token, lease_until):
+    """Claim up to ``room`` items waiting for their first run in ``others_of`` (or the stashes of
+    ``ids``); return the (id, stash id) picked, and the items claimed."""
+    stashes = others_of or Content.objects.filter(pk__in=ids).values("stash_id")
+    others = (Content.objects.filter(status=Status.PENDING, attempts=0, stash_id__in=stashes)
+              .exclude(pk__in=ids).order_by().values_list("pk", "stash_id")[:room])
+    # A plain read first: most often there is nothing to take, and it costs no transaction.
+    if not others.exists():
+        return [], []
+    if connection.features.has_select_for_update_skip_locked:
+        # Rows another worker is claiming are passed over, never waited for: two claims that lock
+        # the same rows in different orders would deadlock.
+        others = others.select_for_update(skip_locked=True)
+    with transaction.atomic():
+        # Read, then write: as a subquery of the UPDATE, a LIMIT ... FOR UPDATE may be run again for
+        # each row and claim more than ``room``.
+        picked = list(others)
+        return picked, take([pk for pk, _ in picked], token, lease_until) if picked else []
+
+
+def take(pks, token, lease_until) -> list[Content]:
+    """Claim the items among ``pks`` still ``pending`` and under ``STASH_MAX_ATTEMPTS`` (a compare-
+    and-set: a duplicate delivery takes nothing), and return them, each with its stash."""
+    if not can_return_from_update():
+        Content.objects.filter(pk__in=pks, status=Status.PENDING, attempts__lt=settings.STASH_MAX_ATTEMPTS).update(
+            status=Status.PROCESSING, lease_token=token, attempts=F("attempts") + 1, lease_until=lease_until)
+        return list(Content.objects.filter(pk__in=pks, lease_token=token).select_related("stash"))
+    contents = list(Content.objects.raw(*_take_statement(pks, token, lease_until)))
+    _attach_stashes(contents)
+    return contents
+
+
+def can_return_from_update():
+    """True where an ``UPDATE`` can return the rows it changed, subqueries included."""
+    return connection.vendor == "postgresql" or (connection.vendor == "sqlite"
+                                                 and sqlite3.sqlite_version_info >= (3, 35))
+
+
+def _take_statement(pks, token, lease_until):
+    meta, quote = Content._meta, connection.ops.quote_name
+
+    def column(name):
+        return quote(meta.get_field(name).column)
+
+    def value(name, raw):
+        return meta.get_field(name).get_db_prep_save(raw, connection)
+
+    table, stashes = quote(meta.db_table), quote(Stash._meta.db_table)
+    status, attempts = column("status"), column("attempts")
+    sql = (f"UPDATE {table} SET {status} = %s, {column('lease_token')} = %s, {attempts} = {attempts} + 1, "
+           f"{column('lease_until')} = %s "
+           f"WHERE {column('id')} IN ({', '.join(['%s'] * len(pks))}) AND {status} = %s AND {attempts} < %s "
+           f"RETURNING *, (SELECT {stashes}.{quote('config_version')} FROM {stashes} "
+           f"WHERE {stashes}.{quote('id')} = {table}.{column('stash')}) AS {quote('stash_version')}")
+    params = [Status.PROCESSING, value("lease_token", token), value("lease_until", lease_until),
+              *(value("id", pk) for pk in pks), Status.PENDING, settings.STASH_MAX_ATTEMPTS]
+    return sql, params
+
+
+def _attach_stashes(contents):
+    """Give each item its stash: kept per process while its ``config_version`` holds, else read
+    again (one query for all that changed)."""
+    stale = {content.stash_id for content in contents
+             if content.stash_id not in _stashes or _stashes[content.stash_id].config_version != content.stash_version}
+    if stale:
+        _stashes.update(Stash.objects.in_bulk(stale))
+    for content in contents:
+        content.stash = _stashes[content.stash_id]  # one read after the claim: the stash held then
