@@ -47,7 +47,7 @@ def _fresh_cache():
 
 @pytest.fixture(autouse=True)
 def _fresh_pipeline_cache():
-    """Rolled-back tests reuse stash ids and versions: never let one test see another's pipeline."""
-    processing._pipelines.clear()
+    """Rolled-back tests reuse stash ids and versions: never let one test see another's stash or pipeline."""
+    processing.forget_cached()
     yield
-    processing._pipelines.clear()
+    processing.forget_cached()

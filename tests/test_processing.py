@@ -100,7 +100,7 @@ def test_transforms_store_the_changed_payload_and_keep_the_original(make_stash, 
 
 def _queries_for_a_batch(stash, items=10):
     ids = [submit(stash, time="1", text=f"t{i}").pk for i in range(items)]
-    processing._pipelines.clear()  # a cold cache: the hooks are loaded inside the batch
+    processing.forget_cached()  # a cold cache: the hooks are loaded inside the batch
     with CaptureQueriesContext(connection) as ctx:
         report = processing.process(ids)
     assert report.judged == items

@@ -59,7 +59,7 @@ def test_stats_follow_the_config_when_it_is_moved(audit):
 @pytest.mark.django_db
 def test_counters_live_in_the_database_not_the_process(audit):
     judge(audit, text="hi")
-    processing._pipelines.clear()  # as after a restart: nothing is held in memory
+    processing.forget_cached()  # as after a restart: nothing is held in memory
     overturned = Content.objects.create(stash=audit, payload={"text": "y" * 200})
     processing.process([overturned.pk])
     processing.overturn(Content.objects.filter(pk=overturned.pk), None)

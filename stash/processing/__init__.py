@@ -15,7 +15,7 @@ Locks are always taken in one order: items, then stashes (by id), then hook conf
 """
 from .. import dispatch  # noqa: F401 - tests and callers reach the publisher through here
 from .judging import (  # noqa: F401
-    BatchReport, DeliveryError, SweepReport, _pipelines, build_pipeline, build_step, deliver, item_for,
+    BatchReport, DeliveryError, SweepReport, build_pipeline, build_step, deliver, forget_cached, item_for,
     pipeline_for, process, reprocess, simulate, sweep,
 )
 from .deadlines import Clock  # noqa: F401

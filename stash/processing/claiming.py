@@ -101,6 +101,10 @@ def _take_statement(pks, token, lease_until):
     return sql, params
 
 
+def forget_stashes():
+    _stashes.clear()
+
+
 def _attach_stashes(contents):
     """Give each item its stash: kept per process while its ``config_version`` holds, else read
     again (one query for all that changed)."""

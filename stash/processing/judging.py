@@ -98,6 +98,12 @@ def build_pipeline(stash: Stash) -> pipeline.Pipeline:
     return pipeline.Pipeline([build_step(config, stash) for config in configs])
 
 
+def forget_cached():
+    """Drop what this process keeps of stashes and their pipelines (read again on next use)."""
+    _pipelines.clear()
+    claiming.forget_stashes()
+
+
 def pipeline_for(stash: Stash) -> pipeline.Pipeline:
     """The stash's pipeline, rebuilt only when its ``config_version`` has moved."""
     cached = _pipelines.get(stash.pk)
