@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -323,3 +324,17 @@ EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS")
 EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "stash@localhost")
+
+# --- housekeeping: stash_prune (beat runs it daily) and stash_export -------------------------
+# Pipeline runs older than this many days are deleted, each item's latest run excepted.
+STASH_RUN_RETENTION_DAYS = env_int("STASH_RUN_RETENTION_DAYS", 30)
+# Accepted, rejected and failed items processed longer ago than this are deleted with their runs;
+# unset, items are kept for good (`stash_prune --items DAYS` deletes them on request).
+STASH_ITEM_RETENTION_DAYS = env_int("STASH_ITEM_RETENTION_DAYS", None)
+if STASH_RUN_RETENTION_DAYS < 0 or (STASH_ITEM_RETENTION_DAYS or 0) < 0:
+    raise ImproperlyConfigured("STASH_RUN_RETENTION_DAYS and STASH_ITEM_RETENTION_DAYS must be 0 or more.")
+# The hour (UTC) of beat's daily prune.
+STASH_PRUNE_HOUR = env_int("STASH_PRUNE_HOUR", 3)
+CELERY_BEAT_SCHEDULE["stash-prune"] = {
+    "task": "stash.tasks.prune", "schedule": crontab(minute=30, hour=STASH_PRUNE_HOUR),
+}

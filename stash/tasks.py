@@ -71,3 +71,16 @@ def deliver_sink(self, config_id, content_id, event):
         processing.deliver(config_id, content_id, event)
     except processing.DeliveryError as exc:
         raise self.retry(exc=exc, countdown=min(300, 2 ** self.request.retries * 5)) from exc
+
+
+#: Seconds the daily prune may run; it starts no batch in its last minute, and what it leaves
+#: (each batch commits on its own) is taken by the next.
+PRUNE_TIME_LIMIT = 3600
+
+
+@shared_task(name="stash.tasks.prune", ignore_result=True, time_limit=PRUNE_TIME_LIMIT)
+def prune():
+    """Delete runs, and with ``STASH_ITEM_RETENTION_DAYS`` final items, past retention (beat, daily)."""
+    report = processing.scheduled_prune(budget=PRUNE_TIME_LIMIT - 60)
+    logger.info("prune: %d runs, %d items with %d runs deleted in %d batches%s", report.runs, report.items,
+                report.item_runs, report.batches, "" if report.finished else "; stopped at its time limit")

@@ -10,6 +10,8 @@ so the rules live here once:
   how simulate and replay run hooks in a child process (``DeadlineExceeded`` past it).
 - ``ordering``: ``reorder_hooks`` and ``place_hooks``, atomic under the stash's row lock.
 - ``reviewing``: ``approve``, ``reject``, ``overturn`` and ``replay``.
+- ``housekeeping``: ``prune``, runs and final items past their retention, in short batches;
+  ``exporting``: ``export_rows`` and ``write_jsonl``, a stash's items as JSON Lines.
 
 Locks are always taken in one order: items, then stashes (by id), then hook configs.
 """
@@ -19,6 +21,8 @@ from .judging import (  # noqa: F401
     pipeline_for, process, reprocess, simulate, sweep,
 )
 from .deadlines import Clock  # noqa: F401
+from .exporting import export_rows, write_jsonl  # noqa: F401
+from .housekeeping import BATCH_SIZE as PRUNE_BATCH_SIZE, PruneReport, prune, scheduled_prune  # noqa: F401
 from .isolation import ChildFailed, DeadlineExceeded, Unanswered  # noqa: F401
 from .ordering import place_hooks, reorder_hooks  # noqa: F401
 from .reviewing import ReplayChange, ReplayReport, approve, overturn, reject, replay  # noqa: F401
