@@ -151,6 +151,21 @@ STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns on every request about a missing one
 
+# --- production serving: origins, static files, readiness ------------------------------------
+# Origins (scheme and host) whose unsafe requests are trusted beyond the site's own host, e.g.
+# "https://stash.example.com" behind a proxy that does not pass the Host header on.
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# `manage.py collectstatic` writes compressed copies under content-hashed names, which WhiteNoise
+# serves with far-future cache headers; templates link the hashed names (DEBUG links the plain ones).
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+# /readyz: seconds to wait for a worker to answer its ping, and the queue lag (seconds) beyond
+# which it answers 503 (0: lag is reported, never judged). See stash.health and docs/deploy.md.
+STASH_READY_PING_TIMEOUT = float(os.environ.get("STASH_READY_PING_TIMEOUT") or 1)
+STASH_READY_MAX_LAG = env_int("STASH_READY_MAX_LAG", 0)
+
 # --- who is asking: client addresses, login lockouts, HTTPS ----------------------------------
 # The client's address is the socket's (REMOTE_ADDR): X-Forwarded-For is anyone's to send. Behind
 # proxies, declare them, and the address they forward is used (stash.access.client_address): by
@@ -177,7 +192,7 @@ AXES_DISABLE_ACCESS_LOG = True  # failures are recorded (admin: Axes > Access at
 # HTTPS: on by default outside DEBUG, each switch overridable (STASH_SECURE_SSL_REDIRECT=0 for a
 # deployment tried over plain HTTP). Behind a declared proxy, its X-Forwarded-Proto says HTTPS.
 SECURE_SSL_REDIRECT = env_bool("STASH_SECURE_SSL_REDIRECT", default=not DEBUG)
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]  # probes from inside the network may use HTTP
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]  # probes from inside the network may use HTTP
 SECURE_HSTS_SECONDS = env_int("STASH_HSTS_SECONDS", 0 if DEBUG else 365 * 24 * 3600)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("STASH_HSTS_INCLUDE_SUBDOMAINS", default=True)
 SECURE_HSTS_PRELOAD = env_bool("STASH_HSTS_PRELOAD", default=True)

@@ -3,10 +3,11 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from stash.health import healthz
+from stash.health import healthz, readyz
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("api/", include("stash.api.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

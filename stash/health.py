@@ -1,32 +1,116 @@
-"""``/healthz``: 200 when the database and the broker answer, 503 (saying which failed) otherwise."""
+"""Health and readiness probes: ``/healthz`` and ``/readyz``.
+
+``/healthz`` answers 200 when the database and the broker answer, 503 (saying which failed)
+otherwise.
+
+``/readyz`` checks the same two, then whether a Celery worker answers a ping (``control.ping``
+over the configured broker: the first answer ends the wait; none within
+``STASH_READY_PING_TIMEOUT`` seconds is a failure), and reports each stash's queue lag: the age
+in seconds of its oldest item that is ``pending`` or ``processing`` (0 when none is). It answers
+503 when the database or the broker is down or no worker answered, and, when
+``STASH_READY_MAX_LAG`` is set (seconds; 0 or blank: not checked), when a stash lags more.
+
+A probe that fails is logged and named in the answer, never raised.
+"""
 import logging
 
 from celery import current_app
 from django.conf import settings
 from django.db import connection
+from django.db.models import Min
 from django.http import JsonResponse
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from .models import Content, Stash
+
 logger = logging.getLogger(__name__)
+
+OK = "ok"
+WAITING = [Content.Status.PENDING, Content.Status.PROCESSING]
 
 
 @never_cache
 @require_GET
 def healthz(request):
-    checks = {"database": _check(_database), "broker": _check(_broker)}
-    healthy = all(result == "ok" for result in checks.values())
-    return JsonResponse({"status": "ok" if healthy else "unavailable", "checks": checks},
-                        status=200 if healthy else 503)
+    return _answer(health())
 
 
-def _check(probe):
+@never_cache
+@require_GET
+def readyz(request):
+    return _answer(readiness())
+
+
+def health():
+    """``{"status", "checks": {"database", "broker"}}``, each check ``"ok"`` or what failed."""
+    checks = {}
+    _check("database", _database, checks)
+    _check("broker", _broker, checks)
+    return {"status": _status(checks), "checks": checks}
+
+
+def readiness():
+    """What ``health`` says, with two more checks, ``workers`` and ``lag``; ``worker``, the name
+    of the worker that answered (or None), and ``lag``, seconds by stash slug (None when the
+    database is down)."""
+    checks = health()["checks"]
+    worker = lag = None
+    if checks["broker"] == OK:
+        worker = _check("workers", answering_worker, checks)
+        if worker is None and checks["workers"] == OK:
+            checks["workers"] = f"no worker answered within {settings.STASH_READY_PING_TIMEOUT:g} s"
+    else:
+        checks["workers"] = "not checked: the broker is unreachable"
+    if checks["database"] == OK:
+        lag = _check("lag", queue_lag, checks, failure="failed")
+    else:
+        checks["lag"] = "not checked: the database is unreachable"
+    max_lag = settings.STASH_READY_MAX_LAG
+    over = [f"{slug} ({seconds:.0f} s)" for slug, seconds in (lag or {}).items() if max_lag and seconds > max_lag]
+    if over:
+        checks["lag"] = f"over {max_lag} s: {', '.join(over)}"
+    return {"status": _status(checks), "checks": checks, "worker": worker, "lag": lag}
+
+
+def answering_worker():
+    """The name of the first worker that answers a ping over the configured broker, or None
+    after ``STASH_READY_PING_TIMEOUT`` seconds."""
+    with current_app.connection_for_write(settings.CELERY_BROKER_URL) as broker:
+        replies = current_app.control.ping(timeout=settings.STASH_READY_PING_TIMEOUT, limit=1, connection=broker)
+    return min((name for reply in replies for name in reply), default=None)
+
+
+def queue_lag(now=None):
+    """Seconds since the oldest ``pending`` or ``processing`` item of each stash was saved (at its
+    current revision), by stash slug; 0 for a stash with none waiting."""
+    now = now or timezone.now()
+    oldest = dict(Content.objects.filter(status__in=WAITING).order_by().values("stash_id")
+                  .annotate(oldest=Min("updated_at")).values_list("stash_id", "oldest"))
+    return {slug: round(max((now - oldest[pk]).total_seconds(), 0.0), 3) if pk in oldest else 0.0
+            for pk, slug in Stash.objects.order_by("slug").values_list("pk", "slug")}
+
+
+def _answer(body):
+    return JsonResponse(body, status=200 if body["status"] == OK else 503)
+
+
+def _status(checks):
+    return OK if all(result == OK for result in checks.values()) else "unavailable"
+
+
+def _check(name, probe, checks, failure="unreachable"):
+    """Return ``probe()``, setting ``checks[name]`` to ``"ok"``; if it raises, log it, set
+    ``checks[name]`` to ``"<failure>: <exception type>"`` and return None."""
     try:
-        probe()
+        value = probe()
     except Exception as exc:
-        logger.warning("Health check %s failed: %s", probe.__name__, exc)
-        return f"unreachable: {type(exc).__name__}"
-    return "ok"
+        logger.warning("Health check %s failed: %s", name, exc)
+        checks[name] = f"{failure}: {type(exc).__name__}"
+        return None
+    checks[name] = OK
+    return value
 
 
 def _database():

@@ -1,7 +1,23 @@
-"""/healthz answers for the database and the broker."""
+"""/healthz answers for the database and the broker; /readyz also for the workers and the queue lag.
+
+Whether a worker answers /readyz is in tests/integration/test_readiness.py (a real worker, and a
+broker with none).
+"""
+import re
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
+
+from stash.models import Content
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _short_ping(settings):
+    # Whether a worker answers is not what these tests judge: do not wait long for one.
+    settings.STASH_READY_PING_TIMEOUT = 0.2
 
 
 def test_healthy_when_database_and_broker_answer(client):
@@ -10,17 +26,58 @@ def test_healthy_when_database_and_broker_answer(client):
     assert response.json() == {"status": "ok", "checks": {"database": "ok", "broker": "ok"}}
 
 
-def test_unavailable_when_the_broker_is_down(client, settings):
+@pytest.mark.parametrize("url", ["/healthz", "/readyz"])
+def test_unavailable_naming_the_broker_when_it_is_down(client, settings, url):
     # Nothing listens on this port: the broker check must fail fast and say so.
     settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"
-    response = client.get("/healthz")
+    response = client.get(url)
     assert response.status_code == 503
     body = response.json()
     assert body["status"] == "unavailable"
     assert body["checks"]["database"] == "ok"
-    assert body["checks"]["broker"].startswith("unreachable")
+    assert body["checks"]["broker"] == "unreachable: OperationalError"
+    if url == "/readyz":
+        assert body["checks"]["workers"] == "not checked: the broker is unreachable"
+        assert body["worker"] is None
 
 
-def test_only_get_is_allowed(client):
-    assert client.post("/healthz").status_code == 405
+@pytest.mark.parametrize("url", ["/healthz", "/readyz"])
+def test_only_get_is_allowed(client, url):
+    assert client.post(url).status_code == 405
 
+
+def waiting_since(stash, seconds, status=Content.Status.PENDING):
+    item = Content.objects.create(stash=stash, payload={"text": "hi"})
+    Content.objects.filter(pk=item.pk).update(status=status, updated_at=timezone.now() - timedelta(seconds=seconds))
+    return item
+
+
+def test_readiness_reports_the_age_of_each_stashs_oldest_waiting_item(client, make_stash):
+    audit, quiet, busy = make_stash("audit"), make_stash("quiet"), make_stash("busy")
+    waiting_since(audit, 30)
+    waiting_since(audit, 90, status=Content.Status.PROCESSING)
+    waiting_since(busy, 400, status=Content.Status.ACCEPTED)  # judged: not waiting
+    waiting_since(busy, 5)
+
+    lag = client.get("/readyz").json()["lag"]
+
+    assert list(lag) == ["audit", "busy", "quiet"]
+    assert 90 <= lag["audit"] < 120
+    assert 5 <= lag["busy"] < 35
+    assert lag["quiet"] == 0
+
+
+def test_readiness_judges_the_lag_only_when_a_maximum_is_set(client, make_stash, settings):
+    waiting_since(make_stash("audit"), 120)
+    waiting_since(make_stash("busy"), 5)
+    make_stash("quiet")
+
+    assert client.get("/readyz").json()["checks"]["lag"] == "ok"  # reported, not judged
+
+    settings.STASH_READY_MAX_LAG = 60
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert re.fullmatch(r"over 60 s: audit \(1[2-9]\d s\)", response.json()["checks"]["lag"])  # busy is not
+
+    settings.STASH_READY_MAX_LAG = 600
+    assert client.get("/readyz").json()["checks"]["lag"] == "ok"

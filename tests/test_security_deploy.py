@@ -30,9 +30,9 @@ def manage(env, *args):
                           timeout=120)
 
 
-def settings_of(env):
+def settings_of(env, names=SETTINGS):
     code = ("import django, json; django.setup(); from django.conf import settings; "
-            f"print(json.dumps({{name: getattr(settings, name, None) for name in {SETTINGS!r}}}))")
+            f"print(json.dumps({{name: getattr(settings, name, None) for name in {list(names)!r}}}))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -67,6 +67,13 @@ def test_development_keeps_plain_http(tmp_path):
     assert settings_of(production(tmp_path, DEBUG="1")) == {
         "SECURE_SSL_REDIRECT": False, "SECURE_HSTS_SECONDS": 0, "SESSION_COOKIE_SECURE": False,
         "CSRF_COOKIE_SECURE": False, "SECURE_PROXY_SSL_HEADER": None}
+
+
+def test_csrf_trusted_origins_come_from_the_environment(tmp_path):
+    env = production(tmp_path, CSRF_TRUSTED_ORIGINS="https://stash.example.com, https://*.example.org")
+    assert settings_of(env, ["CSRF_TRUSTED_ORIGINS"]) == {
+        "CSRF_TRUSTED_ORIGINS": ["https://stash.example.com", "https://*.example.org"]}
+    assert settings_of(production(tmp_path), ["CSRF_TRUSTED_ORIGINS"]) == {"CSRF_TRUSTED_ORIGINS": []}
 
 
 def test_a_bad_trusted_proxy_stops_the_start_naming_it(tmp_path):

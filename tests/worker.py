@@ -10,11 +10,15 @@ import subprocess
 import sys
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from celery import Celery
 from django.conf import settings
 from django.db import connection
+
+from hooksite.celery import app as default_app
 
 ROOT = Path(__file__).resolve().parents[1]
 # Claims made by the test worker lapse quickly, so a test can sweep a crashed batch soon after.
@@ -36,11 +40,13 @@ def database_url():
 
 
 class Worker:
-    """A worker process; ``restart()`` after ``kill()`` brings up a fresh one on the same queue."""
+    """A worker process; ``restart()`` after ``kill()`` brings up a fresh one on the same queue.
+    On the configured broker, or on ``broker_url``."""
 
-    def __init__(self, queue, log_dir):
+    def __init__(self, queue, log_dir, broker_url=None):
         self.queue = queue
         self.log_path = Path(log_dir) / f"worker-{queue}.log"
+        self.broker_url = broker_url
         self.process = None
 
     def env(self):
@@ -56,6 +62,8 @@ class Worker:
             "STASH_TIME_LIMIT_MARGIN": str(WORKER_TIME_LIMIT_MARGIN),
             "PYTHONPATH": str(ROOT),
         })
+        if self.broker_url:
+            env["CELERY_BROKER_URL"] = self.broker_url
         return env
 
     def start(self, timeout=60):
@@ -90,19 +98,26 @@ class Worker:
         self.log.close()
 
     def stop(self):
-        if self.process and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(10)
+        if self.process:
+            stop_group(self.process, 20)
         self.log.close()
 
     def restart(self):
         self.stop()
         self.log_path.write_text("")
         return self.start()
+
+
+def stop_group(process, timeout):
+    """SIGTERM to ``process``'s group (it was started in a session of its own), then SIGKILL after
+    ``timeout`` seconds."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
 
 
 @pytest.fixture(scope="session")
@@ -126,6 +141,22 @@ def worker(_session_worker, settings, worker_queue):
     if _session_worker.process.poll() is not None:  # a test killed it
         _session_worker.restart()
     return _session_worker
+
+
+@contextmanager
+def publishing_to(url):
+    """Inside the block, this process publishes to the broker at ``url`` (a Celery app of its own,
+    set as the current one), as a web process configured with that broker would."""
+    publisher = Celery("hooksite", set_as_current=False)
+    publisher.config_from_object("django.conf:settings", namespace="CELERY")
+    # Read and write URLs: a CELERY_BROKER_URL in the environment outranks ``broker_url``.
+    publisher.conf.update(broker_read_url=url, broker_write_url=url, broker_transport_options={})
+    publisher.set_current()
+    try:
+        yield publisher
+    finally:
+        default_app.set_current()
+        publisher.close()
 
 
 def wait_for(predicate, timeout=30, interval=0.1, message="condition"):

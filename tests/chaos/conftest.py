@@ -9,12 +9,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from celery import Celery
 from django.conf import settings
 
-from hooksite.celery import app as default_app
-
-from ..worker import WORKER_TIME_LIMIT, WORKER_TIME_LIMIT_MARGIN
+from ..worker import WORKER_TIME_LIMIT, WORKER_TIME_LIMIT_MARGIN, publishing_to
 from .ledger import Scenario
 from .processes import LEASE_SECONDS, ChaosWorker, RedisServer
 
@@ -102,12 +99,5 @@ def own_broker(_own_broker, chaos, settings):
         _own_broker.redis.start()
     chaos.supervise(_own_broker.worker.ensure_running())
     settings.STASH_QUEUE = _own_broker.worker.queue
-    publisher = Celery("hooksite", set_as_current=False)
-    publisher.config_from_object("django.conf:settings", namespace="CELERY")
-    # Read and write URLs: a CELERY_BROKER_URL in the environment outranks ``broker_url``.
-    url = _own_broker.redis.url
-    publisher.conf.update(broker_read_url=url, broker_write_url=url, broker_transport_options={})
-    publisher.set_current()
-    yield _own_broker
-    default_app.set_current()
-    publisher.close()
+    with publishing_to(_own_broker.redis.url):
+        yield _own_broker

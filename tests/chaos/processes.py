@@ -70,15 +70,9 @@ class RedisServer:
 class ChaosWorker(Worker):
     """A test worker with the chaos lease, on the given broker (default: the configured one)."""
 
-    def __init__(self, queue, log_dir, broker_url=None):
-        super().__init__(queue, log_dir)
-        self.broker_url = broker_url
-
     def env(self):
         env = super().env()
         env["STASH_LEASE_SECONDS"] = str(LEASE_SECONDS)
-        if self.broker_url:
-            env["CELERY_BROKER_URL"] = self.broker_url
         return env
 
     def ensure_running(self):
