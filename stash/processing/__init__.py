@@ -10,6 +10,8 @@ so the rules live here once:
   how simulate and replay run hooks in a child process (``DeadlineExceeded`` past it).
 - ``ordering``: ``reorder_hooks`` and ``place_hooks``, atomic under the stash's row lock.
 - ``reviewing``: ``approve``, ``reject``, ``overturn`` and ``replay``.
+- ``counting``: counts of what workers do that leaves no row (sweeper recoveries, sink
+  deliveries), for ``/metrics``.
 
 Locks are always taken in one order: items, then stashes (by id), then hook configs.
 """
@@ -18,6 +20,7 @@ from .judging import (  # noqa: F401
     BatchReport, DeliveryError, SweepReport, _pipelines, build_pipeline, build_step, deliver, item_for,
     pipeline_for, process, reprocess, simulate, sweep,
 )
+from .counting import count_sweep  # noqa: F401
 from .deadlines import Clock  # noqa: F401
 from .isolation import ChildFailed, DeadlineExceeded, Unanswered  # noqa: F401
 from .ordering import place_hooks, reorder_hooks  # noqa: F401
