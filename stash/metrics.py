@@ -24,10 +24,12 @@ six queries, each bounded by an index or a limit (figures in docs/metrics.md):
 - ``stash_sink_deliveries_total{stash,config,hook,outcome}`` (``delivered`` or ``failed``: given
   up after its retries) and ``stash_sink_retries_total{stash,config,hook}``, per sink config
   delivered by its own task.
-- ``stash_metrics_collect_seconds``: how long reading all of these took.
+- ``stash_metrics_up``: 1, or 0 (and none of the above) when the database could not be read;
+  ``stash_metrics_collect_seconds``: how long reading all of these took.
 """
 from __future__ import annotations
 
+import logging
 import time
 from bisect import bisect_right
 from collections import defaultdict
@@ -45,6 +47,8 @@ from .exceptions import NotRegistered
 from .models import Content, HookConfig, PipelineRun, Stash
 from .processing import counting
 
+logger = logging.getLogger(__name__)
+
 #: Upper bounds (seconds) of the duration histograms' buckets.
 BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
            10.0, 30.0)
@@ -55,22 +59,36 @@ _CONFIG_FIELDS = ("pk", "stash_id", "hook", "kept_count", "dropped_count", "erro
 
 
 class StashCollector:
-    """A prometheus_client collector: every ``collect()`` reads the figures afresh."""
+    """A prometheus_client collector: every ``collect()`` reads the figures afresh.
+
+    When the database cannot be read, the error is logged and only ``stash_metrics_up 0`` is
+    given: the page still answers, with the Django series.
+    """
 
     def collect(self):
         started = time.perf_counter()
-        stashes = dict(Stash.objects.order_by("pk").values_list("pk", "slug"))
-        configs = [dict(zip(_CONFIG_FIELDS, row))
-                   for row in HookConfig.objects.order_by("pk").values_list(*_CONFIG_FIELDS)]
-        for config in configs:
-            config["labels"] = [stashes.get(config["stash_id"], ""), str(config["pk"]), config["hook"]]
-        yield from _items(stashes)
-        yield _queue_lag(stashes)
-        yield from _hook_counters(configs)
-        yield from _recent_durations(stashes, configs)
-        yield from _worker_events(configs)
+        try:
+            families, up = list(_read()), 1
+        except Exception:
+            logger.exception("Could not read the stash_ series.")
+            families, up = [], 0
+        yield from families
+        yield GaugeMetricFamily("stash_metrics_up", "1 if the stash_ series could be read from the database, else 0.",
+                                value=up)
         yield GaugeMetricFamily("stash_metrics_collect_seconds", "Seconds taken to read the stash_ series.",
                                 value=time.perf_counter() - started)
+
+
+def _read():
+    stashes = dict(Stash.objects.order_by("pk").values_list("pk", "slug"))
+    configs = [dict(zip(_CONFIG_FIELDS, row)) for row in HookConfig.objects.order_by("pk").values_list(*_CONFIG_FIELDS)]
+    for config in configs:
+        config["labels"] = [stashes.get(config["stash_id"], ""), str(config["pk"]), config["hook"]]
+    yield from _items(stashes)
+    yield _queue_lag(stashes)
+    yield from _hook_counters(configs)
+    yield from _recent_durations(stashes, configs)
+    yield from _worker_events(configs)
 
 
 def _items(stashes):

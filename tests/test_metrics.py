@@ -42,6 +42,17 @@ def test_one_page_has_the_django_series_and_the_stash_series(client, make_stash)
     assert page.text.count("# TYPE stash_items gauge") == 1
 
 
+def test_without_the_database_the_page_still_answers_and_says_so(client, make_stash, django_db_blocker, caplog):
+    make_stash("audit")
+    assert scrape(client).value("stash_metrics_up") == 1
+    with django_db_blocker.block():
+        page = scrape(client)
+    assert page.value("stash_metrics_up") == 0
+    assert "stash_items" not in page.names()
+    assert "django_http_requests_total_by_method_total" in page.names()
+    assert "Could not read the stash_ series." in caplog.text
+
+
 def test_items_are_counted_by_stash_and_status_with_every_status_shown(client, make_stash):
     audit, other = make_stash("audit"), make_stash("other")
     items(audit, "accepted", 3)
