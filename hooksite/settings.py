@@ -73,10 +73,13 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "adminsortable2",
     "axes",
+    "django_prometheus",
     "stash",
 ]
 
 MIDDLEWARE = [
+    # First and next to last, as django-prometheus asks (axes stays last): request counts and latencies.
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Serves collected static files (`manage.py collectstatic`) when no web server does.
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -86,6 +89,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
     # Last, as django-axes asks: turns a locked-out login into stash.access.lockout_response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -288,6 +292,21 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "stash-sweep": {"task": "stash.tasks.sweep", "schedule": float(env_int("STASH_SWEEP_INTERVAL", 15))},
 }
+
+# --- metrics and task events -----------------------------------------------------------------
+# /metrics (stash.metrics_views) answers a caller that sends "Authorization: Bearer
+# <STASH_METRICS_TOKEN>", or one whose address is in STASH_METRICS_ALLOWED_NETWORKS (loopback
+# unless set; set it empty to require the token); anyone else gets 403.
+STASH_METRICS_TOKEN = os.environ.get("STASH_METRICS_TOKEN", "")
+if "STASH_METRICS_ALLOWED_NETWORKS" in os.environ:
+    STASH_METRICS_ALLOWED_NETWORKS = env_networks("STASH_METRICS_ALLOWED_NETWORKS")
+else:
+    STASH_METRICS_ALLOWED_NETWORKS = [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1")]
+# Workers send task events (and publishers "task-sent"), so Flower and `celery events` work as they
+# are. Not by default on the filesystem broker: there an event queue outlives its monitor, and
+# every later event would pile up as a file in the folder the workers poll.
+CELERY_WORKER_SEND_TASK_EVENTS = CELERY_TASK_SEND_SENT_EVENT = env_bool(
+    "STASH_TASK_EVENTS", default=not CELERY_BROKER_URL.startswith("filesystem://"))
 
 # --- stash ----------------------------------------------------------------------------------
 # Items per task: ids saved in one transaction are enqueued in chunks of this size.

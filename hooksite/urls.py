@@ -1,13 +1,15 @@
-"""Project URLs: the admin, the API, login/logout and the web pages."""
+"""Project URLs: health and metrics, the admin, the API, login/logout and the web pages."""
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from stash.health import healthz, readyz
+from stash.metrics_views import metrics
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
+    path("metrics", metrics, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/", include("stash.api.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

@@ -33,7 +33,7 @@ def client_address(request) -> str:
     trusted = settings.STASH_TRUSTED_PROXIES
     if trusted:
         index = len(hops) - 1
-        while index > 0 and _within(hops[index], trusted):
+        while index > 0 and within(hops[index], trusted):
             index -= 1
     else:
         index = max(len(hops) - 1 - settings.STASH_NUM_PROXIES, 0)
@@ -43,11 +43,14 @@ def client_address(request) -> str:
         return remote
 
 
-def _within(address, networks) -> bool:
+def within(address, networks) -> bool:
+    """True if ``address`` (text) is an IP address in one of ``networks``; an IPv4 address mapped
+    into IPv6 (``::ffff:127.0.0.1``, from a server listening on both) counts as the IPv4 one."""
     try:
         address = ipaddress.ip_address(address)
     except ValueError:
         return False
+    address = getattr(address, "ipv4_mapped", None) or address
     return any(address in network for network in networks)
 
 

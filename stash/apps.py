@@ -18,7 +18,7 @@ class StashConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from . import checks, signals  # noqa: F401 - connect receivers, register checks
+        from . import checks, signals, task_signals  # noqa: F401 - connect receivers, register checks
 
         discover_hooks()
 

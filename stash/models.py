@@ -531,3 +531,32 @@ class PipelineRun(models.Model):
 
     def __str__(self):
         return f"{self.content_id} r{self.revision}: {self.outcome}"
+
+
+class EventCount(models.Model):
+    """How often something happened on a worker that leaves no row of its own: a sweeper pass sent
+    items again or failed them, a sink delivery succeeded, was retried or gave up (``/metrics``).
+
+    Kept in the database, like the hook configs' counters, so that one scrape sees the counts of
+    every worker on every machine. ``config`` names the sink for delivery counts; it is empty
+    for the sweeper's.
+    """
+
+    name = models.CharField(_("name"), max_length=50)
+    config = models.ForeignKey(HookConfig, on_delete=models.CASCADE, null=True, blank=True, related_name="+",
+                               verbose_name=_("hook config"))
+    value = models.PositiveBigIntegerField(_("value"), default=0)
+
+    class Meta:
+        verbose_name = _("event count")
+        verbose_name_plural = _("event counts")
+        ordering = ["name", "config_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["name"], condition=models.Q(config__isnull=True),
+                                    name="stash_eventcount_unique_name"),
+            models.UniqueConstraint(fields=["name", "config"], condition=models.Q(config__isnull=False),
+                                    name="stash_eventcount_unique_name_config"),
+        ]
+
+    def __str__(self):
+        return f"{self.name}{f' (hook config {self.config_id})' if self.config_id else ''}: {self.value}"

@@ -49,6 +49,12 @@ def recent_durations(stash_ids, window: int = WINDOW) -> dict[int, list[float]]:
     """
     trails = (PipelineRun.objects.filter(content__stash_id__in=list(stash_ids))
               .order_by("-finished_at", "-pk").values_list("trail", flat=True)[:window])
+    return durations_by_config(trails)
+
+
+def durations_by_config(trails) -> dict[int, list[float]]:
+    """Durations in ms of each config's steps in ``trails`` (stored trails: lists of dicts);
+    steps skipped by their condition did not run and are left out."""
     durations = defaultdict(list)
     for trail in trails:
         for entry in trail:

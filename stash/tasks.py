@@ -60,6 +60,7 @@ def process_contents(self, ids, wake=None, recover=None, hung=False):
 def sweep():
     """One sweeper pass (scheduled by beat)."""
     report = processing.sweep()
+    processing.count_sweep(report)  # for /metrics
     if report.requeued or report.failed:
         logger.info("sweep: %d sent again, %d failed", report.requeued, report.failed)
 

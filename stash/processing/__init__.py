@@ -3,6 +3,7 @@ so the rules live here once:
 
 - ``judging``: ``process`` claims and judges items and writes verdicts; ``sweep``, ``reprocess``,
   ``simulate``, sink ``deliver``ies.
+- ``claiming``: ``claim``, the compare-and-set that takes a batch of items for a message.
 - ``submitting``: ``submit``, ``submit_many``, ``edit`` (what people and programs send) and
   ``queue_page`` (how consumers read a stash's accepted items).
 - ``deadlines``: a message's ``Clock`` (its time limit, leases, which items fit); ``stopping``:
@@ -12,6 +13,8 @@ so the rules live here once:
 - ``reviewing``: ``approve``, ``reject``, ``overturn`` and ``replay``.
 - ``housekeeping``: ``prune``, runs and final items past their retention, in short batches;
   ``exporting``: ``export_rows`` and ``write_jsonl``, a stash's items as JSON Lines.
+- ``counting``: counts of what workers do that leaves no row (sweeper recoveries, sink
+  deliveries), for ``/metrics``.
 
 Locks are always taken in one order: items, then stashes (by id), then hook configs.
 """
@@ -20,6 +23,7 @@ from .judging import (  # noqa: F401
     BatchReport, DeliveryError, SweepReport, build_pipeline, build_step, deliver, forget_cached, item_for,
     pipeline_for, process, reprocess, simulate, sweep,
 )
+from .counting import count_sweep  # noqa: F401
 from .deadlines import Clock  # noqa: F401
 from .exporting import export_rows, write_jsonl  # noqa: F401
 from .housekeeping import BATCH_SIZE as PRUNE_BATCH_SIZE, PruneReport, prune, scheduled_prune  # noqa: F401

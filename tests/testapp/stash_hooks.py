@@ -64,3 +64,4 @@ class Stuck(hooks.Filter):
 
 
 from . import chaos_hooks  # noqa: E402,F401 - the chaos suite's hooks, registered on import
+from . import metrics_hooks  # noqa: E402,F401 - the flaky sink of the metrics tests

@@ -9,4 +9,5 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         report = processing.sweep()
+        processing.count_sweep(report)
         self.stdout.write(f"{report.requeued} item(s) sent again, {report.failed} failed.")
