@@ -115,7 +115,7 @@ class StashAdmin(SortableAdminBase, StyledAdmin):
     prepopulated_fields = {"slug": ["name"]}
     readonly_fields = ["config_version"]
     fields = ["name", "slug", "description", "is_active", "allow_anonymous", "on_error", "max_payload_bytes",
-              "config_version"]
+              "queue", "config_version"]
     inlines = [HookConfigInline]
 
     def get_queryset(self, request):

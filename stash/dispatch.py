@@ -18,12 +18,20 @@ others. The keys expire after a lease, and a claim that fills its batch wakes th
 item whose waking message is lost is sent by the sweeper, as any lost message. The cache must be
 one that web and worker processes share (Redis once they run on several machines).
 
+Every message goes to the Celery queue of its items' stash (``Stash.queue``; blank: ``STASH_QUEUE``),
+so a busy stash can have workers of its own: callers pass the stash's ``queue`` field as they have
+it (a save, its stash; the sweeper, a column read with the ids), and items of stashes with
+different queues never share a message. The markers are per stash, whatever its queue. Sink
+deliveries go to the queue of their hook config's stash, and a recovery to the queue of the
+message it recovers.
+
 Every judging message carries its hard time limit (``STASH_TIME_LIMIT``, or more for an item
 whose hooks need it): see ``processing.deadlines``. A message stopped at its limit is followed by
 a recovery message (``recover``).
 """
 import logging
 from collections import defaultdict
+from typing import NamedTuple
 
 from celery import current_app
 from django.conf import settings
@@ -37,25 +45,30 @@ DELIVER_TASK = "stash.tasks.deliver_sink"
 _RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 
 
+def queue_name(queue):
+    """The queue a stash's messages go to, from its ``queue`` field: blank is ``STASH_QUEUE``."""
+    return queue or settings.STASH_QUEUE
+
+
 class _Batch:
-    """The ids of one transaction by stash (``None``: not known), sent when it commits."""
+    """The ids of one transaction by stash (``None``: not known) and queue, sent when it commits."""
 
     def __init__(self):
         self.ids = defaultdict(list)
 
     def __call__(self):
-        for stash, ids in self.ids.items():
-            send(ids, stash=stash)
+        for (stash, queue), ids in self.ids.items():
+            send(ids, stash=stash, queue=queue)
 
 
-def send_on_commit(ids, using="default", stash=None):
+def send_on_commit(ids, using="default", stash=None, queue=""):
     """Send ``ids`` (of ``stash``, if given) to the workers when the current transaction commits
-    (now, outside one)."""
+    (now, outside one), on ``queue`` (a stash's ``queue`` field: blank is ``STASH_QUEUE``)."""
     if not ids:
         return
     connection = connections[using]
     if not connection.in_atomic_block:
-        send(ids, stash=stash)
+        send(ids, stash=stash, queue=queue)
         return
     batch = getattr(connection, "_stash_batch", None)
     # A batch belongs to the transaction that registered it: once that one has committed or
@@ -64,12 +77,12 @@ def send_on_commit(ids, using="default", stash=None):
         batch = _Batch()
         connection._stash_batch = batch
         transaction.on_commit(batch, using=using)
-    batch.ids[stash].extend(ids)
+    batch.ids[stash, queue].extend(ids)
 
 
-def send_each_on_commit(ids, using="default", time_limit=None):
-    """Send each of ``ids`` in a message of its own (of ``time_limit`` seconds, if given) when the
-    current transaction commits."""
+def send_each_on_commit(ids, using="default", time_limit=None, queue=""):
+    """Send each of ``ids`` in a message of its own (of ``time_limit`` seconds, if given) on
+    ``queue`` when the current transaction commits."""
     ids = list(ids)
     if not ids:
         return
@@ -77,26 +90,26 @@ def send_each_on_commit(ids, using="default", time_limit=None):
     def send_each():
         for pk in ids:
             if time_limit is None:
-                send([pk])
+                send([pk], queue=queue)
             else:
-                _publish([str(pk)], time_limit=time_limit)
+                _publish([str(pk)], queue, time_limit=time_limit)
 
     transaction.on_commit(send_each, using=using)
 
 
-def send(ids, stash=None):
-    """Publish ``ids`` (of ``stash``, if given) in chunks; return how many were handed to the
-    broker or to a message of their stash that waits in the queue."""
+def send(ids, stash=None, queue=""):
+    """Publish ``ids`` (of ``stash``, if given) in chunks on ``queue``; return how many were handed
+    to the broker or to a message of their stash that waits in the queue."""
     ids = [str(pk) for pk in dict.fromkeys(ids)]
     size = max(1, settings.STASH_BATCH_SIZE)
     sent = 0
     for start in range(0, len(ids), size):
         chunk = ids[start:start + size]
         if stash is None or len(chunk) == size:
-            sent += _publish(chunk) and len(chunk)
+            sent += _publish(chunk, queue) and len(chunk)
         elif not hold(stash) and join(stash):
             sent += len(chunk)  # the stash's waiting message takes them
-        elif _publish(chunk, wake=stash):
+        elif _publish(chunk, queue, wake=stash):
             sent += len(chunk)
         else:
             missed(stash)
@@ -104,10 +117,20 @@ def send(ids, stash=None):
 
 
 def wake(stashes):
-    """Have ``stashes``' items that wait for their first run claimed, unless a message already waits."""
-    for stash in stashes:
-        if hold(stash) and not _publish([], wake=stash):
+    """Have the items of ``stashes`` (stash id: its ``queue`` field) that wait for their first run
+    claimed, unless a message already waits."""
+    for stash, queue in stashes.items():
+        if hold(stash) and not _publish([], queue, wake=stash):
             missed(stash)
+
+
+def moved(stash, queue):
+    """``stash`` now has its messages sent to ``queue``: a message that holds its marker may wait
+    where no worker reads any more, so the marker comes down and a message on the new queue
+    claims the items waiting for their first run (those sent before are judged where they are,
+    or sent again by the sweeper)."""
+    missed(stash)
+    wake({stash: queue})
 
 
 def hold(stash):
@@ -162,19 +185,19 @@ def _joined_key(stash):
     return f"stash:joined:{stash}"
 
 
-def recover(task_id, hung):
+def recover(task_id, hung, queue=""):
     """Publish the recovery of the judging message ``task_id``, stopped at its time limit (``hung``:
-    while its process still ran; see ``processing.stopping``); False (logged) if the broker refused
-    it: the sweeper acts later."""
-    return _publish([], recover={"recover": str(task_id), "hung": bool(hung)})
+    while its process still ran; see ``processing.stopping``), on ``queue``, the one that message
+    came from; False (logged) if the broker refused it: the sweeper acts later."""
+    return _publish([], queue, recover={"recover": str(task_id), "hung": bool(hung)})
 
 
-def _publish(ids, wake=None, time_limit=None, recover=None):
-    """Publish one message; False (logged) if the broker refused it."""
+def _publish(ids, queue, wake=None, time_limit=None, recover=None):
+    """Publish one message on ``queue`` (blank: ``STASH_QUEUE``); False (logged) if the broker refused it."""
     kwargs = {"wake": wake} if wake is not None else {}
     kwargs.update(recover or {})
     try:
-        current_app.send_task(PROCESS_TASK, args=[ids], kwargs=kwargs, queue=settings.STASH_QUEUE, retry=True,
+        current_app.send_task(PROCESS_TASK, args=[ids], kwargs=kwargs, queue=queue_name(queue), retry=True,
                               retry_policy=_RETRY_POLICY, time_limit=time_limit or settings.STASH_TIME_LIMIT)
     except Exception:
         logger.exception("Could not publish %d item(s); the sweeper will send them again.", len(ids))
@@ -182,11 +205,24 @@ def _publish(ids, wake=None, time_limit=None, recover=None):
     return True
 
 
+class Delivery(NamedTuple):
+    """One sink callback due: its task's arguments, and the queue of the hook config's stash."""
+
+    config_id: int
+    content_id: str
+    event: str
+    queue: str = ""
+
+    @property
+    def args(self):
+        return [self.config_id, str(self.content_id), self.event]
+
+
 def send_deliveries(deliveries):
-    """Publish one sink delivery task per ``(config id, content id, event)``; failures are logged."""
-    for config_id, content_id, event in deliveries:
+    """Publish one sink delivery task per ``Delivery``, on its queue; failures are logged."""
+    for config_id, content_id, event, queue in deliveries:
         try:
-            current_app.send_task(DELIVER_TASK, args=[config_id, str(content_id), event],
+            current_app.send_task(DELIVER_TASK, args=[config_id, str(content_id), event], queue=queue_name(queue),
                                   retry=True, retry_policy=_RETRY_POLICY)
         except Exception:
             logger.exception("Could not publish the %s delivery of %s to hook config %s.", event, content_id,

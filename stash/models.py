@@ -4,6 +4,7 @@ import hashlib
 import math
 import json
 import re
+import unicodedata
 import uuid
 from datetime import timedelta
 
@@ -59,7 +60,29 @@ class OnError(models.TextChoices):
     HOLD = pipeline.ON_ERROR_HOLD, _("hold for review")
 
 
-class Stash(models.Model):
+#: Longest Celery queue name a stash may give: AMQP allows 255 bytes, and the filesystem broker
+#: names each message's file after its queue (within the 255 bytes of a file name).
+QUEUE_NAME_MAX = 200
+
+
+def validate_queue_name(value):
+    """Raise ``ValidationError`` unless ``value`` can name a Celery queue on every broker stash
+    runs on: no blanks, control characters or path separators (the filesystem broker writes it
+    into file names), not RabbitMQ's reserved ``amq.`` prefix, at most ``QUEUE_NAME_MAX`` bytes."""
+    if any(char.isspace() for char in value):
+        raise ValidationError(_("A queue name cannot contain blanks."), code="whitespace")
+    if any(unicodedata.category(char) in ("Cc", "Cf", "Cs") for char in value):
+        raise ValidationError(_("A queue name cannot contain control characters."), code="control")
+    if "/" in value or "\\" in value:
+        raise ValidationError(_("A queue name cannot contain / or \\."), code="separator")
+    if value.startswith("amq."):
+        raise ValidationError(_("Queue names starting with \"amq.\" are reserved by RabbitMQ."), code="reserved")
+    if len(value.encode("utf-8")) > QUEUE_NAME_MAX:
+        raise ValidationError(_("A queue name has at most %(max)d bytes in UTF-8.") % {"max": QUEUE_NAME_MAX},
+                              code="max_bytes")
+
+
+class Stash(LoadedStateMixin, models.Model):
     """A named pipeline: the hooks that judge what is submitted to it, and its queue."""
 
     slug = models.SlugField(_("slug"), unique=True)
@@ -76,6 +99,11 @@ class Stash(models.Model):
     )
     max_payload_bytes = models.PositiveIntegerField(
         _("max payload bytes"), default=1024 * 1024, help_text=_("Largest payload accepted, as compact JSON.")
+    )
+    queue = models.CharField(
+        _("Celery queue"), max_length=QUEUE_NAME_MAX, blank=True, validators=[validate_queue_name],
+        help_text=_("The queue its items' messages and sink deliveries go to; blank: the default queue "
+                    "(STASH_QUEUE). It needs workers of its own: celery -A hooksite worker -Q <queue>."),
     )
     config_version = models.PositiveIntegerField(
         _("config version"), default=1, editable=False,
@@ -95,12 +123,23 @@ class Stash(models.Model):
     def __str__(self):
         return self.name or self.slug
 
+    # Compared with what was loaded: a save that moves the stash to another queue says so
+    # (``queue_moved``), so that its waiting items follow it (see ``signals``).
+    TRACKED_FIELDS = ("queue",)
+
+    @property
+    def effective_queue(self):
+        """The Celery queue its items' messages go to: its own, or ``STASH_QUEUE``."""
+        return self.queue or settings.STASH_QUEUE
+
     def save(self, *args, **kwargs):
         bump = not self._state.adding
+        self.queue_moved = bump and self._changed(["queue"])
         if bump:
             # The default error policy is part of the pipeline: cached pipelines must rebuild.
             self.config_version = F("config_version") + 1
         super().save(*args, **kwargs)
+        self._remember(["queue"])
         if bump:
             self.refresh_from_db(fields=["config_version"])
 

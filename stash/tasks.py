@@ -15,7 +15,9 @@ class JudgingRequest(Request):
 
     ``on_timeout`` runs in the worker's main process just before billiard kills the pool process.
     Whether that process was still running tells a hook that hung from one that killed its process
-    earlier (a crash, whose loss billiard reports only after ``worker_lost_wait``).
+    earlier (a crash, whose loss billiard reports only after ``worker_lost_wait``). The recovery
+    goes to the queue the stopped message came from: ``dispatch`` names a queue when it publishes,
+    and Celery routes that message by the queue's name as its routing key.
     """
 
     def on_timeout(self, soft, timeout):
@@ -24,7 +26,7 @@ class JudgingRequest(Request):
         if not soft:
             logger.error("Judging message %s ran past its time limit (%s s)%s; its items are recovered.", self.id,
                          timeout, ": its pool process is replaced" if hung else " after its pool process died")
-            dispatch.recover(self.id, hung=hung)
+            dispatch.recover(self.id, hung=hung, queue=(self.delivery_info or {}).get("routing_key") or "")
 
 
 def _running(pid):

@@ -26,7 +26,7 @@ def sent(monkeypatch):
     """Ids handed to the broker (the publishing boundary)."""
     ids = []
     monkeypatch.setattr(processing.dispatch, "send",
-                        lambda batch, stash=None: ids.extend(str(pk) for pk in batch))
+                        lambda batch, stash=None, queue="": ids.extend(str(pk) for pk in batch))
     return ids
 
 

@@ -232,11 +232,12 @@ def test_async_sinks_get_their_verdict_events_through_a_task_and_the_end_in_proc
 
     ids, report = judge(stash, {"n": 1, "boom": True})
 
-    assert report.deliveries == [(remote.pk, str(ids[0]), "on_accept"), (remote.pk, str(ids[0]), "on_error")]
+    assert [delivery.args for delivery in report.deliveries] == [[remote.pk, str(ids[0]), "on_accept"],
+                                                                  [remote.pk, str(ids[0]), "on_error"]]
     assert ("accept", 1) not in CALLS  # not called inside the run
     assert ("remote end", 1) in CALLS  # the end is not a network event: called at once
-    for config_id, content_id, event in report.deliveries:
-        processing.deliver(config_id, content_id, event)
+    for delivery in report.deliveries:
+        processing.deliver(*delivery.args)
     assert CALLS[-2:] == [("accept", 1), ("error", 1, ["error"])]
 
 

@@ -141,7 +141,7 @@ def test_a_run_records_the_stash_as_it_was_when_its_item_was_claimed(audit, clai
 def test_sweep_sends_expired_items_again_and_fails_those_out_of_attempts(audit, settings, monkeypatch,
                                                                         django_capture_on_commit_callbacks):
     messages = []
-    monkeypatch.setattr(processing.dispatch, "send", lambda ids, stash=None: messages.append(ids))
+    monkeypatch.setattr(processing.dispatch, "send", lambda ids, stash=None, queue="": messages.append(ids))
     now = timezone.now()
     past, future = now - timedelta(seconds=1), now + timedelta(seconds=60)
     # Created without signals, so the sweep's own after-commit batch is the only one.
@@ -216,7 +216,7 @@ def test_of_several_retried_items_one_is_judged_and_the_others_go_back_one_per_m
         audit, monkeypatch, django_capture_on_commit_callbacks):
     messages = []
     monkeypatch.setattr(processing.dispatch, "_publish",
-                        lambda ids, time_limit=None: messages.append((ids, time_limit)))
+                        lambda ids, queue="", time_limit=None: messages.append((ids, time_limit)))
     items = [submit(audit, time="1", n=i) for i in range(3)]
     Content.objects.filter(pk__in=[i.pk for i in items]).update(attempts=1)  # each claimed once before
 
@@ -270,7 +270,7 @@ def published(monkeypatch):
     """Messages published: ``(ids, time limit)``; None for the default limit."""
     messages = []
     monkeypatch.setattr(processing.dispatch, "_publish",
-                        lambda ids, wake=None, time_limit=None: messages.append((sorted(ids), time_limit)))
+                        lambda ids, queue="", wake=None, time_limit=None: messages.append((sorted(ids), time_limit)))
     return messages
 
 

@@ -25,7 +25,7 @@ def judged(stash, payload, user=None):
 
 
 def deliver_all(deliveries):
-    return [tasks.deliver_sink.apply(args=list(delivery)) for delivery in deliveries]
+    return [tasks.deliver_sink.apply(args=delivery.args) for delivery in deliveries]
 
 
 # --- log --------------------------------------------------------------------------------------

@@ -189,9 +189,9 @@ def delivery(make_stash, allow_loopback):
         stash = make_stash("audit", hooks=[{"hook": "webhook", "params": {"url": url, "secret": SECRET, **params}}])
         content = Content.objects.create(stash=stash, payload={"text": "hello"})
         report = processing.process([content.pk])
-        [(config_id, content_id, event)] = report.deliveries
-        assert (content_id, event) == (str(content.pk), "on_accept")
-        return lambda: tasks.deliver_sink.apply(args=[config_id, content_id, event])
+        [delivery] = report.deliveries
+        assert (delivery.content_id, delivery.event) == (str(content.pk), "on_accept")
+        return lambda: tasks.deliver_sink.apply(args=delivery.args)
 
     return setup
 

@@ -109,10 +109,13 @@ class ErrorSerializer(serializers.Serializer):
 
 
 class StashSerializer(serializers.ModelSerializer):
+    effective_queue = serializers.CharField(read_only=True,
+                                            help_text="The Celery queue its items go to: `queue`, or the default.")
+
     class Meta:
         model = Stash
         fields = ["slug", "name", "description", "is_active", "allow_anonymous", "on_error", "max_payload_bytes",
-                  "config_version", "queue_head"]
+                  "config_version", "queue_head", "queue", "effective_queue"]
         read_only_fields = fields
 
 

@@ -38,8 +38,18 @@ def claim(ids, token, others_of, lease_until) -> list[Content]:
         picked, others = _take_others(ids, others_of, room, token, lease_until)
         claimed += others
         if picked and len(picked) == room:
-            dispatch.wake(sorted({stash for _, stash in picked}))
+            dispatch.wake(_queues({stash for _, stash in picked}, others))
     return sorted(claimed, key=lambda content: (content.created_at, content.pk))
+
+
+def _queues(stash_ids, claimed):
+    """Each of ``stash_ids`` with its ``queue`` field, from the stashes of the items ``claimed``;
+    a stash none of whose picked items this claim got (another took them first) is read."""
+    queues = {content.stash_id: content.stash.queue for content in claimed}
+    missing = stash_ids - queues.keys()
+    if missing:
+        queues.update(Stash.objects.filter(pk__in=missing).values_list("pk", "queue"))
+    return {stash: queues[stash] for stash in sorted(stash_ids) if stash in queues}
 
 
 def _take_others(ids, others_of, room, token, lease_until):

@@ -12,6 +12,9 @@
 - ``sweep()`` gives up on items claimed too often (``failed``, with the reason) and sends again
   every item whose lease ran out (a lost message, a killed worker).
 - ``simulate(stash, payload)`` runs the pipeline and saves nothing.
+
+Whatever is sent again (released, swept, reprocessed) and every sink delivery goes to the queue
+of its item's stash (``dispatch``), grouped so that no message mixes queues.
 """
 from __future__ import annotations
 
@@ -52,7 +55,7 @@ class BatchReport:
     stale: int = 0
     released: int = 0
     verdicts: dict[str, int] = field(default_factory=dict)
-    deliveries: list[tuple[int, str, str]] = field(default_factory=list)  # (config id, content id, event)
+    deliveries: list[dispatch.Delivery] = field(default_factory=list)
 
 
 @dataclass
@@ -190,17 +193,31 @@ def _release(contents, token, report, alone=False):
     report.released += Content.objects.filter(pk__in=ids, lease_token=token).update(
         status=Status.PENDING, lease_token=None, attempts=F("attempts") - 1,
         lease_until=lease_end())
-    dispatch.send_on_commit([c.pk for c in contents if c.attempts <= 1 and not alone])
+    send_by_queue([(c.pk, c.stash.queue) for c in contents if c.attempts <= 1 and not alone])
     send_alone([c for c in contents if c.attempts > 1 or alone])
 
 
+def send_by_queue(rows, each=False):
+    """Send the ids of ``rows`` (id, its stash's queue field) after commit, in messages by queue:
+    together in chunks, or ``each`` in a message of its own."""
+    by_queue = defaultdict(list)
+    for pk, queue in rows:
+        by_queue[queue].append(pk)
+    for queue, ids in by_queue.items():
+        if each:
+            dispatch.send_each_on_commit(ids, queue=queue)
+        else:
+            dispatch.send_on_commit(ids, queue=queue)
+
+
 def send_alone(contents):
-    """Send each of ``contents`` in a message of its own, with the time limit its hooks need."""
+    """Send each of ``contents`` in a message of its own, on its stash's queue, with the time
+    limit its hooks need."""
     by_limit = defaultdict(list)
     for content in contents:
-        by_limit[time_limit_for(pipeline_for(content.stash).budget)].append(content.pk)
-    for time_limit, ids in by_limit.items():
-        dispatch.send_each_on_commit(ids, time_limit=time_limit)
+        by_limit[time_limit_for(pipeline_for(content.stash).budget), content.stash.queue].append(content.pk)
+    for (time_limit, queue), ids in by_limit.items():
+        dispatch.send_each_on_commit(ids, time_limit=time_limit, queue=queue)
 
 
 def _judge(contents, token, report, clock, note_progress=False, stopped=None):
@@ -363,7 +380,8 @@ def _notify_sinks(judged, report):
         stored = content.processed_revision == content.revision
         for event in (*(pipeline.result_events(result) if stored else ()), pipeline.ON_PIPELINE_END):
             local, remote = _listeners(item_pipeline, event)
-            report.deliveries.extend((step.config_id, str(content.pk), event) for step in remote)
+            report.deliveries.extend(dispatch.Delivery(step.config_id, str(content.pk), event, content.stash.queue)
+                                     for step in remote)
             _call(local, event, item, result)
 
 
@@ -393,15 +411,16 @@ def sweep(limit=10_000) -> SweepReport:
     exhausted = expired.filter(status=Status.PROCESSING, attempts__gte=settings.STASH_MAX_ATTEMPTS)
     for pk, attempts, note in exhausted.values_list("pk", "attempts", "reason")[:limit]:
         report.failed += exhausted.filter(pk=pk).update(**gave_up(attempts, note, now))
-    rows = list(expired.filter(attempts__lt=settings.STASH_MAX_ATTEMPTS).values_list("pk", "attempts")[:limit])
+    rows = list(expired.filter(attempts__lt=settings.STASH_MAX_ATTEMPTS)
+                .values_list("pk", "attempts", "stash__queue")[:limit])
     if rows:
-        report.requeued = Content.objects.filter(pk__in=[pk for pk, _ in rows], lease_until__lt=now).update(
+        report.requeued = Content.objects.filter(pk__in=[pk for pk, *_ in rows], lease_until__lt=now).update(
             status=Status.PENDING, lease_token=None,
             lease_until=lease_end(now))
         # Never claimed (a lost message): in batches. Claimed before (a worker died on it, or
         # on a neighbour): one per message, so that a poison item only ever takes itself down.
-        dispatch.send_on_commit([pk for pk, attempts in rows if not attempts])
-        dispatch.send_each_on_commit([pk for pk, attempts in rows if attempts])
+        send_by_queue([(pk, queue) for pk, attempts, queue in rows if not attempts])
+        send_by_queue([(pk, queue) for pk, attempts, queue in rows if attempts], each=True)
     return report
 
 
@@ -415,11 +434,11 @@ def gave_up(attempts, note, now):
 def reprocess(queryset) -> int:
     """Judge the selected items again with their stash's current hooks; returns how many."""
     now = timezone.now()
-    ids = list(queryset.values_list("pk", flat=True))
-    count = Content.objects.filter(pk__in=ids).update(
+    rows = list(queryset.values_list("pk", "stash__queue"))
+    count = Content.objects.filter(pk__in=[pk for pk, _ in rows]).update(
         status=Status.PENDING, attempts=0, lease_token=None, reason="",
         lease_until=lease_end(now), updated_at=now)
-    dispatch.send_on_commit(ids)
+    send_by_queue(rows)
     return count
 
 

@@ -77,7 +77,8 @@ def _notify_reviewed(items):
         event = pipeline.verdict_event(content.status)
         result = pipeline.Result(verdict=content.status, payload=content.payload, reason=content.reason)
         local, remote = _listeners(pipeline_for(content.stash), event)
-        deliveries.extend((step.config_id, str(content.pk), event) for step in remote)
+        deliveries.extend(dispatch.Delivery(step.config_id, str(content.pk), event, content.stash.queue)
+                          for step in remote)
         _call(local, event, item_for(content), result)
     dispatch.send_deliveries(deliveries)
 

@@ -220,7 +220,7 @@ def submit_many(stash: Stash, payloads, user=None, source=Content.Source.API) ->
                 for payload, canonical in zip(payloads, canonicals)]
     with transaction.atomic():
         Content.objects.bulk_create(contents)
-        dispatch.send_on_commit([content.pk for content in contents], stash=stash.pk)
+        dispatch.send_on_commit([content.pk for content in contents], stash=stash.pk, queue=stash.queue)
     return contents
 
 

@@ -29,11 +29,12 @@ def test_the_view_permission_lists_every_stash(api, stashes, make_user):
     assert slugs(api(make_user("vic", "stash.view_stash")).get("/api/stashes/")) == ["audit", "closed", "open"]
 
 
-def test_a_stash_reads_with_its_settings(api, stashes, submitter):
+def test_a_stash_reads_with_its_settings(api, stashes, submitter, settings):
     body = api(submitter).get("/api/stashes/audit/").json()
     assert body == {"slug": "audit", "name": "Audit", "description": "", "is_active": True, "allow_anonymous": False,
                     "on_error": "reject", "max_payload_bytes": 1024 * 1024,
-                    "config_version": stashes["audit"].config_version, "queue_head": 0}
+                    "config_version": stashes["audit"].config_version, "queue_head": 0,
+                    "queue": "", "effective_queue": settings.STASH_QUEUE}
 
 
 def test_a_stash_you_may_not_submit_to_is_not_found(api, stashes):

@@ -63,5 +63,17 @@ class Stuck(hooks.Filter):
         return self.keep()
 
 
+@hooks.register("test_judged_by")
+class JudgedBy(hooks.Transform):
+    """Write the name of the Celery worker judging the item into its payload, as "judged_by"."""
+
+    params_schema = {"type": "object", "additionalProperties": False}
+
+    def transform(self, item):
+        from celery import current_task
+
+        return {**item.payload, "judged_by": current_task.request.hostname if current_task else None}
+
+
 from . import chaos_hooks  # noqa: E402,F401 - the chaos suite's hooks, registered on import
 from . import metrics_hooks  # noqa: E402,F401 - the flaky sink of the metrics tests
