@@ -220,10 +220,10 @@ class Delivery(NamedTuple):
 
 def send_deliveries(deliveries):
     """Publish one sink delivery task per ``Delivery``, on its queue; failures are logged."""
-    for config_id, content_id, event, queue in deliveries:
+    for delivery in deliveries:
         try:
-            current_app.send_task(DELIVER_TASK, args=[config_id, str(content_id), event], queue=queue_name(queue),
+            current_app.send_task(DELIVER_TASK, args=delivery.args, queue=queue_name(delivery.queue),
                                   retry=True, retry_policy=_RETRY_POLICY)
         except Exception:
-            logger.exception("Could not publish the %s delivery of %s to hook config %s.", event, content_id,
-                             config_id)
+            logger.exception("Could not publish the %s delivery of %s to hook config %s.", delivery.event,
+                             delivery.content_id, delivery.config_id)

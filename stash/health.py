@@ -17,9 +17,7 @@ import logging
 from celery import current_app
 from django.conf import settings
 from django.db import connection
-from django.db.models import Min
 from django.http import JsonResponse
-from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
@@ -28,7 +26,6 @@ from .models import Content, Stash
 logger = logging.getLogger(__name__)
 
 OK = "ok"
-WAITING = [Content.Status.PENDING, Content.Status.PROCESSING]
 
 
 @never_cache
@@ -85,11 +82,8 @@ def answering_worker():
 def queue_lag(now=None):
     """Seconds since the oldest ``pending`` or ``processing`` item of each stash was saved (at its
     current revision), by stash slug; 0 for a stash with none waiting."""
-    now = now or timezone.now()
-    oldest = dict(Content.objects.filter(status__in=WAITING).order_by().values("stash_id")
-                  .annotate(oldest=Min("updated_at")).values_list("stash_id", "oldest"))
-    return {slug: round(max((now - oldest[pk]).total_seconds(), 0.0), 3) if pk in oldest else 0.0
-            for pk, slug in Stash.objects.order_by("slug").values_list("pk", "slug")}
+    lag = Content.objects.lag_by_stash(now)
+    return {slug: round(lag.get(pk, 0.0), 3) for pk, slug in Stash.objects.order_by("slug").values_list("pk", "slug")}
 
 
 def _answer(body):

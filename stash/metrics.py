@@ -34,8 +34,7 @@ import time
 from bisect import bisect_right
 from collections import defaultdict
 
-from django.db.models import Count, Min
-from django.utils import timezone
+from django.db.models import Count
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import (
     CounterMetricFamily, GaugeHistogramMetricFamily, GaugeMetricFamily, SummaryMetricFamily,
@@ -52,7 +51,6 @@ logger = logging.getLogger(__name__)
 #: Upper bounds (seconds) of the duration histograms' buckets.
 BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
            10.0, 30.0)
-WAITING = (Content.Status.PENDING, Content.Status.PROCESSING)
 HOOK_LABELS = ["stash", "config", "hook"]
 _CONFIG_FIELDS = ("pk", "stash_id", "hook", "kept_count", "dropped_count", "errors_count", "overturned_count",
                   "runs_count", "time_total_us")
@@ -103,13 +101,11 @@ def _items(stashes):
 
 
 def _queue_lag(stashes):
-    oldest = dict(Content.objects.filter(status__in=WAITING).order_by().values("stash_id")
-                  .annotate(oldest=Min("updated_at")).values_list("stash_id", "oldest"))
-    now = timezone.now()
+    seconds = Content.objects.lag_by_stash()
     lag = GaugeMetricFamily("stash_queue_lag_seconds",
                             "Age of the stash's oldest pending or processing item (0: none waits).", labels=["stash"])
     for stash_id, slug in stashes.items():
-        lag.add_metric([slug], max(0.0, (now - oldest[stash_id]).total_seconds()) if stash_id in oldest else 0.0)
+        lag.add_metric([slug], seconds.get(stash_id, 0.0))
     return lag
 
 

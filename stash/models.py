@@ -11,11 +11,11 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
-from django.db.models import F, Max
+from django.db.models import F, Max, Min
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy as _
 
-from . import pipeline, registry
+from . import dispatch, pipeline, registry
 from .exceptions import ExpressionError, InvalidParams, NotRegistered
 from .expressions import validate_condition
 
@@ -130,7 +130,7 @@ class Stash(LoadedStateMixin, models.Model):
     @property
     def effective_queue(self):
         """The Celery queue its items' messages go to: its own, or ``STASH_QUEUE``."""
-        return self.queue or settings.STASH_QUEUE
+        return dispatch.queue_name(self.queue)
 
     def save(self, *args, **kwargs):
         bump = not self._state.adding
@@ -343,6 +343,14 @@ class ContentQuerySet(models.QuerySet):
 
     def accepted(self):
         return self.filter(status=Content.Status.ACCEPTED)
+
+    def lag_by_stash(self, now=None):
+        """Seconds since the oldest ``pending`` or ``processing`` item of each stash was saved (at
+        its current revision), by stash id; a stash with none waiting is left out."""
+        now = now or timezone.now()
+        oldest = (self.filter(status__in=[Content.Status.PENDING, Content.Status.PROCESSING]).order_by()
+                  .values("stash_id").annotate(oldest=Min("updated_at")).values_list("stash_id", "oldest"))
+        return {stash_id: max((now - since).total_seconds(), 0.0) for stash_id, since in oldest}
 
 
 def lease_end(now=None):

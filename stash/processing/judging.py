@@ -5,10 +5,10 @@
   ``wake``) waiting for their first run, up to ``STASH_BATCH_SIZE`` (so single saves that arrive
   together are judged together; see ``dispatch`` for the saves that publish nothing),
   judges them, and writes verdicts, runs and counters in a constant number of queries per batch,
-  whatever the number of hooks (the claim: see ``claiming``). A verdict is written only if the claim still holds: an item
-  edited meanwhile is left to its new revision's run. Claims last as long as the message may
-  run, and items whose hooks' time would not fit in what is left of it go back to the queue
-  (see ``deadlines``).
+  whatever the number of hooks (the claim: see ``claiming``). A verdict is written only if the
+  claim still holds: an item edited meanwhile is left to its new revision's run. Claims last as
+  long as the message may run, and items whose hooks' time would not fit in what is left of it go
+  back to the queue (see ``deadlines``).
 - ``sweep()`` gives up on items claimed too often (``failed``, with the reason) and sends again
   every item whose lease ran out (a lost message, a killed worker).
 - ``simulate(stash, payload)`` runs the pipeline and saves nothing.
