@@ -2,6 +2,7 @@
 import os
 
 from celery import Celery, signals
+from structlog.contextvars import bind_contextvars, unbind_contextvars
 
 from . import broker  # noqa: F401 - filesystem:// (the embedded default) writes messages atomically
 
@@ -10,6 +11,30 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hooksite.settings")
 app = Celery("hooksite")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@signals.setup_logging.connect(dispatch_uid="hooksite.setup_logging")
+def setup_logging(loglevel=None, **kwargs):
+    """Workers and beat log as the site does (``LOGGING``: ``LOG_FORMAT``, one handler), at the
+    level of ``--loglevel`` when given, instead of Celery's own format."""
+    import logging.config
+
+    from django.conf import settings
+
+    logging.config.dictConfig(settings.LOGGING)
+    if loglevel:
+        logging.getLogger().setLevel(loglevel)
+
+
+@signals.task_prerun.connect(dispatch_uid="hooksite.bind_task")
+def bind_task(sender=None, task_id=None, **kwargs):
+    """A task's lines carry its name and id."""
+    bind_contextvars(task=sender.name, task_id=task_id)
+
+
+@signals.task_postrun.connect(dispatch_uid="hooksite.unbind_task")
+def unbind_task(**kwargs):
+    unbind_contextvars("task", "task_id")
 
 
 @signals.task_prerun.connect(dispatch_uid="hooksite.close_old_connections")

@@ -247,11 +247,16 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {"ContentStatusEnum": "stash.models.Content.Status"},
 }
 
+# LOG_FORMAT: "text" (one readable line each) or "json" (one object each, for a log collector);
+# either way with the item, stash, revision and hook the line was written for (stash.logs).
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "text").strip().lower()
+if LOG_FORMAT not in ("json", "text"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be json or text, not {LOG_FORMAT!r}.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {"structured": {"()": "stash.logs.formatter", "output": LOG_FORMAT}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "structured"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     # django-axes says every login at INFO; failures and lockouts are warnings.
     "loggers": {"axes": {"level": "WARNING"}},

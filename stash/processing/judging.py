@@ -29,7 +29,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from .. import bulk_sql, dispatch, pipeline, registry
+from .. import bulk_sql, dispatch, logs, pipeline, registry
 from ..exceptions import HookUnavailable
 from ..expressions import compile_condition
 from ..models import Content, HookConfig, PipelineRun, Stash, lease_end, validate_payload
@@ -238,11 +238,12 @@ def _judge(contents, token, report, clock, note_progress=False, stopped=None):
             later.append(content)
             continue
         started = timezone.now()
-        on_step = (lambda step, content=content: _note(content, token, step)) if note_progress else None
         item = item_for(content)
-        _call(item_pipeline.listeners(pipeline.ON_PIPELINE_START), pipeline.ON_PIPELINE_START, item, None)
-        run = item_pipeline.stopping(*stopped) if stopped else item_pipeline
-        result = run.run(item, on_step=on_step)
+        with logs.judging(item):
+            _call(item_pipeline.listeners(pipeline.ON_PIPELINE_START), pipeline.ON_PIPELINE_START, item, None)
+            run = item_pipeline.stopping(*stopped) if stopped else item_pipeline
+            result = run.run(item, on_step=_on_step(content, token) if note_progress else logs.at_hook)
+            _log_failures(result)
         if note_progress:
             _note(content, token, None)
         judged.append((content, item_pipeline, result, started))
@@ -252,6 +253,22 @@ def _judge(contents, token, report, clock, note_progress=False, stopped=None):
 
 
 PROGRESS_NOTE = "interrupted in hook "
+
+
+def _log_failures(result):
+    """Log each hook that raised or ran out of time on this item, with its hook bound (its
+    ``on_error`` policy decided what became of the item; the trail says the same)."""
+    for entry in result.trail:
+        if entry.outcome in (pipeline.ERROR, pipeline.TIMEOUT):
+            with logs.bound(hook=entry.hook, hook_config=entry.config_id):
+                logger.warning("Hook %s: %s: %s", entry.label or entry.hook, entry.outcome, entry.message)
+
+
+def _on_step(content, token):
+    def on_step(step):
+        logs.at_hook(step)
+        _note(content, token, step)
+    return on_step
 
 
 def _note(content, token, step):
@@ -378,11 +395,12 @@ def _notify_sinks(judged, report):
     for content, item_pipeline, result, _started in judged:
         item = item_for(content)
         stored = content.processed_revision == content.revision
-        for event in (*(pipeline.result_events(result) if stored else ()), pipeline.ON_PIPELINE_END):
-            local, remote = _listeners(item_pipeline, event)
-            report.deliveries.extend(dispatch.Delivery(step.config_id, str(content.pk), event, content.stash.queue)
-                                     for step in remote)
-            _call(local, event, item, result)
+        with logs.judging(item):
+            for event in (*(pipeline.result_events(result) if stored else ()), pipeline.ON_PIPELINE_END):
+                local, remote = _listeners(item_pipeline, event)
+                report.deliveries.extend(dispatch.Delivery(step.config_id, str(content.pk), event, content.stash.queue)
+                                         for step in remote)
+                _call(local, event, item, result)
 
 
 def _listeners(item_pipeline, event):
@@ -395,9 +413,12 @@ def _listeners(item_pipeline, event):
 
 
 def _call(steps, event, item, result):
-    """Call ``event`` on ``steps`` now; a callback that raises is logged, never fatal."""
-    for step, message in pipeline.notify(steps, event, item, result):
-        logger.error("Hook %s failed in %s for %s: %s", step.title, event, item.id, message)
+    """Call ``event`` on ``steps`` now, each with its hook bound to what it logs; a callback that
+    raises is logged, never fatal."""
+    for step in steps:
+        with logs.in_hook(step):
+            for _step, message in pipeline.notify([step], event, item, result):
+                logger.error("Hook %s failed in %s for %s: %s", step.title, event, item.id, message)
 
 
 # --- sweeping, reprocessing, simulating ----------------------------------------------------
@@ -478,6 +499,8 @@ def deliver(config_id, content_id, event):
     trail = tuple(pipeline.TrailEntry(**entry) for entry in (run.trail if run else []))
     result = pipeline.Result(verdict=content.status, payload=content.payload, reason=content.reason,
                              decided_by=content.rejected_by_id, trail=trail)
-    failures = pipeline.notify([step], event, item_for(content), result)
+    item = item_for(content)
+    with logs.judging(item), logs.in_hook(step):
+        failures = pipeline.notify([step], event, item, result)
     if failures:
         raise DeliveryError(failures[0][1])
