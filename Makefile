@@ -8,6 +8,8 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt | 
 # services (PostgreSQL, Redis), each with a real worker process.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
+# The services' cache, as a deployment on PostgreSQL + Redis has it (each test empties this database).
+TEST_CACHE_URL ?= redis://127.0.0.1:6379/14
 # `make bench` drops and creates this database (its name must contain "bench") and uses this Redis db.
 BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/stash_bench
 BENCH_BROKER_URL ?= redis://127.0.0.1:6379/12
@@ -51,12 +53,12 @@ run: migrate
 test: test-embedded test-services
 
 test-embedded: venv browsers wrk
-	env -u DATABASE_URL -u CELERY_BROKER_URL STASH_VAR_DIR=$(CURDIR)/var/test-embedded \
+	env -u DATABASE_URL -u CELERY_BROKER_URL -u CACHE_URL STASH_VAR_DIR=$(CURDIR)/var/test-embedded \
 		$(BIN)/pytest $(PYTEST_ARGS)
 
 test-services: venv browsers wrk
-	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) SECRET_KEY=test-only DEBUG=0 \
-		STASH_VAR_DIR=$(CURDIR)/var/test-services $(BIN)/pytest $(PYTEST_ARGS)
+	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) CACHE_URL=$(TEST_CACHE_URL) \
+		SECRET_KEY=test-only DEBUG=0 STASH_VAR_DIR=$(CURDIR)/var/test-services $(BIN)/pytest $(PYTEST_ARGS)
 
 # stash against the hand-written baseline in bench/, end to end (worker, gunicorn, wrk), on both
 # backends; figures go to docs/BENCHMARKS.md (a short run is part of `make test`).
@@ -87,7 +89,7 @@ chaos: $(if $(wildcard $(BIN)/pytest),,venv)
 
 # The README's admin screenshots, taken by the browser tests.
 screenshots: venv browsers
-	env -u DATABASE_URL -u CELERY_BROKER_URL STASH_VAR_DIR=$(CURDIR)/var/test-embedded \
+	env -u DATABASE_URL -u CELERY_BROKER_URL -u CACHE_URL STASH_VAR_DIR=$(CURDIR)/var/test-embedded \
 		STASH_SCREENSHOTS=$(CURDIR)/docs/img $(BIN)/pytest tests/browser/test_admin.py -q
 
 clean:

@@ -73,6 +73,9 @@ def prepare(backend, env):
     Path(env["STASH_VAR_DIR"]).mkdir(parents=True)
     if backend == "services":
         recreate_database(env["DATABASE_URL"])
+        # The broker's and the cache's database too: a marker left by an earlier run would have
+        # saves join a message that no longer exists.
+        redis.Redis.from_url(env["CELERY_BROKER_URL"]).flushdb()
     done = subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env,
                           capture_output=True, text=True)
     if done.returncode:

@@ -73,20 +73,28 @@ class StashSlugField(serializers.SlugRelatedField):
         super().__init__(slug_field="slug", **kwargs)
 
     def to_internal_value(self, data):
+        return super().to_internal_value(self.checked_slug(data))
+
+    def checked_slug(self, data):
+        """``data`` if it can name a stash; else the field's error."""
         if not isinstance(data, str):
             self.fail("invalid")
         try:
             validate_slug(data)
         except DjangoValidationError:  # no stash is named so; don't ask (PostgreSQL refuses a NUL in a query)
             self.fail("does_not_exist", slug_name=self.slug_field, value=data)
-        return super().to_internal_value(data)
+        return data
 
 
 class SubmissionStashField(StashSlugField):
-    """A stash to submit to, fetched with what submitting needs to know (``processing.submission_stashes``)."""
+    """A stash to submit to, fetched with what submitting needs to know (``processing.submission_stash``)."""
 
-    def get_queryset(self):
-        return processing.submission_stashes(self.context["request"].user, self.context.get("idempotency_key", ""))
+    def to_internal_value(self, data):
+        slug = self.checked_slug(data)
+        stash = processing.submission_stash(self.context["request"].user, slug, self.context.get("idempotency_key", ""))
+        if stash is None:
+            self.fail("does_not_exist", slug_name=self.slug_field, value=slug)
+        return stash
 
 
 def represent(serializer_class, instance):

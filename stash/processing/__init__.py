@@ -32,6 +32,6 @@ from .ordering import place_hooks, reorder_hooks  # noqa: F401
 from .reviewing import ReplayChange, ReplayReport, approve, overturn, reject, replay  # noqa: F401
 from .stopping import recover, token_for  # noqa: F401
 from .submitting import (  # noqa: F401
-    BULK_LIMIT, check_payload, edit, may_submit, queue_page, submission_stashes, submit, submit_many,
+    BULK_LIMIT, check_payload, edit, may_submit, queue_page, submission_stash, submit, submit_many,
     submittable_stashes, visible_contents,
 )

@@ -1,6 +1,7 @@
 """Submitting: how every face saves what people and programs send, and how consumers read a queue."""
 from __future__ import annotations
 
+import functools
 from contextlib import nullcontext
 
 from django.contrib.auth import get_backends, get_user_model
@@ -9,8 +10,6 @@ from django.contrib.auth.models import Group, Permission
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
-from django.db.models import BooleanField, Exists
-from django.db.models.expressions import RawSQL
 from django.utils.translation import gettext as _
 
 from .. import dispatch
@@ -28,34 +27,66 @@ def may_submit(user, stash) -> bool:
     """True if ``user`` (anonymous too) may submit to ``stash``: it takes anonymous submissions,
     or the user has ``stash.add_content``. (Whether the stash is active is ``submit``'s to say.)
 
-    A stash from ``submission_stashes(user)`` answers without a query of its own when the user may.
+    A stash from ``submission_stash(user, slug)`` answers without a query of its own when the user may.
     """
     return stash.allow_anonymous or getattr(stash, "submitter_may_add", False) or user.has_perm(ADD_PERMISSION)
 
 
-def submission_stashes(user, idempotency_key=""):
-    """Stashes fetched with what a submission by ``user`` needs to know, so that finding the stash,
-    checking the permission and looking the key up take one query, not four.
+def submission_stash(user, slug, idempotency_key=""):
+    """The stash ``slug`` (None if there is none), fetched with what a submission by ``user`` needs
+    to know, so that finding the stash, checking the permission and looking the key up take one
+    query, not four.
 
-    Each stash carries ``submitter_may_add`` when ``user`` is an active non-superuser and Django's
-    ``ModelBackend`` is the only authentication backend that answers permissions (the login lockout's
-    answers none): True if the user holds ``stash.add_content``
-    directly or through a group, which is that backend's rule. (For anyone else ``has_perm`` answers
-    with no query, or by their own backends.) Given an ``idempotency_key``, each also carries
-    ``key_used``: an item of ``user``'s has that key. Both are read with the stash, for this request
-    only, so a revoked permission counts from the next.
+    The stash carries ``submitter_may_add`` when ``user`` is an active non-superuser and Django's
+    ``ModelBackend`` is the only authentication backend that answers permissions (the login
+    lockout's answers none): True if the user holds ``stash.add_content`` directly or through a
+    group, which is that backend's rule. (For anyone else ``has_perm`` answers with no query, or by
+    their own backends.) Given an ``idempotency_key``, it also carries ``key_used``: an item of
+    ``user``'s has that key. Both are read with the stash, for this request only, so a revoked
+    permission counts from the next.
     """
-    stashes = Stash.objects.all()
-    if not user.is_authenticated:
-        return stashes
-    answering = [type(backend) for backend in get_backends() if hasattr(backend, "has_perm")]
-    if user.is_active and not user.is_superuser and answering == [ModelBackend]:
-        app_label, codename = ADD_PERMISSION.split(".")
-        held = RawSQL(_held_sql(), [user.pk, codename, app_label] * 2, output_field=BooleanField())
-        stashes = stashes.annotate(submitter_may_add=held)
-    if idempotency_key and not _key_problem(user, idempotency_key):
-        stashes = stashes.annotate(key_used=Exists(_keyed_items(user, idempotency_key)))
-    return stashes
+    held = keyed = False
+    if user.is_authenticated:
+        answering = [type(backend) for backend in get_backends() if hasattr(backend, "has_perm")]
+        held = user.is_active and not user.is_superuser and answering == [ModelBackend]
+        keyed = bool(idempotency_key) and not _key_problem(user, idempotency_key)
+    sql, attnames = _submission_sql(connection.vendor, held, keyed)
+    app_label, codename = ADD_PERMISSION.split(".")
+    params = [*([user.pk, codename, app_label] * 2 if held else []),
+              *([user.pk, idempotency_key] if keyed else []), slug]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    stash = Stash.from_db(connection.alias, attnames, row[:len(attnames)])
+    extra = iter(row[len(attnames):])
+    if held:
+        stash.submitter_may_add = bool(next(extra))
+    if keyed:
+        stash.key_used = bool(next(extra))
+    return stash
+
+
+@functools.cache
+def _submission_sql(vendor, held, keyed):
+    """The query of ``submission_stash`` and the attribute names of the stash's columns in it.
+
+    Written out, and built once per process: it is the one query of every submission besides the
+    insert, and the ORM's form of it costs more to build and compile than to run."""
+    qn = connection.ops.quote_name
+    fields = Stash._meta.concrete_fields
+    selected = [f"s.{qn(field.column)}" for field in fields]
+    if held:
+        selected.append(f"({_held_sql()})")
+    if keyed:
+        content = Content._meta
+        selected.append(f"EXISTS (SELECT 1 FROM {qn(content.db_table)} k "
+                        f"WHERE k.{qn(content.get_field('submitted_by').column)} = %s "
+                        f"AND k.{qn(content.get_field('idempotency_key').column)} = %s)")
+    sql = (f"SELECT {', '.join(selected)} FROM {qn(Stash._meta.db_table)} s "
+           f"WHERE s.{qn(Stash._meta.get_field('slug').column)} = %s")
+    return sql, [field.attname for field in fields]
 
 
 def _held_sql():
@@ -144,7 +175,7 @@ def submit(stash: Stash, payload, user=None, source=Content.Source.API, idempote
         problem = _key_problem(user, idempotency_key)
         if problem:
             raise ValidationError({"idempotency_key": problem})
-        # A stash from submission_stashes() has looked the key up already.
+        # A stash from submission_stash() has looked the key up already.
         earlier = _keyed(user, idempotency_key) if getattr(stash, "key_used", True) else None
         if earlier is not None:
             return _replayed(earlier, stash, payload, canonical), False
