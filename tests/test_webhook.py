@@ -300,8 +300,8 @@ def test_a_literal_address_is_accepted_when_allowlisted(settings):
 @pytest.mark.parametrize(("url", "why"), [
     ("http://127.0.0.1:{port}/hook", "127.0.0.1 resolves only to addresses that are refused: 127.0.0.1 (loopback)"),
     ("http://10.1.2.3:{port}/hook", "10.1.2.3 resolves only to addresses that are refused: 10.1.2.3 (private)"),
-    ("http://169.254.169.254:{port}/latest", "169.254.169.254 resolves only to addresses that are refused: "
-                                             "169.254.169.254 (cloud metadata)"),
+    ("http://169.254.169.254:{port}/latest", ("169.254.169.254 resolves only to addresses that are refused: "
+                                              "169.254.169.254 (cloud metadata)")),
     ("http://localhost:{port}/hook", "localhost resolves only to addresses that are refused: 127.0.0.1 (loopback)"),
 ])
 def test_without_the_allowlist_delivery_refuses_and_records_why(receiver, caplog, url, why):
@@ -338,15 +338,17 @@ def test_the_task_does_not_retry_a_refused_address(receiver, delivery, settings,
 @pytest.mark.parametrize("url", ["ftp://example.com/x", "example.com/hook", "http:///nohost", "http://a:b@example.com/",
                                  "http://example.com:99999/"])
 def test_urls_that_cannot_be_used_are_refused(url):
-    with pytest.raises(InvalidParams, match="^Invalid params for hook 'webhook': url: "):
+    with pytest.raises(InvalidParams, match=r"^Invalid params for hook 'webhook': url: "):
         build_hook("webhook", {"url": url, "secret": SECRET})
 
 
 @pytest.mark.parametrize(("params", "errors"), [
     ({"url": "https://example.com/"}, {"params": "'secret' is a required property"}),
     ({"url": "https://example.com/", "secret": "short"}, {"secret": "'short' is too short"}),
-    ({"url": "https://example.com/", "secret": SECRET, "timeout": 0}, {"timeout": "0 is less than or equal to the minimum of 0"}),
-    ({"url": "https://example.com/", "secret": SECRET, "timeout": 60}, {"timeout": "60 is greater than the maximum of 30"}),
+    ({"url": "https://example.com/", "secret": SECRET, "timeout": 0},
+     {"timeout": "0 is less than or equal to the minimum of 0"}),
+    ({"url": "https://example.com/", "secret": SECRET, "timeout": 60},
+     {"timeout": "60 is greater than the maximum of 30"}),
     ({"url": "https://example.com/", "secret": SECRET, "headers": {"X": "1"}},
      {"params": "Additional properties are not allowed ('headers' was unexpected)"}),
 ])
@@ -436,6 +438,6 @@ def test_https_to_a_name_the_certificate_does_not_cover_fails_and_is_retried(tls
 def test_a_hook_config_with_a_blocked_url_is_refused_with_the_reason(make_stash):
     stash = make_stash("audit")
 
-    with pytest.raises(ValidationError, match="url: 169.254.169.254 is a cloud metadata address"):
+    with pytest.raises(ValidationError, match=r"url: 169\.254\.169\.254 is a cloud metadata address"):
         HookConfig.objects.create(stash=stash, hook="webhook",
                                   params={"url": "http://169.254.169.254/latest/meta-data/", "secret": SECRET})

@@ -45,7 +45,7 @@ def export_rows(stash: Stash, statuses=None, after: int | None = None) -> Iterat
 
 
 def _as_record(row) -> dict:
-    record = dict(zip(("id", "stash", *FIELDS[2:]), row))
+    record = dict(zip(("id", "stash", *FIELDS[2:]), row, strict=True))
     record["id"] = str(record["id"])
     for key in ("created_at", "processed_at"):
         if record[key] is not None:

@@ -37,7 +37,6 @@ from . import claiming
 from .deadlines import Clock, time_limit_for
 from .isolation import call_with_deadline
 
-
 logger = logging.getLogger(__name__)
 
 Status = Content.Status

@@ -134,7 +134,7 @@ def replay(stash: Stash, last_n: int) -> ReplayReport:
             results.append(item_pipeline.run(replace(item_for(content), payload=submitted), on_step=on_step))
         return results
 
-    for content, result in zip(judged, call_with_deadline(rejudge, settings.STASH_SIMULATE_TIMEOUT)):
+    for content, result in zip(judged, call_with_deadline(rejudge, settings.STASH_SIMULATE_TIMEOUT), strict=True):
         report.compared += 1
         if result.verdict != content.status:
             report.changes.append(ReplayChange(content=content, before=content.status, result=result))

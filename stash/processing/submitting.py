@@ -217,7 +217,7 @@ def submit_many(stash: Stash, payloads, user=None, source=Content.Source.API) ->
     lease_until = lease_end()
     contents = [Content(stash=stash, payload=payload, content_hash=content_hash(payload, canonical),
                         lease_until=lease_until, submitted_by=user, source=source)
-                for payload, canonical in zip(payloads, canonicals)]
+                for payload, canonical in zip(payloads, canonicals, strict=True)]
     with transaction.atomic():
         Content.objects.bulk_create(contents)
         dispatch.send_on_commit([content.pk for content in contents], stash=stash.pk, queue=stash.queue)
