@@ -22,7 +22,7 @@ CHAOS_FUZZ_EXAMPLES ?= 100
 CHAOS_VAR := $(CURDIR)/var/chaos
 PYTEST_ARGS ?=
 
-.PHONY: venv browsers wrk run test test-embedded test-services bench chaos screenshots migrate clean
+.PHONY: venv browsers wrk run lint test test-fast test-embedded test-services bench chaos screenshots migrate clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -50,7 +50,19 @@ run: migrate
 	@echo ""
 	$(BIN)/honcho --procfile Procfile start
 
+# ruff (pyproject.toml) on the whole tree, and mypy on stash/processing (settings: the embedded default).
+lint: venv
+	$(BIN)/ruff check .
+	env -u DATABASE_URL -u CELERY_BROKER_URL -u DJANGO_SETTINGS_MODULE $(BIN)/mypy
+
 test: test-embedded test-services
+
+# The edit loop: the embedded default without the tests that start workers, servers or browsers
+# (integration, chaos, the API fuzzer, the short benchmark, the browser tests).
+test-fast: venv
+	env -u DATABASE_URL -u CELERY_BROKER_URL STASH_VAR_DIR=$(CURDIR)/var/test-fast \
+		$(BIN)/pytest -m "not integration" --ignore=tests/browser --ignore=tests/chaos --ignore=tests/fuzz \
+		--ignore=tests/bench $(PYTEST_ARGS)
 
 test-embedded: venv browsers wrk
 	env -u DATABASE_URL -u CELERY_BROKER_URL -u CACHE_URL STASH_VAR_DIR=$(CURDIR)/var/test-embedded \

@@ -44,11 +44,11 @@ def where_time_goes(stash):
     figures = {}
     for size in SIZES:
         figures[f"stash {size}"] = {
-            **timed_and_counted(processing.process, lambda: pending_contents(stash, size)),
+            **timed_and_counted(processing.process, lambda size=size: pending_contents(stash, size)),
             "top": profiled(processing.process, pending_contents(stash, size)),
         }
         hand_task = judge_batch if size > 1 else (lambda ids: judge_one(ids[0]))
-        figures[f"hand-written {size}"] = timed_and_counted(hand_task, lambda: pending_items(size))
+        figures[f"hand-written {size}"] = timed_and_counted(hand_task, lambda size=size: pending_items(size))
     return figures
 
 

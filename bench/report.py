@@ -193,10 +193,10 @@ def method(results):
 
 def where_time_goes(results):
     parts = ["## Where the time goes", "",
-             "Measured in the runner's process before the worker starts: pending items made with `bulk_create` "
-             "(nothing published), then one call of `stash.processing.process(ids)` and of the baseline's task "
-             "(`judge_batch(ids)`, `judge_one(id)`), each on fresh items; wall time of a plain call, SQL queries "
-             "of another (`CaptureQueriesContext`), and the top of a cProfile of a third (stash).", ""]
+             ("Measured in the runner's process before the worker starts: pending items made with `bulk_create` "
+              "(nothing published), then one call of `stash.processing.process(ids)` and of the baseline's task "
+              "(`judge_batch(ids)`, `judge_one(id)`), each on fresh items; wall time of a plain call, SQL queries "
+              "of another (`CaptureQueriesContext`), and the top of a cProfile of a third (stash)."), ""]
     for backend in results:
         parts.append(profile_section(backend))
     return "\n".join(parts)

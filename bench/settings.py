@@ -1,7 +1,7 @@
 """Settings for `make bench`: the project's own, plus the hand-written baseline app, its routes and queue."""
 import os
 
-from hooksite.settings import *  # noqa: F401,F403
+from hooksite.settings import *  # noqa: F403
 from hooksite.settings import INSTALLED_APPS
 
 INSTALLED_APPS = [*INSTALLED_APPS, "bench"]

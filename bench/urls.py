@@ -2,6 +2,7 @@
 from django.urls import include, path
 
 from hooksite.urls import handler400, handler404, handler500  # noqa: F401 - the project's error pages
+
 from .views import ItemCreateView
 
 urlpatterns = [

@@ -37,7 +37,10 @@ from collections import defaultdict
 from django.db.models import Count
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import (
-    CounterMetricFamily, GaugeHistogramMetricFamily, GaugeMetricFamily, SummaryMetricFamily,
+    CounterMetricFamily,
+    GaugeHistogramMetricFamily,
+    GaugeMetricFamily,
+    SummaryMetricFamily,
 )
 from prometheus_client.utils import floatToGoString
 
@@ -79,7 +82,8 @@ class StashCollector:
 
 def _read():
     stashes = dict(Stash.objects.order_by("pk").values_list("pk", "slug"))
-    configs = [dict(zip(_CONFIG_FIELDS, row)) for row in HookConfig.objects.order_by("pk").values_list(*_CONFIG_FIELDS)]
+    rows = HookConfig.objects.order_by("pk").values_list(*_CONFIG_FIELDS)
+    configs = [dict(zip(_CONFIG_FIELDS, row, strict=True)) for row in rows]
     for config in configs:
         config["labels"] = [stashes.get(config["stash_id"], ""), str(config["pk"]), config["hook"]]
     yield from _items(stashes)

@@ -1,8 +1,8 @@
 """Stashes, their configured hooks, submitted content and the runs that judged it."""
 import copy
 import hashlib
-import math
 import json
+import math
 import re
 import unicodedata
 import uuid

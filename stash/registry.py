@@ -62,7 +62,7 @@ def is_registered(name: str) -> bool:
     return name in _hooks
 
 
-def all() -> list[type]:  # noqa: A001 - the registry's public verb, as in DESIGN
+def all() -> list[type]:  # shadows the builtin on purpose: the registry's public verb, as in DESIGN
     """Every registered hook class, sorted by name."""
     return [_hooks[name] for name in sorted(_hooks)]
 

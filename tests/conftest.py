@@ -1,8 +1,8 @@
-"""Shared fixtures: stashes with hooks, temporary hook registration, a real worker process."""
+"""Shared fixtures: stashes with hooks, temporary hook registration, a stub broker, a real worker process."""
 import pytest
 from django.core.cache import cache
 
-from stash import processing, registry
+from stash import dispatch, processing, registry
 from stash.models import HookConfig, Stash
 
 from .worker import _session_worker, worker, worker_queue  # noqa: F401 - fixtures
@@ -22,6 +22,42 @@ def make_stash(db):
         return stash
 
     return make
+
+
+class Broker:
+    """Stands in for the Celery app at the publishing boundary: records every message.
+
+    Unless ``held``, a worker starts each message as it comes (a message that wakes its stash
+    clears the stash's marker), so every save publishes; ``held`` messages wait in the queue.
+    """
+
+    def __init__(self):
+        self.messages = []
+        self.error = None
+        self.held = False
+
+    def send_task(self, name, args=(), **options):
+        if self.error is not None:
+            raise self.error
+        self.messages.append({"name": name, "args": args, **options})
+        wake = options.get("kwargs", {}).get("wake")
+        if not self.held and wake is not None:
+            dispatch.started(wake)
+
+    @property
+    def chunks(self):
+        return [message["args"][0] for message in self.messages]
+
+    @property
+    def ids(self):
+        return [pk for chunk in self.chunks for pk in chunk]
+
+
+@pytest.fixture
+def broker(monkeypatch):
+    broker = Broker()
+    monkeypatch.setattr(dispatch, "current_app", broker)
+    return broker
 
 
 @pytest.fixture

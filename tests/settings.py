@@ -1,5 +1,5 @@
 """Test settings: the project's own, plus an app whose hooks misbehave on purpose."""
-from hooksite.settings import *  # noqa: F401,F403
+from hooksite.settings import *  # noqa: F403
 from hooksite.settings import INSTALLED_APPS, STORAGES
 
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.testapp", "bench"]

@@ -97,7 +97,7 @@ def test_dragging_hooks_on_the_stash_page_reorders_them_atomically(admin_client,
     version = audit.config_version
     rows = rows_of(audit)
     # As sortable2's script leaves it after dragging max_size to the top: positions 1..n in the new order.
-    for row, position in zip(rows, (2, 3, 1)):
+    for row, position in zip(rows, (2, 3, 1), strict=True):
         row["position"] = position
     response = admin_client.post(change_url(audit), stash_post(audit, rows))
     assert response.status_code == 302
@@ -205,8 +205,9 @@ def test_a_config_whose_hook_is_gone_is_flagged_and_can_still_be_disabled(admin_
     stash_page = admin_client.get(change_url(audit)).content.decode()
     assert "uses &#x27;retired_hook&#x27;, which is not registered" in stash_page
 
-    response = admin_client.post(change_url(gone), {"hook": "retired_hook", "label": "old", "params": '{"max_bytes": 1000}',
-                                                    "mode": "enforce", "on_error": "skip", "timeout_ms": 2000})
+    response = admin_client.post(change_url(gone), {"hook": "retired_hook", "label": "old",
+                                                    "params": '{"max_bytes": 1000}', "mode": "enforce",
+                                                    "on_error": "skip", "timeout_ms": 2000})
     assert response.status_code == 302
     gone.refresh_from_db()
     assert (gone.enabled, gone.label, gone.on_error) == (False, "old", "skip")
@@ -438,7 +439,7 @@ def test_concurrent_reorders_never_leave_duplicate_or_missing_positions(make_sta
                 if response.status_code != 200:
                     errors.append(response.content)
                 processing.place_hooks(stash, {ids[(seed * step) % len(ids)]: 0})
-        except Exception as exc:  # noqa: BLE001 - reported below, from the main thread
+        except Exception as exc:  # reported below, from the main thread
             errors.append(exc)
         finally:
             connections.close_all()

@@ -104,7 +104,8 @@ def test_replay_says_what_the_current_hooks_would_change(admin_client, audit):
     assert "Of the latest 4 items, the current hooks would newly reject 1, would newly accept 1, " \
            "would newly hold 0." in page
     assert "2 unchanged." in page
-    changes = {change.content.pk: (change.before, change.result.verdict) for change in response.context["report"].changes}
+    changes = {change.content.pk: (change.before, change.result.verdict)
+               for change in response.context["report"].changes}
     assert changes == {spam.pk: ("rejected", "accepted"), scam.pk: ("accepted", "rejected")}
     assert reverse("admin:stash_content_change", args=[scam.pk]) in page
     assert PipelineRun.objects.count() == 4 and counters() == before

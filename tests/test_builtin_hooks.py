@@ -352,7 +352,7 @@ def test_blocklist_refuses_bad_params(params, errors):
 
 
 def test_blocklist_reports_every_bad_field():
-    with pytest.raises(InvalidParams, match="whole_word: .*; words.0: ") as caught:
+    with pytest.raises(InvalidParams, match=r"whole_word: .*; words\.0: ") as caught:
         registry.get("keyword_blocklist").validate_params({"words": [1], "whole_word": "no"})
 
     assert set(caught.value.errors) == {"words.0", "whole_word"}
@@ -412,7 +412,8 @@ def test_max_size_handles_values_json_cannot_encode():
     ({"max_bytes": "100"}, {"max_bytes": "'100' is not of type 'integer'"}),
     ({"max_bytes": True}, {"max_bytes": "True is not of type 'integer'"}),
     ({"max_bytes": None}, {"max_bytes": "None is not of type 'integer'"}),
-    ({"max_bytes": 10, "min_bytes": 1}, {"params": "Additional properties are not allowed ('min_bytes' was unexpected)"}),
+    ({"max_bytes": 10, "min_bytes": 1},
+     {"params": "Additional properties are not allowed ('min_bytes' was unexpected)"}),
 ])
 def test_max_size_refuses_bad_params(params, errors):
     assert_refused("max_size", params, errors)
@@ -542,9 +543,11 @@ def test_regex_long_match_is_quoted_short():
     ({"pattern": "x"}, {"params": "'field' is a required property"}),
     ({"field": "", "pattern": "x"}, {"field": "'' should be non-empty"}),
     ({"field": "t", "pattern": ""}, {"pattern": "'' should be non-empty"}),
-    ({"field": "t", "pattern": "x", "mode": "match"}, {"mode": "'match' is not one of ['must_match', 'must_not_match']"}),
+    ({"field": "t", "pattern": "x", "mode": "match"},
+     {"mode": "'match' is not one of ['must_match', 'must_not_match']"}),
     ({"field": "t", "pattern": "x" * 1001}, {"pattern": f"'{'x' * 1001}' is too long"}),
-    ({"field": "t", "pattern": "x", "flags": "i"}, {"params": "Additional properties are not allowed ('flags' was unexpected)"}),
+    ({"field": "t", "pattern": "x", "flags": "i"},
+     {"params": "Additional properties are not allowed ('flags' was unexpected)"}),
 ])
 def test_regex_refuses_bad_params(params, errors):
     assert_refused("regex", params, errors)
@@ -691,7 +694,8 @@ def test_json_schema_property_names_that_look_like_keywords_are_just_names():
                              "$ref": {"type": "string"}}}
     registry.get("json_schema").validate_params({"schema": schema})
 
-    assert judge(build("json_schema", {"schema": schema}), {"pattern": 3}).reason == "pattern: 3 is not of type 'string'"
+    result = judge(build("json_schema", {"schema": schema}), {"pattern": 3})
+    assert result.reason == "pattern: 3 is not of type 'string'"
 
 
 @pytest.mark.parametrize(("params", "errors"), [
@@ -797,9 +801,10 @@ def test_event_sink_passes_the_event_name_to_handle():
 
 
 def test_sink_events_param_refuses_unknown_and_repeated_events():
-    with pytest.raises(InvalidParams, match=r"events.0: 'accepted' is not one of \['accept', 'reject', 'hold', 'error'\]"):
+    with pytest.raises(InvalidParams,
+                       match=r"events\.0: 'accepted' is not one of \['accept', 'reject', 'hold', 'error'\]"):
         Notes.validate_params({"events": ["accepted"]})
-    with pytest.raises(InvalidParams, match="events: .* has non-unique elements"):
+    with pytest.raises(InvalidParams, match=r"events: .* has non-unique elements"):
         Notes.validate_params({"events": ["accept", "accept"]})
     with pytest.raises(InvalidParams, match=r"events: \[\] should be non-empty"):
         Notes.validate_params({"events": []})

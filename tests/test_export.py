@@ -110,8 +110,8 @@ def test_text_beyond_ascii_is_written_as_utf8(make_stash, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["nope"], r"^No stash with slug 'nope'\.$"),
     (["audit", "--status", "done"], r"argument --status: invalid choice: 'done'"),
-    (["audit", "--status", "rejected", "--after", "3"], r"^--after is a queue number: use it with --status "
-                                                        r"accepted alone\.$"),
+    (["audit", "--status", "rejected", "--after", "3"], (r"^--after is a queue number: use it with --status "
+                                                         r"accepted alone\.$")),
     (["audit", "--after", "-1"], r"^--after must be 0 or more, not -1\.$"),
     (["audit", "--after", "x"], r"argument --after: invalid int value: 'x'"),
 ])

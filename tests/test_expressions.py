@@ -102,7 +102,7 @@ def test_a_dunder_key_in_brackets_is_only_a_key_lookup():
     check = compile_condition('payload["__class__"] == 1')
 
     assert check({"payload": {"__class__": 1}, "meta": {}}) is True  # plain data, no Python attribute
-    with pytest.raises(ExpressionError, match="^condition failed: no such key$"):
+    with pytest.raises(ExpressionError, match=r"^condition failed: no such key$"):
         check(CONTEXT)
 
 
@@ -189,7 +189,7 @@ def test_evaluation_error_is_an_exception_not_a_crash_in_the_pipeline():
 
 def test_nesting_at_the_depth_limit_is_accepted_and_deeper_is_refused():
     assert compile_condition("(" * 14 + "true" + ")" * 14)(CONTEXT) is True
-    with pytest.raises(ExpressionError, match="^The condition is nested too deeply"):
+    with pytest.raises(ExpressionError, match=r"^The condition is nested too deeply"):
         compile_condition("(" * 15 + "true" + ")" * 15)
 
 
@@ -197,7 +197,7 @@ def test_nesting_at_the_depth_limit_is_accepted_and_deeper_is_refused():
                                   "payload.a" + ".b" * 300 + " == 1"])
 def test_deep_nesting_within_the_length_limit_is_refused_at_compile_not_at_run_time(text):
     assert len(text) <= MAX_LENGTH
-    with pytest.raises(ExpressionError, match="^The condition is nested too deeply"):
+    with pytest.raises(ExpressionError, match=r"^The condition is nested too deeply"):
         compile_condition(text)
 
 

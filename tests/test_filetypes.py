@@ -51,7 +51,8 @@ def test_keeps_an_allowed_type():
 def test_the_real_type_counts_not_the_name():
     result = run_hook("file_type", {"allowed": ["png", "jpeg"]}, {"filename": "cat.png", "b64_file": b64(EXE)})
 
-    assert (result.verdict, result.code, result.reason) == ("rejected", "file_type", "file is unknown, not one of png, jpeg")
+    assert (result.verdict, result.code, result.reason) == ("rejected", "file_type",
+                                                            "file is unknown, not one of png, jpeg")
 
 
 def test_a_data_url_type_is_not_trusted_either():
@@ -102,9 +103,10 @@ def test_no_file_is_kept_unless_required(payload):
 
 def test_decoded_size_is_capped_exactly():
     exactly = PDF + b"x" * (100 - len(PDF))
+    params = {"allowed": ["pdf"], "max_bytes": 100}
 
-    assert run_hook("file_type", {"allowed": ["pdf"], "max_bytes": 100}, {"b64_file": b64(exactly)}).verdict == "accepted"
-    result = run_hook("file_type", {"allowed": ["pdf"], "max_bytes": 100}, {"b64_file": b64(exactly + b"x")})
+    assert run_hook("file_type", params, {"b64_file": b64(exactly)}).verdict == "accepted"
+    result = run_hook("file_type", params, {"b64_file": b64(exactly + b"x")})
     assert (result.code, result.reason) == ("file_too_large", "file is 101 bytes, over the limit of 100")
 
 

@@ -66,5 +66,5 @@ def test_a_file_larger_than_the_stash_takes_is_refused_before_it_is_read(stash):
 def test_a_file_that_fits_but_not_once_encoded_is_refused_with_the_reason(stash):
     submitted = form(stash, file=SimpleUploadedFile("mid.bin", b"x" * 150))
     assert not submitted.is_valid()
-    assert submitted.non_field_errors() == ["The payload is 236 bytes; this stash takes at most 200. "
-                                            "A file counts a third more: it is stored base64-encoded."]
+    assert submitted.non_field_errors() == [("The payload is 236 bytes; this stash takes at most 200. "
+                                             "A file counts a third more: it is stored base64-encoded.")]

@@ -3,8 +3,7 @@ import os
 import subprocess
 import sys
 import uuid
-from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
+from datetime import datetime, timedelta, timezone as dt_timezone
 from pathlib import Path
 
 import pytest

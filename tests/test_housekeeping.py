@@ -299,7 +299,7 @@ def test_each_batch_commits_so_saves_and_verdicts_go_on_between_batches(make_sta
             processing.edit(Content.objects.select_related("stash").get(pk=fresh.pk), {"text": "edited meanwhile"})
             processing.process([fresh.pk])
             seen.append((locked, left, Content.objects.get(pk=fresh.pk).status))
-        except Exception as exc:  # noqa: BLE001 - reported to the test below
+        except Exception as exc:  # reported to the test below
             seen.append(exc)
         finally:
             connection.close()

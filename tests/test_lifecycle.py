@@ -205,7 +205,7 @@ def test_each_item_gets_start_its_verdict_then_end_in_that_order(make_stash, lif
     assert judging.index(("start", 1)) + 1 == judging.index(("filter", 1))
     assert judging.index(("start", 2)) + 1 == judging.index(("filter", 2))
     # ...then, once stored, each verdict is announced and followed by that item's end.
-    pairs = sorted(zip(announcing[::2], announcing[1::2]), key=lambda pair: pair[0][1])
+    pairs = sorted(zip(announcing[::2], announcing[1::2], strict=True), key=lambda pair: pair[0][1])
     assert pairs == [(("accept", 1), ("end", 1, "accepted")), (("reject", 2, "missing text"), ("end", 2, "rejected"))]
 
 

@@ -462,6 +462,6 @@ def test_saving_a_hook_config_deleted_meanwhile_says_so_and_brings_nothing_back(
     stale = HookConfig.objects.get(pk=config.pk)
     config.delete()
     stale.label = "renamed"
-    with pytest.raises(HookConfig.DoesNotExist, match="This hook config was deleted meanwhile."):
+    with pytest.raises(HookConfig.DoesNotExist, match=r"^This hook config was deleted meanwhile\.$"):
         stale.save()
     assert not HookConfig.objects.exists()

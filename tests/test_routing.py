@@ -15,8 +15,6 @@ from rest_framework.test import APIClient
 from stash import dispatch, processing
 from stash.models import Content, Stash
 
-from .test_signals import Broker, broker  # noqa: F401 - the stub broker and its fixture
-
 pytestmark = pytest.mark.django_db(transaction=True)
 
 HOOKS = [("require_fields", {"fields": ["text"]})]

@@ -13,7 +13,9 @@ from hypothesis import HealthCheck, settings
 from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
-    content_type_conformance, response_schema_conformance, status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
 )
 
 from stash import processing

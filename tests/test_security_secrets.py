@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from stash.models import HookConfig
 
-from .test_admin import change_url, rows_of, stash_post, staff
+from .test_admin import change_url, rows_of, staff, stash_post
 
 pytestmark = pytest.mark.django_db
 

@@ -17,42 +17,6 @@ from stash.models import Content, HookConfig
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-class Broker:
-    """Stands in for the Celery app at the publishing boundary: records every message.
-
-    Unless ``held``, a worker starts each message as it comes (a message that wakes its stash
-    clears the stash's marker), so every save publishes; ``held`` messages wait in the queue.
-    """
-
-    def __init__(self):
-        self.messages = []
-        self.error = None
-        self.held = False
-
-    def send_task(self, name, args=(), **options):
-        if self.error is not None:
-            raise self.error
-        self.messages.append({"name": name, "args": args, **options})
-        wake = options.get("kwargs", {}).get("wake")
-        if not self.held and wake is not None:
-            dispatch.started(wake)
-
-    @property
-    def chunks(self):
-        return [message["args"][0] for message in self.messages]
-
-    @property
-    def ids(self):
-        return [pk for chunk in self.chunks for pk in chunk]
-
-
-@pytest.fixture
-def broker(monkeypatch):
-    broker = Broker()
-    monkeypatch.setattr(dispatch, "current_app", broker)
-    return broker
-
-
 @pytest.fixture
 def audit(make_stash):
     return make_stash("audit", hooks=[("require_fields", {"fields": ["text"]})])

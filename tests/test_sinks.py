@@ -175,7 +175,8 @@ def test_redis_stream_unreachable_is_retried_and_then_fails(make_stash, settings
     ({"stream": ""}, {"stream": "'' does not match '^[A-Za-z0-9:_.\\\\-]{1,200}$'"}),
     ({"stream": "has space"}, {"stream": "'has space' does not match '^[A-Za-z0-9:_.\\\\-]{1,200}$'"}),
     ({"stream": "s", "maxlen": 0}, {"maxlen": "0 is less than the minimum of 1"}),
-    ({"stream": "s", "url": "redis://elsewhere/0"}, {"params": "Additional properties are not allowed ('url' was unexpected)"}),
+    ({"stream": "s", "url": "redis://elsewhere/0"},
+     {"params": "Additional properties are not allowed ('url' was unexpected)"}),
 ])
 def test_redis_stream_refuses_bad_params(params, errors):
     assert_refused("redis_stream", params, errors)

@@ -28,20 +28,87 @@ SECRET = "a-shared-secret-of-some-length"
 LOOPBACK = ["127.0.0.1/32"]
 
 
+# How long a connection to the receiver may stay silent (its TLS handshake, its request) before
+# the receiver drops it; close() does not wait for it, it cuts every connection still open.
+CONNECTION_TIMEOUT = 2.0
+# How long close() may take in all.
+CLOSE_TIMEOUT = 5.0
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    """A threading HTTP server whose connections each run in a thread of their own, TLS handshake
+    included (never in the accept loop, where one silent client would stop all the others and
+    hold ``shutdown()``), with a timeout, and can all be cut at once."""
+
+    def __init__(self, handler, tls):
+        self.tls = tls
+        self.connections = set()
+        self.threads = []
+        self.cut = False
+        self.lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), handler)
+
+    def process_request(self, request, client_address):
+        thread = threading.Thread(target=self.process_request_thread, args=(request, client_address), daemon=True)
+        with self.lock:
+            self.threads.append(thread)
+        thread.start()
+
+    def finish_request(self, request, client_address):
+        request.settimeout(CONNECTION_TIMEOUT)
+        if self.tls is not None:
+            request = self.tls.wrap_socket(request, server_side=True, do_handshake_on_connect=False)
+        with self.lock:
+            if self.cut:
+                self.shutdown_request(request)
+                return
+            self.connections.add(request)
+        try:
+            if self.tls is not None:
+                request.do_handshake()
+            super().finish_request(request, client_address)
+        finally:
+            with self.lock:
+                self.connections.discard(request)
+            self.shutdown_request(request)
+
+    def handle_error(self, request, client_address):
+        """A client that hangs up, fails its handshake or is cut by ``close()`` fails no test: the
+        tests check what was received."""
+
+    def cut_connections(self):
+        """Cut every open connection, and any that a thread has yet to start on."""
+        with self.lock:
+            self.cut = True
+            connections = list(self.connections)
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked reading from it
+            except OSError:
+                pass  # closed meanwhile
+
+
 class Receiver:
-    """A local HTTP server that records each request and answers with the statuses it is given."""
+    """A local HTTP(S) server that records each request and answers with the statuses it is given.
+
+    ``close()`` is prompt and bounded whatever the clients do: it stops the accept loop, wakes a
+    ``delay`` still waiting, cuts every open connection and joins every thread within
+    ``CLOSE_TIMEOUT``, or fails.
+    """
 
     def __init__(self, statuses=(200,), delay=0.0, tls=None):
         self.statuses = list(statuses)
         self.delay = delay
         self.requests = []
+        self.closing = threading.Event()
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 receiver.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                time.sleep(receiver.delay)
+                if receiver.closing.wait(receiver.delay):
+                    return
                 status = receiver.statuses.pop(0) if len(receiver.statuses) > 1 else receiver.statuses[0]
                 self.send_response(status)
                 self.send_header("Content-Length", "2")
@@ -51,9 +118,7 @@ class Receiver:
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        if tls is not None:
-            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
+        self.server = _Server(Handler, tls)
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
@@ -62,8 +127,16 @@ class Receiver:
         return f"{scheme}://{host}:{self.port}{path}"
 
     def close(self):
+        if self.closing.is_set():
+            return
+        self.closing.set()
+        deadline = time.monotonic() + CLOSE_TIMEOUT
         self.server.shutdown()
         self.server.server_close()
+        self.server.cut_connections()
+        for thread in [self.thread, *self.server.threads]:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+            assert not thread.is_alive(), f"the receiver's thread {thread.name} still runs after {CLOSE_TIMEOUT} s"
 
 
 @pytest.fixture
@@ -300,8 +373,8 @@ def test_a_literal_address_is_accepted_when_allowlisted(settings):
 @pytest.mark.parametrize(("url", "why"), [
     ("http://127.0.0.1:{port}/hook", "127.0.0.1 resolves only to addresses that are refused: 127.0.0.1 (loopback)"),
     ("http://10.1.2.3:{port}/hook", "10.1.2.3 resolves only to addresses that are refused: 10.1.2.3 (private)"),
-    ("http://169.254.169.254:{port}/latest", "169.254.169.254 resolves only to addresses that are refused: "
-                                             "169.254.169.254 (cloud metadata)"),
+    ("http://169.254.169.254:{port}/latest", ("169.254.169.254 resolves only to addresses that are refused: "
+                                              "169.254.169.254 (cloud metadata)")),
     ("http://localhost:{port}/hook", "localhost resolves only to addresses that are refused: 127.0.0.1 (loopback)"),
 ])
 def test_without_the_allowlist_delivery_refuses_and_records_why(receiver, caplog, url, why):
@@ -338,15 +411,17 @@ def test_the_task_does_not_retry_a_refused_address(receiver, delivery, settings,
 @pytest.mark.parametrize("url", ["ftp://example.com/x", "example.com/hook", "http:///nohost", "http://a:b@example.com/",
                                  "http://example.com:99999/"])
 def test_urls_that_cannot_be_used_are_refused(url):
-    with pytest.raises(InvalidParams, match="^Invalid params for hook 'webhook': url: "):
+    with pytest.raises(InvalidParams, match=r"^Invalid params for hook 'webhook': url: "):
         build_hook("webhook", {"url": url, "secret": SECRET})
 
 
 @pytest.mark.parametrize(("params", "errors"), [
     ({"url": "https://example.com/"}, {"params": "'secret' is a required property"}),
     ({"url": "https://example.com/", "secret": "short"}, {"secret": "'short' is too short"}),
-    ({"url": "https://example.com/", "secret": SECRET, "timeout": 0}, {"timeout": "0 is less than or equal to the minimum of 0"}),
-    ({"url": "https://example.com/", "secret": SECRET, "timeout": 60}, {"timeout": "60 is greater than the maximum of 30"}),
+    ({"url": "https://example.com/", "secret": SECRET, "timeout": 0},
+     {"timeout": "0 is less than or equal to the minimum of 0"}),
+    ({"url": "https://example.com/", "secret": SECRET, "timeout": 60},
+     {"timeout": "60 is greater than the maximum of 30"}),
     ({"url": "https://example.com/", "secret": SECRET, "headers": {"X": "1"}},
      {"params": "Additional properties are not allowed ('headers' was unexpected)"}),
 ])
@@ -436,6 +511,27 @@ def test_https_to_a_name_the_certificate_does_not_cover_fails_and_is_retried(tls
 def test_a_hook_config_with_a_blocked_url_is_refused_with_the_reason(make_stash):
     stash = make_stash("audit")
 
-    with pytest.raises(ValidationError, match="url: 169.254.169.254 is a cloud metadata address"):
+    with pytest.raises(ValidationError, match=r"url: 169\.254\.169\.254 is a cloud metadata address"):
         HookConfig.objects.create(stash=stash, hook="webhook",
                                   params={"url": "http://169.254.169.254/latest/meta-data/", "secret": SECRET})
+
+
+# --- the test receiver itself -----------------------------------------------------------------
+
+
+def test_a_client_that_never_finishes_its_handshake_holds_neither_deliveries_nor_shutdown(tls_receiver,
+                                                                                           allow_loopback):
+    silent = socket.create_connection(("127.0.0.1", tls_receiver.port))  # connects, never says hello
+    try:
+        url = tls_receiver.url(host="localhost", scheme="https")
+        build_hook("webhook", {"url": url, "secret": SECRET, "timeout": 2}).on_accept(item(), accepted())
+        assert len(tls_receiver.requests) == 1
+
+        closing = threading.Thread(target=tls_receiver.close)
+        started = time.monotonic()
+        closing.start()
+        closing.join(timeout=5)
+        assert not closing.is_alive(), "the receiver's shutdown waited on the silent client"
+        assert time.monotonic() - started < 1
+    finally:
+        silent.close()

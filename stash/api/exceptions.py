@@ -9,8 +9,7 @@ views (``handler400`` and so on): JSON under ``/api/``, Django's pages elsewhere
 import logging
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
-from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, ValidationError as DjangoValidationError
 from django.http import JsonResponse
 from django.shortcuts import render
 from django.views import defaults

@@ -18,11 +18,27 @@ from .pagination import ContentCursorPagination
 from .parsers import JSONParser
 from .schema import errors
 from .serializers import (
-    BulkResultSerializer, BulkSubmitSerializer, ContentDetailSerializer, ContentEditSerializer,
-    ContentFilterSerializer, ContentSerializer, HookConfigSerializer, HookOrderSerializer, HookTypeSerializer,
-    QueueItemSerializer, QueuePageSerializer, QueueParamsSerializer, ReorderSerializer, SimulateSerializer,
-    SimulationSerializer, StashSerializer, SubmitSerializer, TokenCredentialsSerializer, TokenRequestSerializer,
-    TokenSerializer, represent,
+    BulkResultSerializer,
+    BulkSubmitSerializer,
+    ContentDetailSerializer,
+    ContentEditSerializer,
+    ContentFilterSerializer,
+    ContentSerializer,
+    HookConfigSerializer,
+    HookOrderSerializer,
+    HookTypeSerializer,
+    QueueItemSerializer,
+    QueuePageSerializer,
+    QueueParamsSerializer,
+    ReorderSerializer,
+    SimulateSerializer,
+    SimulationSerializer,
+    StashSerializer,
+    SubmitSerializer,
+    TokenCredentialsSerializer,
+    TokenRequestSerializer,
+    TokenSerializer,
+    represent,
 )
 from .throttling import AnonymousSubmitThrottle, TokenThrottle
 

@@ -10,8 +10,7 @@ import math
 import re
 
 from ..exceptions import ExpressionError
-from ..expressions import MAX_LENGTH as MAX_EXPRESSION_LENGTH
-from ..expressions import compile_condition
+from ..expressions import MAX_LENGTH as MAX_EXPRESSION_LENGTH, compile_condition
 from ..registry import register
 from .base import Filter
 from .paths import MISSING, excerpt, lookup, texts_at

@@ -19,19 +19,38 @@ so the rules live here once:
 Locks are always taken in one order: items, then stashes (by id), then hook configs.
 """
 from .. import dispatch  # noqa: F401 - tests and callers reach the publisher through here
-from .judging import (  # noqa: F401
-    BatchReport, DeliveryError, SweepReport, build_pipeline, build_step, deliver, forget_cached, item_for,
-    pipeline_for, process, reprocess, simulate, sweep,
-)
 from .counting import count_sweep  # noqa: F401
 from .deadlines import Clock  # noqa: F401
 from .exporting import export_rows, write_jsonl  # noqa: F401
 from .housekeeping import BATCH_SIZE as PRUNE_BATCH_SIZE, PruneReport, prune, scheduled_prune  # noqa: F401
 from .isolation import ChildFailed, DeadlineExceeded, Unanswered  # noqa: F401
+from .judging import (  # noqa: F401
+    BatchReport,
+    DeliveryError,
+    SweepReport,
+    build_pipeline,
+    build_step,
+    deliver,
+    forget_cached,
+    item_for,
+    pipeline_for,
+    process,
+    reprocess,
+    simulate,
+    sweep,
+)
 from .ordering import place_hooks, reorder_hooks  # noqa: F401
 from .reviewing import ReplayChange, ReplayReport, approve, overturn, reject, replay  # noqa: F401
 from .stopping import recover, token_for  # noqa: F401
 from .submitting import (  # noqa: F401
-    BULK_LIMIT, check_payload, edit, may_submit, queue_page, submission_stash, submit, submit_many,
-    submittable_stashes, visible_contents,
+    BULK_LIMIT,
+    check_payload,
+    edit,
+    may_submit,
+    queue_page,
+    submission_stash,
+    submit,
+    submit_many,
+    submittable_stashes,
+    visible_contents,
 )

@@ -15,11 +15,17 @@ The claim and the read of what it claimed are one statement (``UPDATE ... RETURN
 database has it (PostgreSQL, SQLite 3.35+): a message that judges one item pays one round trip and
 compiles no ORM query for it. Elsewhere the ORM updates, then reads.
 """
+from __future__ import annotations
+
 import sqlite3
+import uuid
+from collections.abc import Collection, Sequence
+from datetime import datetime
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, Field
 
 from .. import dispatch
 from ..models import Content, Stash
@@ -30,7 +36,8 @@ Status = Content.Status
 _stashes: dict[int, Stash] = {}
 
 
-def claim(ids, token, others_of, lease_until) -> list[Content]:
+def claim(ids: Sequence[uuid.UUID | str], token: uuid.UUID, others_of: Collection[int] | None,
+          lease_until: datetime) -> list[Content]:
     """Claim and return the items of a batch under ``token``; see the module docstring."""
     claimed = take(ids, token, lease_until) if ids else []
     room = settings.STASH_BATCH_SIZE - len(claimed)
@@ -42,7 +49,7 @@ def claim(ids, token, others_of, lease_until) -> list[Content]:
     return sorted(claimed, key=lambda content: (content.created_at, content.pk))
 
 
-def _queues(stash_ids, claimed):
+def _queues(stash_ids: set[int], claimed: list[Content]) -> dict[int, str]:
     """Each of ``stash_ids`` with its ``queue`` field, from the stashes of the items ``claimed``;
     a stash none of whose picked items this claim got (another took them first) is read."""
     queues = {content.stash_id: content.stash.queue for content in claimed}
@@ -52,7 +59,8 @@ def _queues(stash_ids, claimed):
     return {stash: queues[stash] for stash in sorted(stash_ids) if stash in queues}
 
 
-def _take_others(ids, others_of, room, token, lease_until):
+def _take_others(ids: Sequence[uuid.UUID | str], others_of: Collection[int] | None, room: int, token: uuid.UUID,
+                 lease_until: datetime) -> tuple[list[tuple[uuid.UUID, int]], list[Content]]:
     """Claim up to ``room`` items waiting for their first run in ``others_of`` (or the stashes of
     ``ids``); return the (id, stash id) picked, and the items claimed."""
     stashes = others_of or Content.objects.filter(pk__in=ids).values("stash_id")
@@ -72,7 +80,7 @@ def _take_others(ids, others_of, room, token, lease_until):
         return picked, take([pk for pk, _ in picked], token, lease_until) if picked else []
 
 
-def take(pks, token, lease_until) -> list[Content]:
+def take(pks: Sequence[uuid.UUID | str], token: uuid.UUID, lease_until: datetime) -> list[Content]:
     """Claim the items among ``pks`` still ``pending`` and under ``STASH_MAX_ATTEMPTS`` (a compare-
     and-set: a duplicate delivery takes nothing), and return them, each with its stash."""
     if not can_return_from_update():
@@ -84,20 +92,23 @@ def take(pks, token, lease_until) -> list[Content]:
     return contents
 
 
-def can_return_from_update():
+def can_return_from_update() -> bool:
     """True where an ``UPDATE`` can return the rows it changed, subqueries included."""
     return connection.vendor == "postgresql" or (connection.vendor == "sqlite"
                                                  and sqlite3.sqlite_version_info >= (3, 35))
 
 
-def _take_statement(pks, token, lease_until):
+def _take_statement(pks: Sequence[uuid.UUID | str], token: uuid.UUID, lease_until: datetime) -> tuple[str, list[Any]]:
     meta, quote = Content._meta, connection.ops.quote_name
 
-    def column(name):
-        return quote(meta.get_field(name).column)
+    def field(name: str) -> Field[Any, Any]:
+        return cast("Field[Any, Any]", meta.get_field(name))  # a column of the table, not a relation's other end
 
-    def value(name, raw):
-        return meta.get_field(name).get_db_prep_save(raw, connection)
+    def column(name: str) -> str:
+        return quote(field(name).column)
+
+    def value(name: str, raw: object) -> Any:
+        return field(name).get_db_prep_save(raw, connection)
 
     table, stashes = quote(meta.db_table), quote(Stash._meta.db_table)
     status, attempts = column("status"), column("attempts")
@@ -111,15 +122,17 @@ def _take_statement(pks, token, lease_until):
     return sql, params
 
 
-def forget_stashes():
+def forget_stashes() -> None:
     _stashes.clear()
 
 
-def _attach_stashes(contents):
+def _attach_stashes(contents: list[Content]) -> None:
     """Give each item its stash: kept per process while its ``config_version`` holds, else read
     again (one query for all that changed)."""
+    # ``stash_version`` is a column of the claim's RETURNING (``_take_statement``), not a field.
     stale = {content.stash_id for content in contents
-             if content.stash_id not in _stashes or _stashes[content.stash_id].config_version != content.stash_version}
+             if content.stash_id not in _stashes
+             or _stashes[content.stash_id].config_version != content.stash_version}  # type: ignore[attr-defined]
     if stale:
         _stashes.update(Stash.objects.in_bulk(stale))
     for content in contents:

@@ -8,12 +8,18 @@ They are ``EventCount`` rows, added to in one ``UPDATE ... SET value = value + n
 any number of machines add to the same counts and one ``/metrics`` scrape reads them all (see
 ``stash.metrics``). Counting never fails the work it counts: an error is logged and the count lost.
 """
+from __future__ import annotations
+
 import logging
+from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
 from ..models import EventCount, HookConfig
+
+if TYPE_CHECKING:
+    from .judging import SweepReport
 
 logger = logging.getLogger(__name__)
 
@@ -24,7 +30,7 @@ SINK_RETRIED = "sink_retried"
 SINK_FAILED = "sink_failed"
 
 
-def add(name, n=1, config_id=None):
+def add(name: str, n: int = 1, config_id: int | None = None) -> None:
     """Add ``n`` to the count ``name`` (of hook config ``config_id``, if given); 0 writes nothing.
 
     A count of a config deleted meanwhile is dropped; any other error is logged and dropped too.
@@ -47,13 +53,13 @@ def add(name, n=1, config_id=None):
         logger.exception("Could not count %d %s event(s) (hook config %s).", n, name, config_id)
 
 
-def count_sweep(report):
+def count_sweep(report: SweepReport) -> None:
     """Count what one sweeper pass (``processing.sweep``'s ``report``) did."""
     add(SWEEP_RECOVERED, report.requeued)
     add(SWEEP_FAILED, report.failed)
 
 
-def totals() -> dict:
+def totals() -> dict[tuple[str, int | None], int]:
     """Every count: ``{(name, config id or None): value}``, in one query."""
     return {(name, config_id): value for name, config_id, value
             in EventCount.objects.order_by().values_list("name", "config_id", "value")}

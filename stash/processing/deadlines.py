@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
@@ -47,7 +47,7 @@ class Clock:
     def left(self) -> float:
         return self.limit - (time.monotonic() - self.started) if self.limit is not None else float("inf")
 
-    def lease_until(self):
+    def lease_until(self) -> datetime:
         """When this message's claims run out: after its time limit, with the margin to spare."""
         if self.limit is None:
             return lease_end()

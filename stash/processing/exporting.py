@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any, TextIO
 
 from ..models import Content, Stash
 
@@ -22,7 +24,8 @@ FIELDS = ("id", "stash__slug", "status", "payload", "reason", "queue_seq", "revi
           "processed_at")
 
 
-def export_rows(stash: Stash, statuses=None, after: int | None = None) -> Iterator[dict]:
+def export_rows(stash: Stash, statuses: Iterable[str] | None = None, after: int | None = None
+                ) -> Iterator[dict[str, Any]]:
     """The items of ``stash`` (only those with one of ``statuses``, if given) as plain dicts.
 
     Accepted items alone are in queue order (``queue_seq``; ``after``: only those numbered after
@@ -44,8 +47,8 @@ def export_rows(stash: Stash, statuses=None, after: int | None = None) -> Iterat
         yield _as_record(row)
 
 
-def _as_record(row) -> dict:
-    record = dict(zip(("id", "stash", *FIELDS[2:]), row))
+def _as_record(row: tuple[Any, ...]) -> dict[str, Any]:
+    record = dict(zip(("id", "stash", *FIELDS[2:]), row, strict=True))
     record["id"] = str(record["id"])
     for key in ("created_at", "processed_at"):
         if record[key] is not None:
@@ -53,13 +56,13 @@ def _as_record(row) -> dict:
     return record
 
 
-def _iso(moment) -> str:
+def _iso(moment: datetime) -> str:
     """ISO 8601 as DRF writes it (the API's dates): UTC as ``Z``."""
     text = moment.isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
-def write_jsonl(records: Iterable[dict], out) -> int:
+def write_jsonl(records: Iterable[dict[str, Any]], out: TextIO) -> int:
     """Write each of ``records`` to the text stream ``out`` as one line of JSON; returns how many."""
     count = 0
     for record in records:

@@ -11,12 +11,14 @@ batch: saves, verdicts and reviews of the rows ahead go on while a long prune ru
 from __future__ import annotations
 
 import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q, Subquery
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from ..models import Content, PipelineRun
@@ -43,7 +45,7 @@ class PruneReport:
     finished: bool = True
 
 
-def old_runs(cutoff):
+def old_runs(cutoff: datetime) -> QuerySet[PipelineRun]:
     """Runs that finished before ``cutoff``, less each item's latest run.
 
     The latest run is the one ``content.runs.first()`` gives (the newest ``finished_at``, then the
@@ -54,21 +56,22 @@ def old_runs(cutoff):
     return PipelineRun.objects.filter(finished_at__lt=cutoff).filter(Exists(newer))
 
 
-def latest_runs(content_ids) -> set:
+def latest_runs(content_ids: Iterable[uuid.UUID]) -> set[int]:
     """Ids of the latest run of each of these items (as ``old_runs`` means it), one lookup an item."""
     latest = PipelineRun.objects.filter(content_id=OuterRef("pk")).order_by("-finished_at", "-pk").values("pk")[:1]
     return set(Content.objects.filter(pk__in=list(content_ids)).order_by().annotate(latest=Subquery(latest))
                .values_list("latest", flat=True))
 
 
-def old_items(cutoff):
+def old_items(cutoff: datetime) -> QuerySet[Content]:
     """Final items (accepted, rejected, failed) judged, and reviewed if they were, before ``cutoff``."""
     return Content.objects.filter(status__in=FINAL_STATUSES, processed_at__lt=cutoff).filter(
         Q(reviewed_at__isnull=True) | Q(reviewed_at__lt=cutoff))
 
 
-def prune(run_days=None, item_days=None, batch_size=BATCH_SIZE, dry_run=False, budget=None, now=None,
-          on_batch=None) -> PruneReport:
+def prune(run_days: int | None = None, item_days: int | None = None, batch_size: int = BATCH_SIZE,
+          dry_run: bool = False, budget: float | None = None, now: datetime | None = None,
+          on_batch: Callable[[PruneReport], object] | None = None) -> PruneReport:
     """Delete runs older than ``run_days`` (default ``STASH_RUN_RETENTION_DAYS``), each item's
     latest run excepted, and, given ``item_days``, the final items older than that with all
     their runs. Items go first, so their runs are counted with them (``item_runs``).
@@ -91,7 +94,7 @@ def prune(run_days=None, item_days=None, batch_size=BATCH_SIZE, dry_run=False, b
     item_cutoff = None if item_days is None else now - timedelta(days=item_days)
     report = PruneReport(run_cutoff=run_cutoff, item_cutoff=item_cutoff, dry_run=dry_run)
     if dry_run:
-        return _count(report)
+        return _count(report, run_cutoff)
     deadline = None if budget is None else time.monotonic() + budget
     sources = [_run_batches(run_cutoff, batch_size)]
     if item_cutoff is not None:
@@ -107,22 +110,22 @@ def prune(run_days=None, item_days=None, batch_size=BATCH_SIZE, dry_run=False, b
     return report
 
 
-def scheduled_prune(budget=None) -> PruneReport:
+def scheduled_prune(budget: float | None = None) -> PruneReport:
     """Beat's daily prune: runs past ``STASH_RUN_RETENTION_DAYS`` and, if it is set, final items
     past ``STASH_ITEM_RETENTION_DAYS``."""
     return prune(item_days=settings.STASH_ITEM_RETENTION_DAYS, budget=budget)
 
 
-def _count(report):
+def _count(report: PruneReport, run_cutoff: datetime) -> PruneReport:
     items = old_items(report.item_cutoff) if report.item_cutoff is not None else Content.objects.none()
-    runs = old_runs(report.run_cutoff)
+    runs = old_runs(run_cutoff)
     if report.item_cutoff is not None:
         runs = runs.exclude(content__in=items)
     return replace(report, items=items.count(), runs=runs.count(),
                    item_runs=PipelineRun.objects.filter(content__in=items).count())
 
 
-def _item_batches(cutoff, batch_size):
+def _item_batches(cutoff: datetime, batch_size: int) -> Iterator[dict[str, int]]:
     """Delete old final items, a batch per transaction; yields what each batch deleted.
 
     The rows are locked (SKIP LOCKED where the database has it) and checked again in the batch's
@@ -143,7 +146,7 @@ def _item_batches(cutoff, batch_size):
         yield {"items": deleted.get(Content._meta.label, 0), "item_runs": deleted.get(PipelineRun._meta.label, 0)}
 
 
-def _run_batches(cutoff, batch_size):
+def _run_batches(cutoff: datetime, batch_size: int) -> Iterator[dict[str, int]]:
     """Delete old runs (each item's latest excepted), a batch per transaction; yields counts.
 
     A batch is the next ``batch_size`` runs, in id order, that finished before ``cutoff``, less

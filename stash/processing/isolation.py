@@ -18,13 +18,17 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any, TypeVar
 
 from django.db import connections
 
 from ..exceptions import StashError
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class Unanswered(StashError):
@@ -46,7 +50,7 @@ class ChildFailed(Unanswered):
     """The child process died or raised before it could answer."""
 
 
-def call_with_deadline(work: Callable[[Callable[[str], None]], Any], seconds: float) -> Any:
+def call_with_deadline(work: Callable[[Callable[[str], None]], T], seconds: float) -> T:
     """Return ``work(progress)`` computed in a forked child, or raise ``DeadlineExceeded`` after
     ``seconds`` (the child is killed first) or ``ChildFailed``. ``progress(text)`` tells the
     caller what the child is doing ("hook 'No spam'"), so that a timeout can name it."""
@@ -82,7 +86,7 @@ def call_with_deadline(work: Callable[[Callable[[str], None]], Any], seconds: fl
             _drop_connections()
 
 
-def _run_child(work, writer):
+def _run_child(work: Callable[[Callable[[str], None]], Any], writer: Connection) -> None:
     try:
         value = work(lambda text: writer.send(("progress", text)))
     except Exception as exc:  # reported to the caller, which raises ChildFailed
@@ -93,7 +97,7 @@ def _run_child(work, writer):
         writer.close()
 
 
-def _drop_connections():
+def _drop_connections() -> None:
     """The child may have died in a query on a connection it shared: don't use them again."""
     for connection in connections.all(initialized_only=True):
         if not connection.in_atomic_block:

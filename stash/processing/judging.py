@@ -22,11 +22,14 @@ import logging
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, NoReturn
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from .. import bulk_sql, dispatch, logs, pipeline, registry
@@ -36,7 +39,6 @@ from ..models import Content, HookConfig, PipelineRun, Stash, lease_end, validat
 from . import claiming
 from .deadlines import Clock, time_limit_for
 from .isolation import call_with_deadline
-
 
 logger = logging.getLogger(__name__)
 
@@ -72,10 +74,10 @@ class _Unavailable:
 
     kind = "filter"
 
-    def __init__(self, message):
+    def __init__(self, message: str) -> None:
         self.message = message
 
-    def filter(self, item):
+    def filter(self, item: pipeline.Item) -> NoReturn:
         raise HookUnavailable(self.message)
 
 
@@ -101,7 +103,7 @@ def build_pipeline(stash: Stash) -> pipeline.Pipeline:
     return pipeline.Pipeline([build_step(config, stash) for config in configs])
 
 
-def forget_cached():
+def forget_cached() -> None:
     """Drop what this process keeps of stashes and their pipelines (read again on next use)."""
     _pipelines.clear()
     claiming.forget_stashes()
@@ -127,7 +129,8 @@ def item_for(content: Content) -> pipeline.Item:
 # --- processing ------------------------------------------------------------------------------
 
 
-def process(ids, wake=None, *, token=None, clock=None) -> BatchReport:
+def process(ids: Iterable[uuid.UUID | str], wake: int | None = None, *, token: uuid.UUID | None = None,
+            clock: Clock | None = None) -> BatchReport:
     """Claim and judge the pending items among ``ids``, and more of their stashes (with ``wake``,
     of that stash, then the saves that joined the message), under ``token`` within ``clock`` (the
     message's time limit; none by default); see the module docstring."""
@@ -145,7 +148,7 @@ def process(ids, wake=None, *, token=None, clock=None) -> BatchReport:
     return report
 
 
-def _judge_joined(stash, token, clock, report):
+def _judge_joined(stash: int, token: uuid.UUID, clock: Clock, report: BatchReport) -> None:
     """Judge the saves of ``stash`` that joined this message: made while its marker was up, they
     published nothing (see ``dispatch``). The marker comes down first, so that a save made after
     the claim publishes; it goes up again, held by this message, while the batch is judged, so
@@ -163,7 +166,8 @@ def _judge_joined(stash, token, clock, report):
             return
 
 
-def _claim_batch(ids, others_of, token, clock, report):
+def _claim_batch(ids: list[uuid.UUID | str], others_of: list[int] | None, token: uuid.UUID, clock: Clock,
+                 report: BatchReport) -> list[Content]:
     """Claim a batch under ``token`` (see ``claiming``), oldest first: items accepted together join
     the stash's queue in the order they came."""
     contents = claiming.claim(ids, token, others_of, clock.lease_until())
@@ -171,7 +175,7 @@ def _claim_batch(ids, others_of, token, clock, report):
     return contents
 
 
-def _judge_batch(token, contents, clock, report):
+def _judge_batch(token: uuid.UUID, contents: list[Content], clock: Clock, report: BatchReport) -> None:
     first_tries = [c for c in contents if c.attempts <= 1]
     retried = [c for c in contents if c.attempts > 1]
     if first_tries:
@@ -184,7 +188,7 @@ def _judge_batch(token, contents, clock, report):
         _judge(retried[:1], token, report, clock, note_progress=True)
 
 
-def _release(contents, token, report, alone=False):
+def _release(contents: list[Content], token: uuid.UUID, report: BatchReport, alone: bool = False) -> None:
     """Give up this batch's claim on ``contents``, unjudged, and send them again: first tries
     together, items tried before (or all, if ``alone``) each in a message of its own."""
     if not contents:
@@ -197,7 +201,7 @@ def _release(contents, token, report, alone=False):
     send_alone([c for c in contents if c.attempts > 1 or alone])
 
 
-def send_by_queue(rows, each=False):
+def send_by_queue(rows: Iterable[tuple[uuid.UUID, str]], each: bool = False) -> None:
     """Send the ids of ``rows`` (id, its stash's queue field) after commit, in messages by queue:
     together in chunks, or ``each`` in a message of its own."""
     by_queue = defaultdict(list)
@@ -210,7 +214,7 @@ def send_by_queue(rows, each=False):
             dispatch.send_on_commit(ids, queue=queue)
 
 
-def send_alone(contents):
+def send_alone(contents: Iterable[Content]) -> None:
     """Send each of ``contents`` in a message of its own, on its stash's queue, with the time
     limit its hooks need."""
     by_limit = defaultdict(list)
@@ -220,14 +224,20 @@ def send_alone(contents):
         dispatch.send_each_on_commit(ids, time_limit=time_limit, queue=queue)
 
 
-def _judge(contents, token, report, clock, note_progress=False, stopped=None):
+# What _judge hands on for each item it judged: the item, its pipeline, its result, when it started.
+_Judged = tuple[Content, pipeline.Pipeline, pipeline.Result, datetime]
+
+
+def _judge(contents: list[Content], token: uuid.UUID, report: BatchReport, clock: Clock, note_progress: bool = False,
+           stopped: tuple[int | None, str] | None = None) -> None:
     """Judge ``contents`` in order while each one's budget fits in ``clock``, then record them.
 
     The first item that no longer fits goes back to the queue with all after it; an item that
     fits in no message of this limit goes alone, with a limit it fits in. ``stopped``:
     ``(config id, message)`` of a hook that hung in an earlier run, timed out at once this time.
     """
-    judged, later = [], []
+    judged: list[_Judged] = []
+    later: list[Content] = []
     for content in contents:
         item_pipeline = pipeline_for(content.stash)
         budget = item_pipeline.budget
@@ -255,7 +265,7 @@ def _judge(contents, token, report, clock, note_progress=False, stopped=None):
 PROGRESS_NOTE = "interrupted in hook "
 
 
-def _log_failures(result):
+def _log_failures(result: pipeline.Result) -> None:
     """Log each hook that raised or ran out of time on this item, with its hook bound (its
     ``on_error`` policy decided what became of the item; the trail says the same)."""
     for entry in result.trail:
@@ -264,16 +274,17 @@ def _log_failures(result):
                 logger.warning("Hook %s: %s: %s", entry.label or entry.hook, entry.outcome, entry.message)
 
 
-def _on_step(content, token):
-    def on_step(step):
+def _on_step(content: Content, token: uuid.UUID) -> Callable[[pipeline.Step], None]:
+    def on_step(step: pipeline.Step) -> None:
         logs.at_hook(step)
         _note(content, token, step)
     return on_step
 
 
-def _note(content, token, step):
+def _note(content: Content, token: uuid.UUID, step: pipeline.Step | None) -> None:
     """Note on an item judged alone which hook runs (``step``; None: all have run), as its reason
     and its ``rejected_by``: if its process dies, the sweeper or ``stopping`` names the hook."""
+    note: dict[str, Any]
     if step is None:
         note = {"reason": "interrupted after its hooks ran", "rejected_by_id": None}
     else:
@@ -281,7 +292,7 @@ def _note(content, token, step):
     Content.objects.filter(pk=content.pk, lease_token=token).update(**note)
 
 
-def _record(judged, token, report):
+def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> None:
     """Write verdicts, runs and counters for ``judged``, skipping items whose claim was lost.
 
     Locks are taken in one order everywhere: items, then stashes (by id), then hook configs, so
@@ -328,7 +339,7 @@ def _record(judged, token, report):
     report.judged += len(runs)
 
 
-def _write_verdicts(contents, now):
+def _write_verdicts(contents: list[Content], now: datetime) -> None:
     bulk_sql.update_rows(Content, contents, _VERDICT_FIELDS, constants={
         "processed_at": now, "updated_at": now, "lease_token": None, "lease_until": None})
 
@@ -336,7 +347,7 @@ def _write_verdicts(contents, now):
 _VERDICT_FIELDS = ["status", "reason", "rejected_by", "processed_revision", "queue_seq"]
 
 
-def _apply_verdict(content, result, now):
+def _apply_verdict(content: Content, result: pipeline.Result, now: datetime) -> None:
     content.status = result.verdict
     content.reason = result.reason
     content.rejected_by_id = result.decided_by if result.verdict != pipeline.ACCEPTED else None
@@ -348,7 +359,7 @@ def _apply_verdict(content, result, now):
     content.updated_at = now
 
 
-def _count(counters, trail):
+def _count(counters: dict[int, dict[str, int]], trail: Iterable[pipeline.TrailEntry]) -> None:
     for entry in trail:
         if entry.config_id is None or entry.outcome == pipeline.SKIPPED:
             continue
@@ -364,7 +375,7 @@ def _count(counters, trail):
             counts["errors_count"] += 1
 
 
-def _add_counters(counters):
+def _add_counters(counters: dict[int, dict[str, int]]) -> None:
     """Add to every hook's counters in one statement, however many hooks ran (in id order)."""
     fields = [name for name in HookConfig.COUNTER_FIELDS if any(counts[name] for counts in counters.values())]
     if fields:
@@ -372,7 +383,7 @@ def _add_counters(counters):
         bulk_sql.update_rows(HookConfig, deltas, fields, add=True)
 
 
-def _assign_queue_positions(stash_id, accepted):
+def _assign_queue_positions(stash_id: int, accepted: list[Content]) -> None:
     """Number accepted items in the stash's queue. The stash's row stays locked until commit, so
     batches commit in number order: a consumer reading by number never skips one."""
     with connection.cursor() as cursor:
@@ -384,7 +395,7 @@ def _assign_queue_positions(stash_id, accepted):
         content.queue_seq = offset
 
 
-def _notify_sinks(judged, report):
+def _notify_sinks(judged: list[_Judged], report: BatchReport) -> None:
     """Call the lifecycle callbacks of each judged item once its verdict is stored.
 
     The verdict's callback and ``on_error`` (see ``pipeline.result_events``) go to hooks in
@@ -398,21 +409,23 @@ def _notify_sinks(judged, report):
         with logs.judging(item):
             for event in (*(pipeline.result_events(result) if stored else ()), pipeline.ON_PIPELINE_END):
                 local, remote = _listeners(item_pipeline, event)
-                report.deliveries.extend(dispatch.Delivery(step.config_id, str(content.pk), event, content.stash.queue)
+                # Steps built from hook configs (build_step) always have a config id.
+                report.deliveries.extend(dispatch.Delivery(step.config_id, str(content.pk), event, content.stash.queue)  # type: ignore[arg-type]
                                          for step in remote)
                 _call(local, event, item, result)
 
 
-def _listeners(item_pipeline, event):
+def _listeners(item_pipeline: pipeline.Pipeline, event: str) -> tuple[list[pipeline.Step], list[pipeline.Step]]:
     """The steps listening to ``event``: those called in process, and sinks with their own task."""
-    local, remote = [], []
+    local: list[pipeline.Step] = []
+    remote: list[pipeline.Step] = []
     for step in item_pipeline.listeners(event):
         deliver_async = getattr(step.hook, "deliver_async", False) and event != pipeline.ON_PIPELINE_END
         (remote if deliver_async else local).append(step)
     return local, remote
 
 
-def _call(steps, event, item, result):
+def _call(steps: Sequence[pipeline.Step], event: str, item: pipeline.Item, result: pipeline.Result | None) -> None:
     """Call ``event`` on ``steps`` now, each with its hook bound to what it logs; a callback that
     raises is logged, never fatal."""
     for step in steps:
@@ -424,7 +437,7 @@ def _call(steps, event, item, result):
 # --- sweeping, reprocessing, simulating ----------------------------------------------------
 
 
-def sweep(limit=10_000) -> SweepReport:
+def sweep(limit: int = 10_000) -> SweepReport:
     """One sweeper pass: fail items out of attempts, send again those whose lease ran out."""
     report = SweepReport()
     now = timezone.now()
@@ -445,14 +458,14 @@ def sweep(limit=10_000) -> SweepReport:
     return report
 
 
-def gave_up(attempts, note, now):
+def gave_up(attempts: int, note: str, now: datetime) -> dict[str, Any]:
     """The fields of an item set ``failed`` after ``attempts`` claims; ``note``: its progress note."""
     reason = f"gave up after {attempts} attempts: the worker stopped while judging it" + (f" ({note})" if note else "")
     return {"status": Status.FAILED, "reason": reason, "lease_token": None, "lease_until": None,
             "processed_at": now, "updated_at": now}
 
 
-def reprocess(queryset) -> int:
+def reprocess(queryset: QuerySet[Content]) -> int:
     """Judge the selected items again with their stash's current hooks; returns how many."""
     now = timezone.now()
     rows = list(queryset.values_list("pk", "stash__queue"))
@@ -463,7 +476,7 @@ def reprocess(queryset) -> int:
     return count
 
 
-def simulate(stash: Stash, payload) -> pipeline.Result:
+def simulate(stash: Stash, payload: Any) -> pipeline.Result:
     """Run ``stash``'s current hooks over ``payload``; nothing is saved or counted.
 
     The hooks run in a child process given ``STASH_SIMULATE_TIMEOUT`` seconds (see ``isolation``).
@@ -474,7 +487,7 @@ def simulate(stash: Stash, payload) -> pipeline.Result:
     item_pipeline = pipeline_for(stash)
     item = pipeline.Item(payload=payload, stash=stash.slug, source="simulate")
 
-    def run(progress):
+    def run(progress: Callable[[str], None]) -> pipeline.Result:
         return item_pipeline.run(item, on_step=lambda step: progress(f"hook {step.title!r}"))
 
     return call_with_deadline(run, settings.STASH_SIMULATE_TIMEOUT)
@@ -484,7 +497,7 @@ class DeliveryError(Exception):
     """A sink failed to deliver; its task retries."""
 
 
-def deliver(config_id, content_id, event):
+def deliver(config_id: int, content_id: uuid.UUID | str, event: str) -> None:
     """Call ``event`` on the sink of HookConfig ``config_id`` for item ``content_id``.
 
     A config or item that no longer exists is skipped; a sink that raises gives ``DeliveryError``.

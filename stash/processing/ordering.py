@@ -1,6 +1,8 @@
 """Ordering a stash's hooks: atomically, under the stash's row lock, positions always 1..n."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from django.db import transaction
 from django.utils.translation import gettext as _
 
@@ -8,7 +10,7 @@ from ..exceptions import StaleConfig
 from ..models import HookConfig, Stash
 
 
-def reorder_hooks(stash: Stash, ordered_ids, config_version: int) -> None:
+def reorder_hooks(stash: Stash, ordered_ids: Sequence[int], config_version: int) -> None:
     """Put ``stash``'s hooks in the order of ``ordered_ids`` if nothing changed since ``config_version``.
 
     Raises ``StaleConfig`` when the stash's hooks changed meanwhile, and ``ValidationError`` when
@@ -24,7 +26,7 @@ def reorder_hooks(stash: Stash, ordered_ids, config_version: int) -> None:
     stash.refresh_from_db(fields=["config_version"])
 
 
-def place_hooks(stash: Stash, positions) -> bool:
+def place_hooks(stash: Stash, positions: Mapping[int, int]) -> bool:
     """Move hooks of ``stash`` to the 1-based places in ``positions`` ({config id: position}).
 
     The other hooks keep their relative order; where a moved hook and another want the same

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from .. import bulk_sql, dispatch, pipeline
@@ -13,18 +16,21 @@ from ..models import Content, HookConfig, Stash
 from .isolation import call_with_deadline
 from .judging import Status, _add_counters, _assign_queue_positions, _call, _listeners, item_for, pipeline_for
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-def approve(queryset, user, note="") -> int:
+
+def approve(queryset: QuerySet[Content], user: User, note: str = "") -> int:
     """Accept the held items among ``queryset`` as ``user``; returns how many were held."""
     return _review(queryset, {Status.HELD: Status.ACCEPTED}, user, note, "accepted in review")
 
 
-def reject(queryset, user, note="") -> int:
+def reject(queryset: QuerySet[Content], user: User, note: str = "") -> int:
     """Reject the held items among ``queryset`` as ``user``; returns how many were held."""
     return _review(queryset, {Status.HELD: Status.REJECTED}, user, note, "rejected in review")
 
 
-def overturn(queryset, user, note="") -> int:
+def overturn(queryset: QuerySet[Content], user: User, note: str = "") -> int:
     """Reverse the hooks' verdict on the judged items among ``queryset``: rejected ones are
     accepted, accepted ones rejected. Each rejection overturned counts against the hook that
     made it (``HookConfig.overturned_count``: its false positives). Items already overturned
@@ -35,7 +41,8 @@ def overturn(queryset, user, note="") -> int:
                    user, note, "overturned in review", overturning=True)
 
 
-def _review(queryset, changes, user, note, reason, overturning=False) -> int:
+def _review(queryset: QuerySet[Content], changes: dict[str, str], user: User, note: str, reason: str,
+            overturning: bool = False) -> int:
     """Move the items of ``queryset`` whose status is a key of ``changes`` to its value.
 
     Written with ``update``/``bulk_update``: no ``post_save``, so nothing is judged again.
@@ -70,14 +77,15 @@ def _review(queryset, changes, user, note, reason, overturning=False) -> int:
     return len(items)
 
 
-def _notify_reviewed(items):
+def _notify_reviewed(items: list[Content]) -> None:
     """A reviewer's verdict reaches the sinks like a worker's: ``on_accept`` / ``on_reject``."""
-    deliveries = []
+    deliveries: list[dispatch.Delivery] = []
     for content in items:
         event = pipeline.verdict_event(content.status)
         result = pipeline.Result(verdict=content.status, payload=content.payload, reason=content.reason)
         local, remote = _listeners(pipeline_for(content.stash), event)
-        deliveries.extend(dispatch.Delivery(step.config_id, str(content.pk), event, content.stash.queue)
+        # Steps built from hook configs (judging.build_step) always have a config id.
+        deliveries.extend(dispatch.Delivery(step.config_id, str(content.pk), event, content.stash.queue)  # type: ignore[arg-type]
                           for step in remote)
         _call(local, event, item_for(content), result)
     dispatch.send_deliveries(deliveries)
@@ -102,7 +110,7 @@ class ReplayReport:
     compared: int = 0
     changes: list[ReplayChange] = field(default_factory=list)
 
-    def newly(self, verdict) -> int:
+    def newly(self, verdict: str) -> int:
         return sum(1 for change in self.changes if change.result.verdict == verdict)
 
     @property
@@ -126,7 +134,7 @@ def replay(stash: Stash, last_n: int) -> ReplayReport:
     for content in judged:
         content.stash = stash
 
-    def rejudge(progress):
+    def rejudge(progress: Callable[[str], None]) -> list[pipeline.Result]:
         results = []
         for content in judged:
             submitted = content.payload if content.original_payload is None else content.original_payload
@@ -134,7 +142,7 @@ def replay(stash: Stash, last_n: int) -> ReplayReport:
             results.append(item_pipeline.run(replace(item_for(content), payload=submitted), on_step=on_step))
         return results
 
-    for content, result in zip(judged, call_with_deadline(rejudge, settings.STASH_SIMULATE_TIMEOUT)):
+    for content, result in zip(judged, call_with_deadline(rejudge, settings.STASH_SIMULATE_TIMEOUT), strict=True):
         report.compared += 1
         if result.verdict != content.status:
             report.changes.append(ReplayChange(content=content, before=content.status, result=result))

@@ -18,17 +18,19 @@ The claim moves from the stopped token by compare-and-set, so a verdict the stop
 wrote first is never written twice. If the recovery message is lost, the sweeper still acts once
 the stopped claims' leases run out.
 """
+from __future__ import annotations
+
 import uuid
 
 from django.conf import settings
 from django.utils import timezone
 
-from ..models import Content, lease_end
+from ..models import Content, HookConfig, lease_end
 from .deadlines import Clock
 from .judging import PROGRESS_NOTE, BatchReport, Status, _judge, gave_up, send_alone
 
 
-def token_for(task_id) -> uuid.UUID:
+def token_for(task_id: str | None) -> uuid.UUID:
     """The lease token of the message ``task_id``: its claims are found by it after it is stopped.
     (A call outside a message, ``task_id`` None, gets a token of its own.)"""
     if task_id is None:
@@ -39,7 +41,8 @@ def token_for(task_id) -> uuid.UUID:
         return uuid.uuid5(uuid.NAMESPACE_URL, f"stash-task:{task_id}")
 
 
-def recover(stopped_token, hung=True, token=None, clock=None) -> BatchReport:
+def recover(stopped_token: uuid.UUID, hung: bool = True, token: uuid.UUID | None = None,
+            clock: Clock | None = None) -> BatchReport:
     """Take over the items still claimed by the stopped message ``stopped_token``; see above."""
     report = BatchReport()
     token, clock = token or uuid.uuid4(), clock or Clock()
@@ -70,6 +73,6 @@ def recover(stopped_token, hung=True, token=None, clock=None) -> BatchReport:
     return report
 
 
-def _stopped_message(config):
+def _stopped_message(config: HookConfig) -> str:
     timeout = f"its timeout of {config.timeout_ms} ms" if config.timeout_ms else "the time limit"
     return f"still running past {timeout}, where it could not be interrupted: stopped with its worker process"

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from contextlib import nullcontext
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_backends, get_user_model
 from django.contrib.auth.backends import ModelBackend
@@ -10,11 +12,15 @@ from django.contrib.auth.models import Group, Permission
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
+from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from .. import dispatch
 from ..exceptions import IdempotencyConflict, PayloadTooLarge
 from ..models import Content, Stash, content_hash, lease_end, validate_payload
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
 
 #: Items one bulk submission may carry.
 BULK_LIMIT = 1000
@@ -23,7 +29,7 @@ BULK_LIMIT = 1000
 ADD_PERMISSION = "stash.add_content"
 
 
-def may_submit(user, stash) -> bool:
+def may_submit(user: User | AnonymousUser, stash: Stash) -> bool:
     """True if ``user`` (anonymous too) may submit to ``stash``: it takes anonymous submissions,
     or the user has ``stash.add_content``. (Whether the stash is active is ``submit``'s to say.)
 
@@ -32,7 +38,7 @@ def may_submit(user, stash) -> bool:
     return stash.allow_anonymous or getattr(stash, "submitter_may_add", False) or user.has_perm(ADD_PERMISSION)
 
 
-def submission_stash(user, slug, idempotency_key=""):
+def submission_stash(user: User | AnonymousUser, slug: str, idempotency_key: str = "") -> Stash | None:
     """The stash ``slug`` (None if there is none), fetched with what a submission by ``user`` needs
     to know, so that finding the stash, checking the permission and looking the key up take one
     query, not four.
@@ -69,7 +75,7 @@ def submission_stash(user, slug, idempotency_key=""):
 
 
 @functools.cache
-def _submission_sql(vendor, held, keyed):
+def _submission_sql(vendor: str, held: bool, keyed: bool) -> tuple[str, list[str]]:
     """The query of ``submission_stash`` and the attribute names of the stash's columns in it.
 
     Written out, and built once per process: it is the one query of every submission besides the
@@ -89,7 +95,7 @@ def _submission_sql(vendor, held, keyed):
     return sql, [field.attname for field in fields]
 
 
-def _held_sql():
+def _held_sql() -> str:
     """SQL that is true when a user holds a permission directly or through a group, ``ModelBackend``'s
     rule for an active user; its parameters are (user id, codename, app label), twice.
 
@@ -101,7 +107,7 @@ def _held_sql():
     qn = connection.ops.quote_name
     permission, content_type = qn(Permission._meta.db_table), qn(ContentType._meta.db_table)
 
-    def holds(rows, user_column, permission_column):
+    def holds(rows: str, user_column: str, permission_column: str) -> str:
         return (f"EXISTS (SELECT 1 FROM {rows} JOIN {permission} p ON p.id = {permission_column} "
                 f"JOIN {content_type} c ON c.id = p.content_type_id "
                 f"WHERE {user_column} = %s AND p.codename = %s AND c.app_label = %s)")
@@ -117,13 +123,13 @@ def _held_sql():
     return f"{directly} OR {by_group}"
 
 
-def submittable_stashes(user):
+def submittable_stashes(user: User | AnonymousUser) -> QuerySet[Stash]:
     """The active stashes ``user`` may submit to, as a queryset."""
     stashes = Stash.objects.filter(is_active=True)
     return stashes if user.has_perm(ADD_PERMISSION) else stashes.filter(allow_anonymous=True)
 
 
-def visible_contents(user):
+def visible_contents(user: User | AnonymousUser) -> QuerySet[Content]:
     """The items ``user`` may read: every item with ``stash.view_content``, else their own."""
     if user.has_perm("stash.view_content"):
         return Content.objects.all()
@@ -132,7 +138,7 @@ def visible_contents(user):
     return Content.objects.filter(submitted_by=user)
 
 
-def check_payload(stash: Stash, payload) -> bytes:
+def check_payload(stash: Stash, payload: Any) -> bytes:
     """Raise unless ``payload`` may be submitted to ``stash``; return its canonical JSON
     (``models.canonical_json``), for ``Content.save`` and ``content_hash`` to reuse.
 
@@ -149,7 +155,7 @@ def check_payload(stash: Stash, payload) -> bytes:
         raise
 
 
-def _submitter(user):
+def _submitter(user: User | AnonymousUser | None) -> User | None:
     return user if user is not None and user.is_authenticated else None
 
 
@@ -159,7 +165,8 @@ def _check_open(stash: Stash) -> None:
                                % {"slug": stash.slug}})
 
 
-def submit(stash: Stash, payload, user=None, source=Content.Source.API, idempotency_key=""):
+def submit(stash: Stash, payload: Any, user: User | AnonymousUser | None = None, source: str = Content.Source.API,
+           idempotency_key: str = "") -> tuple[Content, bool]:
     """Save ``payload`` as a new item of ``stash``; return ``(content, created)``.
 
     With an ``idempotency_key`` (authenticated submitters only), repeating the same stash and
@@ -196,34 +203,35 @@ def submit(stash: Stash, payload, user=None, source=Content.Source.API, idempote
     return content, True
 
 
-def _key_problem(user, key) -> str:
+def _key_problem(user: User | AnonymousUser | None, key: str) -> str:
     """Why ``user`` may not submit with the idempotency key ``key``, or "" if they may."""
     if user is None or not user.is_authenticated:
         return _("An idempotency key needs an authenticated submitter.")
     limit = Content._meta.get_field("idempotency_key").max_length
-    if len(key) > limit:
+    if limit is not None and len(key) > limit:
         return _("At most %(limit)d characters.") % {"limit": limit}
     if "\x00" in key:
         return _("An idempotency key cannot contain a NUL character.")
     return ""
 
 
-def _keyed_items(user, key):
+def _keyed_items(user: User | None, key: str) -> QuerySet[Content]:
     return Content.objects.filter(submitted_by=user, idempotency_key=key)
 
 
-def _keyed(user, key):
+def _keyed(user: User | None, key: str) -> Content | None:
     return _keyed_items(user, key).select_related("stash", "submitted_by").first()
 
 
-def _replayed(earlier: Content, stash: Stash, payload, canonical: bytes) -> Content:
+def _replayed(earlier: Content, stash: Stash, payload: Any, canonical: bytes) -> Content:
     if earlier.stash_id != stash.pk or earlier.content_hash != content_hash(payload, canonical):
         raise IdempotencyConflict(_("This idempotency key was already used for another stash or payload "
                                     "(item %(id)s).") % {"id": earlier.pk})
     return earlier
 
 
-def submit_many(stash: Stash, payloads, user=None, source=Content.Source.API) -> list[Content]:
+def submit_many(stash: Stash, payloads: Sequence[Any], user: User | AnonymousUser | None = None,
+                source: str = Content.Source.API) -> list[Content]:
     """Save ``payloads`` as new items of ``stash``, all or none, in one transaction; return them.
 
     Each payload is checked first (``check_payload``; errors name the item's index) and nothing
@@ -234,7 +242,8 @@ def submit_many(stash: Stash, payloads, user=None, source=Content.Source.API) ->
         raise ValidationError({"items": _("At most %(limit)d items per request.") % {"limit": BULK_LIMIT}})
     user = _submitter(user)
     _check_open(stash)
-    errors, canonicals = [], []
+    errors: list[str] = []
+    canonicals: list[bytes] = []
     for index, payload in enumerate(payloads):
         try:
             canonicals.append(check_payload(stash, payload))
@@ -248,14 +257,14 @@ def submit_many(stash: Stash, payloads, user=None, source=Content.Source.API) ->
     lease_until = lease_end()
     contents = [Content(stash=stash, payload=payload, content_hash=content_hash(payload, canonical),
                         lease_until=lease_until, submitted_by=user, source=source)
-                for payload, canonical in zip(payloads, canonicals)]
+                for payload, canonical in zip(payloads, canonicals, strict=True)]
     with transaction.atomic():
         Content.objects.bulk_create(contents)
         dispatch.send_on_commit([content.pk for content in contents], stash=stash.pk, queue=stash.queue)
     return contents
 
 
-def edit(content: Content, payload) -> Content:
+def edit(content: Content, payload: Any) -> Content:
     """Replace ``content``'s payload; a changed payload is a new revision, judged again.
 
     Raises like ``check_payload``; saving an unchanged payload changes nothing.

@@ -8,7 +8,6 @@ from django.db import connection, transaction
 from stash import processing
 from stash.models import Content
 
-
 URL = "/api/stashes/audit/queue/"
 
 

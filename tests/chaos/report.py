@@ -15,8 +15,8 @@ BACKENDS = {"sqlite": "embedded (SQLite; filesystem broker, or our own Redis whe
 
 
 def table(rows):
-    lines = ["| scenario | items | lost | judged twice | wrong verdicts | queue faults | recovery (s) "
-             "| worker restarts | result |",
+    lines = [("| scenario | items | lost | judged twice | wrong verdicts | queue faults | recovery (s) "
+              "| worker restarts | result |"),
              "|---|--:|--:|--:|--:|--:|--:|--:|---|"]
     for row in rows:
         clean = not (row["lost"] or row["judged_twice"] or row["wrong"] or row["queue_faults"])

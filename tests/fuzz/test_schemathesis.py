@@ -42,7 +42,8 @@ def api_data(make_stash, django_user_model, settings):
 
 def test_the_api_answers_every_generated_request_without_a_5xx_or_a_schema_mismatch(live_server, api_data, tmp_path):
     seed = int(os.environ.get("STASH_FUZZ_SEED") or random.randrange(2**32))
-    command = [str(SCHEMATHESIS), "--config-file", str(CONFIG), "run", f"{live_server.url}/api/schema/", "--checks", "all", "--mode", "all",
+    command = [str(SCHEMATHESIS), "--config-file", str(CONFIG), "run", f"{live_server.url}/api/schema/",
+               "--checks", "all", "--mode", "all",
                "--phases", "examples,coverage,fuzzing,stateful", "--max-examples", str(EXAMPLES),
                "--seed", str(seed), "--workers", "1", "--header", f"Authorization: Token {api_data}",
                "--report-dir", str(tmp_path), "--no-color"]

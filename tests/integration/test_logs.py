@@ -28,8 +28,9 @@ def test_a_worker_logs_json_lines_with_the_item_stash_revision_hook_and_task(jso
     stash = make_stash("news", hooks=[("require_fields", {"fields": ["text"]}), ("log", {"level": "warning"})])
     content = Content.objects.create(stash=stash, payload={"title": "no text"})
 
-    line = wait_for(lambda: next((line for line in json_lines(json_worker) if line.get("logger") == "stash.hooks.sinks"),
-                                 None), message="the log sink's line")
+    line = wait_for(lambda: next((line for line in json_lines(json_worker)
+                                  if line.get("logger") == "stash.hooks.sinks"), None),
+                    message="the log sink's line")
 
     log = stash.hooks.get(hook="log")
     assert line["event"] == f"news: item {content.pk} r1 rejected: missing text"

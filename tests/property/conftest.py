@@ -11,8 +11,7 @@ from contextlib import contextmanager
 
 import pytest
 from django.db import transaction
-from hypothesis import HealthCheck
-from hypothesis import settings as hypothesis_settings
+from hypothesis import HealthCheck, settings as hypothesis_settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 

@@ -22,7 +22,8 @@ integers = st.one_of(
 )
 numbers = st.one_of(integers, st.floats(allow_nan=False))  # infinities too: JSON cannot spell them
 scalars = st.one_of(st.none(), st.booleans(), numbers, texts)
-json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
+json_values = st.recursive(scalars,
+                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
                            max_leaves=12)
 json_objects = st.dictionaries(texts, json_values, max_size=5)
 #: What a JSON body may hold where an object is expected: mostly objects, sometimes anything.
@@ -46,7 +47,7 @@ def same_json(sent, stored) -> bool:
     if isinstance(sent, dict) and isinstance(stored, dict):
         return sent.keys() == stored.keys() and all(same_json(sent[key], stored[key]) for key in sent)
     if isinstance(sent, list) and isinstance(stored, list):
-        return len(sent) == len(stored) and all(same_json(a, b) for a, b in zip(sent, stored))
+        return len(sent) == len(stored) and all(same_json(a, b) for a, b in zip(sent, stored, strict=True))
     return type(sent) is type(stored) and sent == stored
 
 

@@ -1,7 +1,6 @@
 """Any JSON sent to the API's write paths is stored exactly (read back equal) or refused with a 4xx."""
 import pytest
-from hypothesis import example, given
-from hypothesis import strategies as st
+from hypothesis import example, given, strategies as st
 
 from stash.models import Content, HookConfig
 
@@ -65,7 +64,7 @@ def test_bulk_payloads_are_all_stored_exactly_or_all_refused(api, stashes, slug,
         response = send(api, "post", "/api/contents/bulk/", {"stash": slug, "items": items})
         if response.status_code == 201:
             stored = {str(item.pk): item.payload for item in Content.objects.filter(pk__in=response.json()["ids"])}
-            assert all(same_json(sent, stored[pk]) for sent, pk in zip(items, response.json()["ids"]))
+            assert all(same_json(sent, stored[pk]) for sent, pk in zip(items, response.json()["ids"], strict=True))
         else:
             refused(response)
             assert count() == before

@@ -4,8 +4,7 @@ import json
 
 import pytest
 from django.test import Client
-from hypothesis import example, given
-from hypothesis import strategies as st
+from hypothesis import example, given, strategies as st
 
 from stash.models import Content
 

@@ -5,6 +5,9 @@ import time
 
 from stash import hooks
 
+# Registered on import: the chaos suite's hook and the flaky sink of the metrics tests.
+from . import chaos_hooks, metrics_hooks  # noqa: F401
+
 
 @hooks.register("test_sleep")
 class Sleep(hooks.Filter):
@@ -74,6 +77,3 @@ class JudgedBy(hooks.Transform):
 
         return {**item.payload, "judged_by": current_task.request.hostname if current_task else None}
 
-
-from . import chaos_hooks  # noqa: E402,F401 - the chaos suite's hooks, registered on import
-from . import metrics_hooks  # noqa: E402,F401 - the flaky sink of the metrics tests

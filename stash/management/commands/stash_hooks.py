@@ -10,7 +10,8 @@ class Command(BaseCommand):
     help = "List every registered hook with its kind and one-line description."
 
     def add_arguments(self, parser):
-        parser.add_argument("--json", action="store_true", help="Print name, kind, description and params schema as JSON.")
+        parser.add_argument("--json", action="store_true",
+                            help="Print name, kind, description and params schema as JSON.")
 
     def handle(self, *args, **options):
         hooks = registry.all()

@@ -4,7 +4,6 @@ from django.core.management.base import BaseCommand, CommandError
 
 from stash import processing
 
-
 #: ``--items`` given without a number: the days come from the setting. (Not a string: argparse
 #: would convert it with ``type``.)
 FROM_SETTING = object()

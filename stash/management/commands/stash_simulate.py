@@ -50,7 +50,8 @@ def read_payload(source):
     try:
         payload = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CommandError(f"The payload is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.") from exc
+        raise CommandError(f"The payload is not valid JSON: {exc.msg} at line {exc.lineno}, "
+                           f"column {exc.colno}.") from exc
     if not isinstance(payload, dict):
         raise CommandError(f"The payload must be a JSON object, not {type(payload).__name__}.")
     return payload
