@@ -252,7 +252,7 @@ class HookConfig(LoadedStateMixin, models.Model):
         ]
 
     def __str__(self):
-        return f"{self.label or self.hook} ({self.stash_id}#{self.position})"
+        return f"{self.title} ({self.stash_id}#{self.position})"
 
     # Compared with what was loaded: a change must validate; an unchanged position is not
     # written back, so a stale instance cannot undo a reorder.
@@ -272,8 +272,14 @@ class HookConfig(LoadedStateMixin, models.Model):
         return self.hook_class is None
 
     @property
-    def effective_on_error(self):
-        return self.stash.on_error if self.on_error == self.HookOnError.INHERIT else self.on_error
+    def title(self):
+        """Its label, or its hook's name."""
+        return self.label or self.hook
+
+    def effective_on_error(self, stash=None):
+        """What a failure of this hook does to an item: its own ``on_error``, or its stash's (pass
+        ``stash`` when it is at hand) when it inherits."""
+        return (stash or self.stash).on_error if self.on_error == self.HookOnError.INHERIT else self.on_error
 
     def clean(self):
         super().clean()
@@ -338,9 +344,6 @@ class HookConfig(LoadedStateMixin, models.Model):
 
 
 class ContentQuerySet(models.QuerySet):
-    def pending(self):
-        return self.filter(status=Content.Status.PENDING)
-
     def accepted(self):
         return self.filter(status=Content.Status.ACCEPTED)
 

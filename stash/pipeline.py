@@ -152,6 +152,11 @@ class TrailEntry:
     message: str = ""
     duration_ms: float = 0.0
 
+    @property
+    def title(self) -> str:
+        """The step's label, or its hook's name."""
+        return self.label or self.hook
+
     def as_dict(self) -> dict[str, Any]:
         return {"config_id": self.config_id, "hook": self.hook, "label": self.label,
                 "position": self.position, "outcome": self.outcome, "code": self.code,

@@ -1,8 +1,10 @@
 """Shared fixtures: stashes with hooks, temporary hook registration, a stub broker, a real worker process."""
+import contextlib
+
 import pytest
 from django.core.cache import cache
 
-from stash import dispatch, processing, registry
+from stash import dispatch, processing, testing
 from stash.models import HookConfig, Stash
 
 from .worker import _session_worker, worker, worker_queue  # noqa: F401 - fixtures
@@ -62,17 +64,10 @@ def broker(monkeypatch):
 
 @pytest.fixture
 def register_temporarily():
-    """Register hooks for one test only: ``register_temporarily("name", cls)``."""
-    added = []
-
-    def register(name, cls):
-        registry.register(name, cls)
-        added.append(name)
-        return cls
-
-    yield register
-    for name in added:
-        registry.unregister(name)
+    """Register hooks for one test only: ``register_temporarily("name", cls)`` (``stash.testing``'s,
+    for the whole test)."""
+    with contextlib.ExitStack() as registered:
+        yield lambda name, cls: registered.enter_context(testing.register_temporarily(name, cls))
 
 
 @pytest.fixture(autouse=True)

@@ -80,7 +80,7 @@ class Email(EventSink):
         subject = f"{prefix} {item.stash}: item {item.id} {_VERDICT_WORD[event]}".strip()
         lines = [summary(event, item, result), "", f"source: {item.source}",
                  f"submitted by: {item.submitted_by or 'anonymous'}", "", "trail:"]
-        lines += [f"  {e.position:>3}  {e.label or e.hook:<24} {e.outcome:<12} {e.message}" for e in result.trail]
+        lines += [f"  {e.position:>3}  {e.title:<24} {e.outcome:<12} {e.message}" for e in result.trail]
         lines += ["", "payload:", json.dumps(result.payload, indent=2, ensure_ascii=False, default=str)[:10_000]]
         send_mail(subject, "\n".join(lines), None, self.params["to"], fail_silently=False)
 

@@ -22,13 +22,13 @@ import logging
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NoReturn
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
@@ -36,7 +36,7 @@ from .. import bulk_sql, dispatch, logs, pipeline, registry
 from ..exceptions import HookUnavailable
 from ..expressions import compile_condition
 from ..models import Content, HookConfig, PipelineRun, Stash, lease_end, validate_payload
-from . import claiming
+from . import claiming, recording
 from .deadlines import Clock, time_limit_for
 from .isolation import call_with_deadline
 
@@ -91,9 +91,9 @@ def build_step(config: HookConfig, stash: Stash) -> pipeline.Step:
     except Exception as exc:
         logger.warning("Hook config %s (%s) cannot run: %s", config.pk, config.hook, exc)
         hook = _Unavailable(f"hook {config.hook!r} cannot run: {exc}")
-    on_error = stash.on_error if config.on_error == HookConfig.HookOnError.INHERIT else config.on_error
     return pipeline.Step(hook=hook, name=config.hook, label=config.label, config_id=config.pk,
-                         position=config.position, mode=config.mode, on_error=on_error, condition=condition,
+                         position=config.position, mode=config.mode, on_error=config.effective_on_error(stash),
+                         condition=condition,
                          timeout=config.timeout_ms / 1000 if config.timeout_ms else None)
 
 
@@ -250,7 +250,8 @@ def _judge(contents: list[Content], token: uuid.UUID, report: BatchReport, clock
         started = timezone.now()
         item = item_for(content)
         with logs.judging(item):
-            _call(item_pipeline.listeners(pipeline.ON_PIPELINE_START), pipeline.ON_PIPELINE_START, item, None)
+            recording.call(item_pipeline.listeners(pipeline.ON_PIPELINE_START), pipeline.ON_PIPELINE_START, item,
+                           None)
             run = item_pipeline.stopping(*stopped) if stopped else item_pipeline
             result = run.run(item, on_step=_on_step(content, token) if note_progress else logs.at_hook)
             _log_failures(result)
@@ -271,7 +272,7 @@ def _log_failures(result: pipeline.Result) -> None:
     for entry in result.trail:
         if entry.outcome in (pipeline.ERROR, pipeline.TIMEOUT):
             with logs.bound(hook=entry.hook, hook_config=entry.config_id):
-                logger.warning("Hook %s: %s: %s", entry.label or entry.hook, entry.outcome, entry.message)
+                logger.warning("Hook %s: %s: %s", entry.title, entry.outcome, entry.message)
 
 
 def _on_step(content: Content, token: uuid.UUID) -> Callable[[pipeline.Step], None]:
@@ -305,7 +306,7 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
         claimed = set(Content.objects.select_for_update().filter(
             pk__in=[content.pk for content, *_ in judged], lease_token=token).values_list("pk", flat=True))
         runs, decided, transformed = [], [], []
-        counters: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(HookConfig.COUNTER_FIELDS, 0))
+        counters = recording.new_counters()
         accepted_by_stash = defaultdict(list)
         for content, _pipeline, result, started in judged:
             if content.pk not in claimed:
@@ -333,9 +334,9 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
         bulk_sql.insert_rows(PipelineRun, runs)
         # The shared rows, last: accepted items get their queue numbers under the stash's lock.
         for stash_id in sorted(accepted_by_stash):
-            _assign_queue_positions(stash_id, accepted_by_stash[stash_id])
+            recording.assign_queue_positions(stash_id, accepted_by_stash[stash_id])
             _write_verdicts(accepted_by_stash[stash_id], now)
-        _add_counters(counters)
+        recording.add_counters(counters)
     report.judged += len(runs)
 
 
@@ -359,7 +360,7 @@ def _apply_verdict(content: Content, result: pipeline.Result, now: datetime) -> 
     content.updated_at = now
 
 
-def _count(counters: dict[int, dict[str, int]], trail: Iterable[pipeline.TrailEntry]) -> None:
+def _count(counters: recording.Counters, trail: Iterable[pipeline.TrailEntry]) -> None:
     for entry in trail:
         if entry.config_id is None or entry.outcome == pipeline.SKIPPED:
             continue
@@ -375,24 +376,8 @@ def _count(counters: dict[int, dict[str, int]], trail: Iterable[pipeline.TrailEn
             counts["errors_count"] += 1
 
 
-def _add_counters(counters: dict[int, dict[str, int]]) -> None:
-    """Add to every hook's counters in one statement, however many hooks ran (in id order)."""
-    fields = [name for name in HookConfig.COUNTER_FIELDS if any(counts[name] for counts in counters.values())]
-    if fields:
-        deltas = [HookConfig(pk=pk, **{name: counters[pk][name] for name in fields}) for pk in sorted(counters)]
-        bulk_sql.update_rows(HookConfig, deltas, fields, add=True)
 
 
-def _assign_queue_positions(stash_id: int, accepted: list[Content]) -> None:
-    """Number accepted items in the stash's queue. The stash's row stays locked until commit, so
-    batches commit in number order: a consumer reading by number never skips one."""
-    with connection.cursor() as cursor:
-        table, head = connection.ops.quote_name(Stash._meta.db_table), connection.ops.quote_name("queue_head")
-        cursor.execute(f"UPDATE {table} SET {head} = {head} + %s WHERE id = %s RETURNING {head}",
-                       [len(accepted), stash_id])
-        (last,) = cursor.fetchone()
-    for offset, content in enumerate(accepted, start=last - len(accepted) + 1):
-        content.queue_seq = offset
 
 
 def _notify_sinks(judged: list[_Judged], report: BatchReport) -> None:
@@ -408,30 +393,11 @@ def _notify_sinks(judged: list[_Judged], report: BatchReport) -> None:
         stored = content.processed_revision == content.revision
         with logs.judging(item):
             for event in (*(pipeline.result_events(result) if stored else ()), pipeline.ON_PIPELINE_END):
-                local, remote = _listeners(item_pipeline, event)
-                # Steps built from hook configs (build_step) always have a config id.
-                report.deliveries.extend(dispatch.Delivery(step.config_id, str(content.pk), event, content.stash.queue)  # type: ignore[arg-type]
-                                         for step in remote)
-                _call(local, event, item, result)
+                report.deliveries.extend(recording.notify(item_pipeline, content, item, event, result))
 
 
-def _listeners(item_pipeline: pipeline.Pipeline, event: str) -> tuple[list[pipeline.Step], list[pipeline.Step]]:
-    """The steps listening to ``event``: those called in process, and sinks with their own task."""
-    local: list[pipeline.Step] = []
-    remote: list[pipeline.Step] = []
-    for step in item_pipeline.listeners(event):
-        deliver_async = getattr(step.hook, "deliver_async", False) and event != pipeline.ON_PIPELINE_END
-        (remote if deliver_async else local).append(step)
-    return local, remote
 
 
-def _call(steps: Sequence[pipeline.Step], event: str, item: pipeline.Item, result: pipeline.Result | None) -> None:
-    """Call ``event`` on ``steps`` now, each with its hook bound to what it logs; a callback that
-    raises is logged, never fatal."""
-    for step in steps:
-        with logs.in_hook(step):
-            for _step, message in pipeline.notify([step], event, item, result):
-                logger.error("Hook %s failed in %s for %s: %s", step.title, event, item.id, message)
 
 
 # --- sweeping, reprocessing, simulating ----------------------------------------------------

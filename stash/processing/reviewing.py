@@ -12,9 +12,10 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from .. import bulk_sql, dispatch, pipeline
-from ..models import Content, HookConfig, Stash
+from ..models import Content, Stash
+from . import recording
 from .isolation import call_with_deadline
-from .judging import Status, _add_counters, _assign_queue_positions, _call, _listeners, item_for, pipeline_for
+from .judging import Status, item_for, pipeline_for
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -55,7 +56,7 @@ def _review(queryset: QuerySet[Content], changes: dict[str, str], user: User, no
         items = list(Content.objects.select_for_update(of=("self",)).select_related("stash")
                      .filter(pk__in=ids, status__in=list(changes))
                      .order_by("created_at", "pk"))
-        counters: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(HookConfig.COUNTER_FIELDS, 0))
+        counters = recording.new_counters()
         accepted_by_stash = defaultdict(list)
         for item in items:
             before, item.status = item.status, changes[item.status]
@@ -69,8 +70,8 @@ def _review(queryset: QuerySet[Content], changes: dict[str, str], user: User, no
                 counters[item.rejected_by_id]["overturned_count"] += 1
         # Stashes, then hook configs: the lock order of _record.
         for stash_id in sorted(accepted_by_stash):
-            _assign_queue_positions(stash_id, accepted_by_stash[stash_id])
-        _add_counters(counters)
+            recording.assign_queue_positions(stash_id, accepted_by_stash[stash_id])
+        recording.add_counters(counters)
         bulk_sql.update_rows(Content, items, ["status", "reason", "overturned", "reviewed_by", "reviewed_at",
                                               "review_note", "queue_seq", "updated_at"])
         transaction.on_commit(lambda: _notify_reviewed(items))
@@ -83,11 +84,7 @@ def _notify_reviewed(items: list[Content]) -> None:
     for content in items:
         event = pipeline.verdict_event(content.status)
         result = pipeline.Result(verdict=content.status, payload=content.payload, reason=content.reason)
-        local, remote = _listeners(pipeline_for(content.stash), event)
-        # Steps built from hook configs (judging.build_step) always have a config id.
-        deliveries.extend(dispatch.Delivery(step.config_id, str(content.pk), event, content.stash.queue)  # type: ignore[arg-type]
-                          for step in remote)
-        _call(local, event, item_for(content), result)
+        deliveries.extend(recording.notify(pipeline_for(content.stash), content, item_for(content), event, result))
     dispatch.send_deliveries(deliveries)
 
 

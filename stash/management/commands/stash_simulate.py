@@ -34,7 +34,7 @@ class Command(BaseCommand):
                                           "trail": [e.as_dict() for e in result.trail]}, indent=2))
             return
         for entry in result.trail:
-            name = entry.label or entry.hook
+            name = entry.title
             self.stdout.write(f"{entry.position:>3}  {name:<24} {entry.outcome:<11} {entry.duration_ms:8.3f} ms  "
                               f"{entry.message}")
         verdict = f"verdict: {result.verdict}" + (f" ({result.reason})" if result.reason else "")
