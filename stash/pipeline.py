@@ -176,6 +176,12 @@ class Result:
     trail: tuple[TrailEntry, ...] = field(default_factory=tuple)
     duration_ms: float = 0.0
 
+    def as_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready data, as the API and ``stash_simulate --json`` show it."""
+        return {"verdict": self.verdict, "reason": self.reason, "code": self.code, "decided_by": self.decided_by,
+                "transformed": self.transformed, "payload": dict(self.payload), "duration_ms": self.duration_ms,
+                "trail": [entry.as_dict() for entry in self.trail]}
+
 
 class _Deadline:
     """Interrupts the running hook with ``HookTimeout`` once its time is up.

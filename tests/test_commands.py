@@ -164,6 +164,9 @@ def test_stash_simulate_json(demo, tmp_path):
     result = json.loads(out)
     assert (result["verdict"], result["reason"]) == ("rejected", "missing text")
     assert [(e["position"], e["hook"], e["outcome"]) for e in result["trail"]] == [(1, "require_fields", "dropped")]
+    # The API's shape: the hook that decided, the payload after transforms, the time taken.
+    assert result["decided_by"] == result["trail"][0]["config_id"] and result["transformed"] is False
+    assert result["payload"] == {"title": "no text"} and result["duration_ms"] >= 0
     assert_nothing_saved()
 
 

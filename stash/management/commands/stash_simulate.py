@@ -29,9 +29,7 @@ class Command(BaseCommand):
         except processing.Unanswered as exc:
             raise CommandError(str(exc)) from exc
         if options["json"]:
-            self.stdout.write(json.dumps({"verdict": result.verdict, "reason": result.reason,
-                                          "payload": dict(result.payload),
-                                          "trail": [e.as_dict() for e in result.trail]}, indent=2))
+            self.stdout.write(json.dumps(result.as_dict(), indent=2))
             return
         for entry in result.trail:
             name = entry.title
