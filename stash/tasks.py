@@ -71,8 +71,9 @@ def sweep():
         logger.info("sweep: %d sent again, %d failed", report.requeued, report.failed)
 
 
-#: Seconds before a sink delivery's first retry; each retry waits up to twice as long as the last
-#: (a random wait up to 5, 10, 20, 40 and 80 s, so deliveries that failed together spread out).
+#: Seconds a sink delivery's first retry waits at most; each later retry may wait twice as long as
+#: the one before (up to 5, 10, 20, 40 and 80 s), a random part of it, so that deliveries which
+#: failed together do not all come back together.
 DELIVERY_BACKOFF = 5
 
 
