@@ -1,4 +1,4 @@
-"""Settings, read from the environment in this one place.
+"""Settings, read from the environment in this one place (django-environ: ``hooksite.environment``).
 
 With nothing set you get the embedded default: SQLite (WAL, immediate transactions) under
 ``STASH_VAR_DIR`` and a Celery broker on the filesystem, so `make run` needs no servers.
@@ -6,7 +6,6 @@ With nothing set you get the embedded default: SQLite (WAL, immediate transactio
 Outside DEBUG, ``SECRET_KEY`` has no default: a production start without it fails.
 """
 import ipaddress
-import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -14,51 +13,27 @@ import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
+from .environment import Environment, network
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+env = Environment()
 
-def env_bool(name, default=False):
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_int(name, default):
-    value = os.environ.get(name)
-    return int(value) if value not in (None, "") else default
-
-
-def env_list(name, default):
-    value = os.environ.get(name)
-    if value is None:
-        return default
-    return [part.strip() for part in value.split(",") if part.strip()]
-
-
-def env_networks(name):
-    """Comma-separated addresses or CIDR networks, parsed; a bad one stops the start naming it."""
-    try:
-        return [ipaddress.ip_network(part, strict=False) for part in env_list(name, [])]
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name}: {exc} (give addresses or networks such as 10.0.0.0/8)") from None
-
-
-VAR_DIR = Path(os.environ.get("STASH_VAR_DIR") or BASE_DIR / "var")
+VAR_DIR = Path(env.str("STASH_VAR_DIR", "") or BASE_DIR / "var")
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
-DATABASE_URL = os.environ.get("DATABASE_URL", "")
+DATABASE_URL = env.str("DATABASE_URL", "")
 EMBEDDED = not DATABASE_URL
 
 # The embedded default is a development setup; anything configured is production unless told.
-DEBUG = env_bool("DEBUG", default=EMBEDDED)
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
+DEBUG = env.bool("DEBUG", EMBEDDED)
+SECRET_KEY = env.str("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
     SECRET_KEY = "insecure-development-key-set-SECRET_KEY-in-production"
 
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -122,6 +97,8 @@ SQLITE_OPTIONS = {
 }
 
 if DATABASE_URL:
+    # dj-database-url rather than env.db_url: it takes the connection's age and health checks as
+    # arguments, and reads a URL's query options as deployments have had them read so far.
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
 else:
     DATABASES = {
@@ -158,7 +135,7 @@ STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns on every request about a mi
 # --- production serving: origins, static files, readiness ------------------------------------
 # Origins (scheme and host) whose unsafe requests are trusted beyond the site's own host, e.g.
 # "https://stash.example.com" behind a proxy that does not pass the Host header on.
-CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 # `manage.py collectstatic` writes compressed copies under content-hashed names, which WhiteNoise
 # serves with far-future cache headers; templates link the hashed names (DEBUG links the plain ones).
 STORAGES = {
@@ -167,16 +144,16 @@ STORAGES = {
 }
 # /readyz: seconds to wait for a worker to answer its ping, and the queue lag (seconds) beyond
 # which it answers 503 (0: lag is reported, never judged). See stash.health and docs/deploy.md.
-STASH_READY_PING_TIMEOUT = float(os.environ.get("STASH_READY_PING_TIMEOUT") or 1)
-STASH_READY_MAX_LAG = env_int("STASH_READY_MAX_LAG", 0)
+STASH_READY_PING_TIMEOUT = env.float("STASH_READY_PING_TIMEOUT", 1.0)
+STASH_READY_MAX_LAG = env.int("STASH_READY_MAX_LAG", 0)
 
 # --- who is asking: client addresses, login lockouts, HTTPS ----------------------------------
 # The client's address is the socket's (REMOTE_ADDR): X-Forwarded-For is anyone's to send. Behind
 # proxies, declare them, and the address they forward is used (stash.access.client_address): by
 # their addresses or networks (the header is read from the right, past every trusted proxy) or by
 # their number (the n-th address from the right, as DRF's NUM_PROXIES).
-STASH_TRUSTED_PROXIES = env_networks("STASH_TRUSTED_PROXIES")
-STASH_NUM_PROXIES = env_int("STASH_NUM_PROXIES", 0)
+STASH_TRUSTED_PROXIES = env.list("STASH_TRUSTED_PROXIES", cast=network, default=[])
+STASH_NUM_PROXIES = env.int("STASH_NUM_PROXIES", 0)
 if STASH_NUM_PROXIES < 0:
     raise ImproperlyConfigured("STASH_NUM_PROXIES must be 0 or more.")
 BEHIND_PROXY = bool(STASH_TRUSTED_PROXIES or STASH_NUM_PROXIES)
@@ -185,8 +162,8 @@ BEHIND_PROXY = bool(STASH_TRUSTED_PROXIES or STASH_NUM_PROXIES)
 # /accounts/login/, /api/auth/token/) by django-axes; past the limit that user, and that address,
 # are refused (429) until the lockout time has passed since the last failure.
 AUTHENTICATION_BACKENDS = ["stash.access.LockoutBackend", "django.contrib.auth.backends.ModelBackend"]
-AXES_FAILURE_LIMIT = env_int("STASH_LOGIN_FAILURE_LIMIT", 5)
-AXES_COOLOFF_TIME = timedelta(minutes=env_int("STASH_LOGIN_LOCKOUT_MINUTES", 15))
+AXES_FAILURE_LIMIT = env.int("STASH_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("STASH_LOGIN_LOCKOUT_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "stash.access.client_address"
@@ -195,13 +172,13 @@ AXES_DISABLE_ACCESS_LOG = True  # failures are recorded (admin: Axes > Access at
 
 # HTTPS: on by default outside DEBUG, each switch overridable (STASH_SECURE_SSL_REDIRECT=0 for a
 # deployment tried over plain HTTP). Behind a declared proxy, its X-Forwarded-Proto says HTTPS.
-SECURE_SSL_REDIRECT = env_bool("STASH_SECURE_SSL_REDIRECT", default=not DEBUG)
+SECURE_SSL_REDIRECT = env.bool("STASH_SECURE_SSL_REDIRECT", not DEBUG)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]  # probes from inside the network may use HTTP
-SECURE_HSTS_SECONDS = env_int("STASH_HSTS_SECONDS", 0 if DEBUG else 365 * 24 * 3600)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("STASH_HSTS_INCLUDE_SUBDOMAINS", default=True)
-SECURE_HSTS_PRELOAD = env_bool("STASH_HSTS_PRELOAD", default=True)
-SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("STASH_SECURE_COOKIES", default=not DEBUG)
-if env_bool("STASH_PROXY_SSL_HEADER", default=BEHIND_PROXY):
+SECURE_HSTS_SECONDS = env.int("STASH_HSTS_SECONDS", 0 if DEBUG else 365 * 24 * 3600)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("STASH_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env.bool("STASH_HSTS_PRELOAD", True)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env.bool("STASH_SECURE_COOKIES", not DEBUG)
+if env.bool("STASH_PROXY_SSL_HEADER", BEHIND_PROXY):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 LOGIN_URL = "/accounts/login/"
@@ -209,14 +186,14 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
 
 # Bodies larger than this are refused before they are parsed (the API answers 413).
-DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("STASH_MAX_BODY_BYTES", 10 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("STASH_MAX_BODY_BYTES", 10 * 1024 * 1024)
 
 # Requests per client address (stash.access.client_address), for anonymous callers: submissions
 # to stashes that take them, and token requests (password guessing). Over the rate the API
 # answers 429 with Retry-After.
 STASH_THROTTLE_RATES = {
-    "anon_submit": os.environ.get("STASH_ANON_SUBMIT_RATE", "60/minute"),
-    "auth_token": os.environ.get("STASH_TOKEN_RATE", "30/minute"),
+    "anon_submit": env.str("STASH_ANON_SUBMIT_RATE", "60/minute"),
+    "auth_token": env.str("STASH_TOKEN_RATE", "30/minute"),
 }
 
 REST_FRAMEWORK = {
@@ -249,7 +226,7 @@ SPECTACULAR_SETTINGS = {
 
 # LOG_FORMAT: "text" (one readable line each) or "json" (one object each, for a log collector);
 # either way with the item, stash, revision and hook the line was written for (stash.logs).
-LOG_FORMAT = os.environ.get("LOG_FORMAT", "text").strip().lower()
+LOG_FORMAT = env.str("LOG_FORMAT", "text").strip().lower()
 if LOG_FORMAT not in ("json", "text"):
     raise ImproperlyConfigured(f"LOG_FORMAT must be json or text, not {LOG_FORMAT!r}.")
 LOGGING = {
@@ -257,13 +234,13 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"structured": {"()": "stash.logs.formatter", "output": LOG_FORMAT}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "structured"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", "INFO")},
     # django-axes says every login at INFO; failures and lockouts are warnings.
     "loggers": {"axes": {"level": "WARNING"}},
 }
 
 # --- Celery -------------------------------------------------------------------------------
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://localhost/")
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", "filesystem://localhost/")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "broker"
     for _sub in ("queue", "control"):
@@ -285,57 +262,55 @@ CELERY_TASK_ACKS_LATE = True
 # polled filesystem broker, enough for a poll's worth (most are no-ops once an earlier batch has
 # claimed their items, and the next poll is a pause away).
 CELERY_WORKER_PREFETCH_MULTIPLIER = 8 if CELERY_BROKER_URL.startswith("filesystem://") else 1
-CELERY_TASK_TIME_LIMIT = env_int("STASH_TASK_TIME_LIMIT", 300)
-CELERY_TASK_DEFAULT_QUEUE = os.environ.get("STASH_QUEUE", "stash")
+CELERY_TASK_TIME_LIMIT = env.int("STASH_TASK_TIME_LIMIT", 300)
+CELERY_TASK_DEFAULT_QUEUE = env.str("STASH_QUEUE", "stash")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Workers keep their database connection from task to task (Celery's default opens one per
 # task); hooksite.celery closes one that broke or outlived CONN_MAX_AGE before the next task.
-CELERY_DB_REUSE_MAX = env_int("STASH_DB_REUSE_MAX", 1000)
+CELERY_DB_REUSE_MAX = env.int("STASH_DB_REUSE_MAX", 1000)
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
-    "stash-sweep": {"task": "stash.tasks.sweep", "schedule": float(env_int("STASH_SWEEP_INTERVAL", 15))},
+    "stash-sweep": {"task": "stash.tasks.sweep", "schedule": float(env.int("STASH_SWEEP_INTERVAL", 15))},
 }
 
 # --- metrics and task events -----------------------------------------------------------------
 # /metrics (stash.metrics_views) answers a caller that sends "Authorization: Bearer
 # <STASH_METRICS_TOKEN>", or one whose address is in STASH_METRICS_ALLOWED_NETWORKS (loopback
 # unless set; set it empty to require the token); anyone else gets 403.
-STASH_METRICS_TOKEN = os.environ.get("STASH_METRICS_TOKEN", "")
-if "STASH_METRICS_ALLOWED_NETWORKS" in os.environ:
-    STASH_METRICS_ALLOWED_NETWORKS = env_networks("STASH_METRICS_ALLOWED_NETWORKS")
-else:
-    STASH_METRICS_ALLOWED_NETWORKS = [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1")]
+STASH_METRICS_TOKEN = env.str("STASH_METRICS_TOKEN", "")
+STASH_METRICS_ALLOWED_NETWORKS = env.list("STASH_METRICS_ALLOWED_NETWORKS", cast=network, default=[
+    ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1")])
 # Workers send task events (and publishers "task-sent"), so Flower and `celery events` work as they
 # are. Not by default on the filesystem broker: there an event queue outlives its monitor, and
 # every later event would pile up as a file in the folder the workers poll.
-CELERY_WORKER_SEND_TASK_EVENTS = CELERY_TASK_SEND_SENT_EVENT = env_bool(
+CELERY_WORKER_SEND_TASK_EVENTS = CELERY_TASK_SEND_SENT_EVENT = env.bool(
     "STASH_TASK_EVENTS", default=not CELERY_BROKER_URL.startswith("filesystem://"))
 
 # --- stash ----------------------------------------------------------------------------------
 # Items per task: ids saved in one transaction are enqueued in chunks of this size.
-STASH_BATCH_SIZE = env_int("STASH_BATCH_SIZE", 200)
+STASH_BATCH_SIZE = env.int("STASH_BATCH_SIZE", 200)
 # Seconds an item may stay pending or processing before the sweeper sends it again.
-STASH_LEASE_SECONDS = env_int("STASH_LEASE_SECONDS", 60)
+STASH_LEASE_SECONDS = env.int("STASH_LEASE_SECONDS", 60)
 # Claims of one item before it is set `failed`.
-STASH_MAX_ATTEMPTS = env_int("STASH_MAX_ATTEMPTS", 3)
+STASH_MAX_ATTEMPTS = env.int("STASH_MAX_ATTEMPTS", 3)
 # The Celery queue that items are sent to (workers: `celery -A hooksite worker -Q <it>`).
 STASH_QUEUE = CELERY_TASK_DEFAULT_QUEUE
 # Seconds one judging message may run: Celery's hard time limit on it (the pool process still
 # running then is replaced). Claims last as long, plus the margin kept for claiming and recording,
 # so the sweeper never sends an item whose worker may still be judging it. See README.
-STASH_TIME_LIMIT = env_int("STASH_TIME_LIMIT", 30)
-STASH_TIME_LIMIT_MARGIN = env_int("STASH_TIME_LIMIT_MARGIN", 5)
+STASH_TIME_LIMIT = env.int("STASH_TIME_LIMIT", 30)
+STASH_TIME_LIMIT_MARGIN = env.int("STASH_TIME_LIMIT_MARGIN", 5)
 # Seconds simulate and replay may take: their hooks run in a child process, killed after it.
-STASH_SIMULATE_TIMEOUT = env_int("STASH_SIMULATE_TIMEOUT", 5)
+STASH_SIMULATE_TIMEOUT = env.int("STASH_SIMULATE_TIMEOUT", 5)
 
 # --- hooks: cache, webhooks, streams, email -------------------------------------------------
 # The cache holds rate_limit's counts (and the API's throttles), so every process must share
 # it: Redis when CACHE_URL is set (needed once workers run on more than one machine; give it
 # a database of its own, as clearing the cache empties it), else files under STASH_VAR_DIR,
 # which the web process and the workers of one machine share with no server.
-CACHE_URL = os.environ.get("CACHE_URL", "")
+CACHE_URL = env.str("CACHE_URL", "")
 if CACHE_URL and not CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
     raise ImproperlyConfigured("CACHE_URL must be a Redis URL (redis://host:6379/1).")
 if CACHE_URL:
@@ -349,33 +324,33 @@ else:
 
 # Webhooks connect only to public addresses; these networks are allowed too (comma-separated
 # addresses or CIDR networks, e.g. "10.0.0.0/8,192.168.1.20"). Checked on the address connected to.
-STASH_WEBHOOK_ALLOWED_NETWORKS = env_list("STASH_WEBHOOK_ALLOWED_NETWORKS", [])
+STASH_WEBHOOK_ALLOWED_NETWORKS = env.list("STASH_WEBHOOK_ALLOWED_NETWORKS", default=[])
 # The Redis that redis_stream sinks add entries to.
-STASH_REDIS_URL = os.environ.get("STASH_REDIS_URL", "redis://127.0.0.1:6379/0")
+STASH_REDIS_URL = env.str("STASH_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 # Email sinks: printed to the console on the embedded default, SMTP otherwise.
-EMAIL_BACKEND = os.environ.get(
+EMAIL_BACKEND = env.str(
     "EMAIL_BACKEND",
     "django.core.mail.backends.console.EmailBackend" if EMBEDDED else "django.core.mail.backends.smtp.EmailBackend",
 )
-EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
-EMAIL_PORT = env_int("EMAIL_PORT", 25)
-EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
-EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
-EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS")
-EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
-DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "stash@localhost")
+EMAIL_HOST = env.str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env.int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", False)
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", 10)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", "stash@localhost")
 
 # --- housekeeping: stash_prune (beat runs it daily) and stash_export -------------------------
 # Pipeline runs older than this many days are deleted, each item's latest run excepted.
-STASH_RUN_RETENTION_DAYS = env_int("STASH_RUN_RETENTION_DAYS", 30)
+STASH_RUN_RETENTION_DAYS = env.int("STASH_RUN_RETENTION_DAYS", 30)
 # Accepted, rejected and failed items processed longer ago than this are deleted with their runs;
 # unset, items are kept for good (`stash_prune --items DAYS` deletes them on request).
-STASH_ITEM_RETENTION_DAYS = env_int("STASH_ITEM_RETENTION_DAYS", None)
+STASH_ITEM_RETENTION_DAYS = env.int("STASH_ITEM_RETENTION_DAYS", None)
 if STASH_RUN_RETENTION_DAYS < 0 or (STASH_ITEM_RETENTION_DAYS or 0) < 0:
     raise ImproperlyConfigured("STASH_RUN_RETENTION_DAYS and STASH_ITEM_RETENTION_DAYS must be 0 or more.")
 # The hour (UTC) of beat's daily prune.
-STASH_PRUNE_HOUR = env_int("STASH_PRUNE_HOUR", 3)
+STASH_PRUNE_HOUR = env.int("STASH_PRUNE_HOUR", 3)
 CELERY_BEAT_SCHEDULE["stash-prune"] = {
     "task": "stash.tasks.prune", "schedule": crontab(minute=30, hour=STASH_PRUNE_HOUR),
 }

@@ -1,4 +1,8 @@
-"""Celery adapters: each task takes ids, fetches inside, and calls ``processing``."""
+"""Celery adapters: each task takes ids, fetches inside, and calls ``processing``.
+
+What every task shares (acks late, no results, the default time limit) is set once, in the
+settings (``CELERY_TASK_*``); a decorator names only what sets its task apart.
+"""
 import logging
 import os
 
@@ -41,7 +45,7 @@ class JudgingTask(Task):
     Request = JudgingRequest
 
 
-@shared_task(bind=True, base=JudgingTask, name="stash.tasks.process_contents", acks_late=True, ignore_result=True)
+@shared_task(bind=True, base=JudgingTask, name="stash.tasks.process_contents")
 def process_contents(self, ids, wake=None, recover=None, hung=False):
     """Judge the pending items among ``ids`` (a duplicate delivery is a no-op) and, for a message
     that wakes stash ``wake``, that stash's items waiting for their first run; or, with
@@ -58,7 +62,7 @@ def process_contents(self, ids, wake=None, recover=None, hung=False):
                 len(ids), report.claimed, report.judged, report.stale, report.released, report.verdicts)
 
 
-@shared_task(name="stash.tasks.sweep", ignore_result=True)
+@shared_task(name="stash.tasks.sweep")
 def sweep():
     """One sweeper pass (scheduled by beat)."""
     report = processing.sweep()
@@ -67,13 +71,18 @@ def sweep():
         logger.info("sweep: %d sent again, %d failed", report.requeued, report.failed)
 
 
-@shared_task(bind=True, name="stash.tasks.deliver_sink", acks_late=True, ignore_result=True, max_retries=5)
-def deliver_sink(self, config_id, content_id, event):
-    """Call one sink's ``event`` for one item, retrying with backoff when it fails."""
-    try:
-        processing.deliver(config_id, content_id, event)
-    except processing.DeliveryError as exc:
-        raise self.retry(exc=exc, countdown=min(300, 2 ** self.request.retries * 5)) from exc
+#: Seconds a sink delivery's first retry waits at most; each later retry may wait twice as long as
+#: the one before (up to 5, 10, 20, 40 and 80 s), a random part of it, so that deliveries which
+#: failed together do not all come back together.
+DELIVERY_BACKOFF = 5
+
+
+@shared_task(name="stash.tasks.deliver_sink", autoretry_for=(processing.DeliveryError,), max_retries=5,
+             retry_backoff=DELIVERY_BACKOFF, retry_backoff_max=300, retry_jitter=True)
+def deliver_sink(config_id, content_id, event):
+    """Call one sink's ``event`` for one item; a ``DeliveryError`` is retried with backoff, and
+    raised (the task fails) after its last retry."""
+    processing.deliver(config_id, content_id, event)
 
 
 #: Seconds the daily prune may run; it starts no batch in its last minute, and what it leaves
@@ -81,7 +90,7 @@ def deliver_sink(self, config_id, content_id, event):
 PRUNE_TIME_LIMIT = 3600
 
 
-@shared_task(name="stash.tasks.prune", ignore_result=True, time_limit=PRUNE_TIME_LIMIT)
+@shared_task(name="stash.tasks.prune", time_limit=PRUNE_TIME_LIMIT)
 def prune():
     """Delete runs, and with ``STASH_ITEM_RETENTION_DAYS`` final items, past retention (beat, daily)."""
     report = processing.scheduled_prune(budget=PRUNE_TIME_LIMIT - 60)

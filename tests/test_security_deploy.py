@@ -82,6 +82,12 @@ def test_a_bad_trusted_proxy_stops_the_start_naming_it(tmp_path):
     assert "STASH_TRUSTED_PROXIES" in done.stderr and "proxy.local" in done.stderr
 
 
+def test_a_number_that_is_not_one_stops_the_start_naming_it(tmp_path):
+    done = manage(production(tmp_path, STASH_BATCH_SIZE="lots"), "check")
+    assert done.returncode != 0
+    assert "ImproperlyConfigured: STASH_BATCH_SIZE: invalid literal for int() with base 10: 'lots'" in done.stderr
+
+
 @pytest.mark.django_db
 def test_with_the_redirect_on_plain_http_goes_to_https_but_health_probes_do_not(settings):
     settings.SECURE_SSL_REDIRECT = True

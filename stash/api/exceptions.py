@@ -62,12 +62,19 @@ def as_api_exception(exc):
         return Conflict(str(exc))
     if isinstance(exc, Unanswered):
         return Unavailable(str(exc))
+    if isinstance(exc, DjangoValidationError) and _payload_too_large(exc):
+        return RequestTooLarge(exc.message_dict["payload"][0])
     if isinstance(exc, DjangoValidationError):
         detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         return exceptions.ValidationError(detail)
     if isinstance(exc, SuspiciousOperation):  # e.g. too many fields: the request is at fault
         return exceptions.ParseError(str(exc) or "The request could not be read.")
     return exc
+
+
+def _payload_too_large(exc):
+    """True for ``models.validate_payload``'s error on a payload over its stash's limit."""
+    return [error.code for error in getattr(exc, "error_dict", {}).get("payload", [])] == ["too_large"]
 
 
 def _is_api(request):

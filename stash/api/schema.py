@@ -1,8 +1,10 @@
 """OpenAPI helpers: the documented error answers that many endpoints share, and schema corrections."""
+from drf_spectacular.contrib.django_filters import DjangoFilterExtension
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse
 
+from .filters import QueryForm
 from .serializers import ContentEditSerializer, ErrorSerializer
 
 _MEANINGS = {
@@ -33,3 +35,19 @@ class ContentEditSchema(OpenApiSerializerExtension):
     """
 
     target_class = ContentEditSerializer
+
+
+class NonBlankFilters(DjangoFilterExtension):
+    """A filter set whose form refuses a blank parameter (``filters.QueryForm``) has its text
+    parameters documented with ``minLength`` 1."""
+
+    priority = 1
+
+    def get_schema_operation_parameters(self, auto_schema, *args, **kwargs):
+        parameters = super().get_schema_operation_parameters(auto_schema, *args, **kwargs)
+        filterset_class = getattr(auto_schema.view, "filterset_class", None)
+        if filterset_class is not None and issubclass(filterset_class._meta.form, QueryForm):
+            for parameter in parameters:
+                if parameter["schema"].get("type") == "string":
+                    parameter["schema"]["minLength"] = 1
+        return parameters

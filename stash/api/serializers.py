@@ -11,6 +11,9 @@ from rest_framework.exceptions import NotFound
 from .. import models, pipeline, processing, registry
 from ..models import Content, HookConfig, PipelineRun, Stash
 
+#: A query parameter given blank (``?stash=``) is refused, not read as absent.
+BLANK_PARAMETER = "Give a value, or leave the parameter out."
+
 _JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
                float: "a number", type(None): "null"}
 
@@ -42,21 +45,22 @@ class PayloadField(JSONObjectField):
     """A JSON object (the payload of an item)."""
 
 
-@extend_schema_field({"type": "object", "additionalProperties": True,
-                      "description": "Settings, checked against the hook's params_schema."})
-class ParamsField(JSONObjectField):
-    """A hook config's params: a JSON object, checked against the hook's schema by the model."""
-
-    what = "params"
-
-
 class ParsedPayloadField(PayloadField):
     """A JSON object as the JSON parser made it, so only its type is checked here: what else a
-    payload must be, ``processing.submit`` checks, walking it once."""
+    payload must be, ``processing`` checks (``submit``, ``edit``, ``simulate``), walking it once."""
 
     def to_internal_value(self, data):
         self.check_object(data)
         return data
+
+
+@extend_schema_field({"type": "object", "additionalProperties": True,
+                      "description": "Settings, checked against the hook's params_schema."})
+class ParamsField(ParsedPayloadField):
+    """A hook config's params: a JSON object; that every database can store them and that they
+    fit the hook's schema, ``HookConfig.save`` checks."""
+
+    what = "params"
 
 
 class StashSlugField(serializers.SlugRelatedField):
@@ -201,14 +205,14 @@ class SubmitSerializer(serializers.Serializer):
 class ContentEditSerializer(serializers.Serializer):
     """A new payload for an item: a new revision, judged again."""
 
-    payload = PayloadField()
+    payload = ParsedPayloadField()
 
 
 class QueryParamsSerializer(serializers.Serializer):
     """Query parameters; one given blank (``?stash=``) is refused, not read as absent."""
 
     def to_internal_value(self, data):
-        blank = {name: ["Give a value, or leave the parameter out."] for name in self.fields
+        blank = {name: [BLANK_PARAMETER] for name in self.fields
                  if name in data and data[name] == ""}
         if blank:
             raise serializers.ValidationError(blank)
@@ -221,14 +225,6 @@ class PageParamsSerializer(QueryParamsSerializer):
     MAX_PAGE_SIZE = 500
 
     page_size = serializers.IntegerField(min_value=1, max_value=MAX_PAGE_SIZE, required=False)
-
-
-class ContentFilterSerializer(QueryParamsSerializer):
-    """Query parameters of the item list."""
-
-    stash = StashSlugField(required=False, help_text="Only items of this stash (its slug).")
-    status = serializers.ChoiceField(choices=Content.Status.choices, required=False,
-                                     help_text="Only items with this status.")
 
 
 class BulkSubmitSerializer(serializers.Serializer):
@@ -267,7 +263,7 @@ class QueuePageSerializer(serializers.Serializer):
 
 
 class SimulateSerializer(serializers.Serializer):
-    payload = PayloadField()
+    payload = ParsedPayloadField()
 
 
 class SimulationSerializer(serializers.Serializer):
@@ -305,7 +301,7 @@ class HookConfigSerializer(serializers.ModelSerializer):
         return fields
 
     def create(self, validated_data):
-        return self._saved(HookConfig(stash=self.context["stash"], **validated_data))
+        return self._saved(HookConfig(**validated_data))
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
@@ -321,16 +317,16 @@ class HookConfigSerializer(serializers.ModelSerializer):
 
     @staticmethod
     def _saved(config):
-        """Validate as the admin does (hook, params schema, condition), then save.
+        """Save: the fields were checked by this serializer, and the save checks hook, params and
+        condition (as the admin's does), so each is checked once.
 
-        Raises ``NotFound`` if the config was deleted since it was read (a concurrent DELETE).
+        Raises ``ValidationError`` per field for those, and ``NotFound`` if the config was deleted
+        since it was read (a concurrent DELETE).
         """
         try:
-            config.full_clean(exclude=["stash", "position"], validate_unique=False, validate_constraints=False)
+            config.save()
         except DjangoValidationError as exc:
             raise serializers.ValidationError(exc.message_dict) from exc
-        try:
-            config.save()
         except HookConfig.DoesNotExist as exc:
             raise NotFound(str(exc)) from exc
         return config

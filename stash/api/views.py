@@ -2,6 +2,7 @@
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from django.utils.http import urlencode
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.authtoken.views import ObtainAuthToken
@@ -14,6 +15,7 @@ from rest_framework.reverse import reverse
 from .. import processing, registry
 from ..models import Content, HookConfig, Stash
 from . import permissions
+from .filters import ContentFilter
 from .pagination import ContentCursorPagination
 from .parsers import JSONParser
 from .schema import errors
@@ -22,7 +24,6 @@ from .serializers import (
     BulkSubmitSerializer,
     ContentDetailSerializer,
     ContentEditSerializer,
-    ContentFilterSerializer,
     ContentSerializer,
     HookConfigSerializer,
     HookOrderSerializer,
@@ -55,18 +56,33 @@ IDEMPOTENCY_KEY = OpenApiParameter(
 )
 
 
+class SerializerPerAction:
+    """``get_serializer()`` builds ``serializer_classes[action]`` for an action that reads or writes
+    something other than ``serializer_class``."""
+
+    serializer_classes = {}
+
+    def get_serializer_class(self):
+        return self.serializer_classes.get(self.action, self.serializer_class)
+
+
 @extend_schema_view(
-    list=extend_schema(summary="List items", parameters=[ContentFilterSerializer],
+    list=extend_schema(summary="List items",
                        description="Your items, or every item with `stash.view_content`; newest first, "
                                    "in cursor pages.", responses={200: ContentSerializer, **errors(400, 401, 404)}),
     retrieve=extend_schema(summary="Read an item and the trail of its latest run",
                            responses={200: ContentDetailSerializer, **errors(401, 404)}),
 )
-class ContentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class ContentViewSet(SerializerPerAction, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Items: submit, list, read, edit the payload, judge again."""
 
     serializer_class = ContentSerializer
+    serializer_classes = {"create": SubmitSerializer, "partial_update": ContentEditSerializer,
+                          "bulk": BulkSubmitSerializer, "retrieve": ContentDetailSerializer,
+                          "reprocess": ContentDetailSerializer}
     pagination_class = ContentCursorPagination
+    filter_backends = [DjangoFilterBackend]
+    filterset_class = ContentFilter
     lookup_value_regex = "[0-9a-fA-F-]{32,36}"
     http_method_names = ["get", "post", "patch", "head", "options"]
 
@@ -85,20 +101,15 @@ class ContentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
             return [AnonymousSubmitThrottle()]
         return super().get_throttles()
 
-    def get_serializer_class(self):
-        return ContentDetailSerializer if self.action in ("retrieve", "partial_update", "reprocess") \
-            else ContentSerializer
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        if self.action == "create":
+            context["idempotency_key"] = self.request.headers.get("Idempotency-Key", "")
+        return context
 
     def filter_queryset(self, queryset):
-        if self.action != "list":
-            return queryset
-        filters = ContentFilterSerializer(data=self.request.query_params)
-        filters.is_valid(raise_exception=True)
-        if "stash" in filters.validated_data:
-            queryset = queryset.filter(stash=filters.validated_data["stash"])
-        if "status" in filters.validated_data:
-            queryset = queryset.filter(status=filters.validated_data["status"])
-        return queryset
+        # The list's filters narrow the list only: an item's own URL answers whatever the query says.
+        return super().filter_queryset(queryset) if self.action == "list" else queryset
 
     def _detail(self, content, status_code=status.HTTP_200_OK, serializer_class=ContentDetailSerializer,
                 headers=None):
@@ -113,14 +124,12 @@ class ContentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         responses={201: ContentSerializer, 200: ContentSerializer, **errors(400, 401, 403, 409, 413, 415, 429)},
     )
     def create(self, request, *args, **kwargs):
-        key = request.headers.get("Idempotency-Key", "")
-        serializer = SubmitSerializer(data=request.data,
-                                      context={**self.get_serializer_context(), "idempotency_key": key})
+        serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         stash = serializer.validated_data["stash"]
         self.check_object_permissions(request, stash)
         content, created = processing.submit(stash, serializer.validated_data["payload"], request.user,
-                                             Content.Source.API, idempotency_key=key)
+                                             Content.Source.API, idempotency_key=serializer.context["idempotency_key"])
         location = reverse("api:content-detail", args=[content.pk], request=request)
         return self._detail(content, status.HTTP_201_CREATED if created else status.HTTP_200_OK,
                             ContentSerializer, headers={"Location": location})
@@ -134,7 +143,7 @@ class ContentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     )
     def partial_update(self, request, *args, **kwargs):
         content = self.get_object()
-        serializer = ContentEditSerializer(data=request.data)
+        serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         return self._detail(processing.edit(content, serializer.validated_data["payload"]))
 
@@ -147,7 +156,7 @@ class ContentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     )
     @action(detail=False, methods=["post"], permission_classes=[IsAuthenticated, permissions.CanBulkSubmit])
     def bulk(self, request):
-        serializer = BulkSubmitSerializer(data=request.data, context=self.get_serializer_context())
+        serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         contents = processing.submit_many(serializer.validated_data["stash"], serializer.validated_data["items"],
                                           request.user, Content.Source.API)
@@ -174,10 +183,11 @@ class ContentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
                        responses={200: StashSerializer(many=True)}),
     retrieve=extend_schema(summary="Read a stash", parameters=[SLUG], responses={200: StashSerializer, **errors(404)}),
 )
-class StashViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class StashViewSet(SerializerPerAction, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Stashes; their accepted queue; trying a payload against their hooks."""
 
     serializer_class = StashSerializer
+    serializer_classes = {"queue": QueueItemSerializer, "simulate": SimulateSerializer}
     permission_classes = [AllowAny]
     pagination_class = None
     lookup_field = "slug"
@@ -207,7 +217,7 @@ class StashViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         next_after = items[-1].queue_seq if items else after
         next_url = reverse("api:stash-queue", args=[stash.slug], request=request)
         return Response({
-            "results": QueueItemSerializer(items, many=True).data,
+            "results": self.get_serializer(items, many=True).data,
             "next_after": next_after,
             "next": f"{next_url}?{urlencode({'after': next_after, 'limit': limit})}",
         })
@@ -223,18 +233,10 @@ class StashViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated, permissions.CanSimulate])
     def simulate(self, request, slug=None):
         stash = self.get_object()
-        serializer = SimulateSerializer(data=request.data)
+        serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        payload = serializer.validated_data["payload"]
-        processing.check_payload(stash, payload)
-        result = processing.simulate(stash, payload)
-        return Response({
-            "verdict": result.verdict, "reason": result.reason, "code": result.code,
-            "decided_by": result.decided_by, "transformed": result.transformed, "payload": dict(result.payload),
-            "duration_ms": result.duration_ms, "trail": [entry.as_dict() for entry in result.trail],
-        })
-
-
+        result = processing.simulate(stash, serializer.validated_data["payload"])
+        return Response(result.as_dict())
 
 
 @extend_schema_view(
@@ -251,11 +253,13 @@ class StashViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     destroy=extend_schema(summary="Remove a hook from a stash", parameters=[STASH_SLUG, HOOK_ID],
                           responses={204: None, **errors(401, 403, 404)}),
 )
-class HookConfigViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
-                        mixins.UpdateModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet):
+class HookConfigViewSet(SerializerPerAction, mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                        mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.DestroyModelMixin,
+                        viewsets.GenericViewSet):
     """A stash's configured hooks. Params, hook name and condition are checked as in the admin."""
 
     serializer_class = HookConfigSerializer
+    serializer_classes = {"reorder": ReorderSerializer}
     permission_classes = [IsAuthenticated, permissions.HookConfigPermissions]
     pagination_class = None
     lookup_value_regex = "[0-9]+"
@@ -270,8 +274,8 @@ class HookConfigViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins
             return HookConfig.objects.none()
         return HookConfig.objects.filter(stash__slug=self.kwargs["stash_slug"]).in_order()
 
-    def get_serializer_context(self):
-        return {**super().get_serializer_context(), "stash": getattr(self, "stash", None)}
+    def perform_create(self, serializer):
+        serializer.save(stash=self.stash)
 
     @extend_schema(
         summary="Put a stash's hooks in a new order",
@@ -284,7 +288,7 @@ class HookConfigViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins
     )
     @action(detail=False, methods=["post"], permission_classes=[IsAuthenticated, permissions.CanReorderHooks])
     def reorder(self, request, stash_slug=None):
-        serializer = ReorderSerializer(data=request.data)
+        serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
             processing.reorder_hooks(self.stash, serializer.validated_data["order"],

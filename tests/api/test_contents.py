@@ -294,6 +294,12 @@ def test_an_unknown_filter_value_is_a_400(api, items, viewer, params, field, mes
     assert response.json() == {field: [message]}
 
 
+def test_the_list_filters_narrow_the_list_only_not_an_items_own_url(api, items, viewer):
+    response = api(viewer).get(detail(items["mine"]), {"status": "great", "stash": "notes"})
+    assert response.status_code == 200
+    assert response.json()["id"] == str(items["mine"].pk)
+
+
 def test_the_list_pages_by_cursor_through_every_item_once(api, audit, submitter):
     created = {str(processing.submit(audit, {"n": n}, submitter)[0].pk) for n in range(7)}
     client, seen, url = api(submitter), [], f"{URL}?page_size=3"

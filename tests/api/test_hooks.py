@@ -101,6 +101,32 @@ def test_an_invalid_hook_config_is_a_400_naming_the_field(api, audit, manager, b
     assert version() == before
 
 
+@pytest.mark.parametrize("method, path", [("post", ""), ("patch", "{pk}/"), ("put", "{pk}/")])
+def test_a_hook_config_is_checked_once_per_request(api, audit, manager, register_temporarily, method, path):
+    checked = []
+
+    class Counted(hooks.Filter):
+        """Counts the checks of its params."""
+
+        params_schema = {"type": "object"}
+
+        @classmethod
+        def check_params(cls, params):
+            checked.append(dict(params))
+            return {}
+
+        def filter(self, item):
+            return self.keep()
+
+    register_temporarily("test_counted", Counted)
+    config = HookConfig.objects.create(stash=audit, hook="test_counted")
+    checked.clear()
+    response = getattr(api(manager), method)(HOOKS + path.format(pk=config.pk),
+                                             {"hook": "test_counted", "params": {"n": 2}}, format="json")
+    assert response.status_code in (200, 201), response.content
+    assert checked == [{"n": 2}]
+
+
 # --- changing and removing -------------------------------------------------------------------
 
 

@@ -58,7 +58,7 @@ def test_sink_deliveries_and_retries_on_the_worker_are_counted(worker, client, m
         Content.objects.create(stash=stash, payload={"text": text})
     Content.objects.create(stash=stash, payload={"title": "rejected: the sink only acts on accepted items"})
     all_judged(4)
-    # Each accepted item's delivery fails once, and is delivered on its retry (after 5 s).
+    # Each accepted item's delivery fails once, and is delivered on its retry (within 5 s).
     wait_for(lambda: counting.totals().get((counting.SINK_DELIVERED, sink.pk)) == 3, timeout=60,
              message="three deliveries")
 
