@@ -11,7 +11,7 @@ six queries, each bounded by an index or a limit (figures in docs/metrics.md):
 - ``stash_queue_lag_seconds{stash}``: age of the stash's oldest pending or processing item,
   since it was submitted or last edited (0 when none waits).
 - ``stash_hook_verdicts_total{stash,config,hook,outcome}``: each hook config's kept, dropped
-  (held, and an observing hook's "would drop", count as dropped) and error counts;
+  (held, and what an observing hook would drop or hold, count as dropped) and error counts;
   ``stash_hook_overturned_total``: its verdicts a reviewer overturned.
 - ``stash_hook_duration_seconds{stash,config,hook}``: a summary (``_sum``, ``_count``) of every
   run of the hook since the config was created: ``rate(_sum) / rate(_count)`` is its mean time.

@@ -151,6 +151,8 @@ class TrailEntry:
     code: str = ""
     message: str = ""
     duration_ms: float = 0.0
+    #: What an observing step would have done ("drop", "hold" or "transform"); blank otherwise.
+    would: str = ""
 
     @property
     def title(self) -> str:
@@ -160,7 +162,7 @@ class TrailEntry:
     def as_dict(self) -> dict[str, Any]:
         return {"config_id": self.config_id, "hook": self.hook, "label": self.label,
                 "position": self.position, "outcome": self.outcome, "code": self.code,
-                "message": self.message, "duration_ms": round(self.duration_ms, 3)}
+                "message": self.message, "duration_ms": round(self.duration_ms, 3), "would": self.would}
 
 
 @dataclass(frozen=True)
@@ -282,10 +284,10 @@ class Pipeline:
         """Run one step: its trail entry, a new payload or None, and the verdict if it ends the run."""
         started = time.perf_counter()
 
-        def entry(outcome: str, code: str = "", message: str = "") -> TrailEntry:
+        def entry(outcome: str, code: str = "", message: str = "", would: str = "") -> TrailEntry:
             return TrailEntry(hook=step.name, label=step.label, config_id=step.config_id,
                               position=step.position, outcome=outcome, code=code, message=message,
-                              duration_ms=(time.perf_counter() - started) * 1000)
+                              duration_ms=(time.perf_counter() - started) * 1000, would=would)
 
         timed_out = f"timed out after {_ms(step.timeout)} ms"
         try:
@@ -321,7 +323,8 @@ class Pipeline:
             return entry(KEPT, decision.code), None, None
         verdict = REJECTED if decision.action == "drop" else HELD
         if step.mode == OBSERVE:
-            return entry(OBSERVED, decision.code, f"would {decision.action}: {decision.reason}"), None, None
+            return entry(OBSERVED, decision.code, f"would {decision.action}: {decision.reason}",
+                         would=decision.action), None, None
         return entry(DROPPED if verdict == REJECTED else HELD, decision.code, decision.reason), None, verdict
 
     @staticmethod
@@ -337,7 +340,7 @@ class Pipeline:
             return entry(KEPT, "unchanged"), None, None
         message = "changed " + ", ".join(changed)
         if step.mode == OBSERVE:
-            return entry(OBSERVED, "transformed", "would have " + message), None, None
+            return entry(OBSERVED, "transformed", "would have " + message, would="transform"), None, None
         return entry(TRANSFORMED, "transformed", message), dict(new_payload), None
 
     @staticmethod

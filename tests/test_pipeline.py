@@ -418,6 +418,7 @@ def test_observing_filter_records_what_it_would_drop_and_accepts():
     assert entry.message.startswith("would drop")
     assert entry.message == "would drop: has spam"
     assert entry.code == "spam"
+    assert entry.would == "drop" and entry.as_dict()["would"] == "drop"
     assert result.decided_by is None and result.reason == ""
 
 
@@ -426,6 +427,7 @@ def test_observing_hold_records_would_hold():
 
     assert result.verdict == pipeline.ACCEPTED
     assert (result.trail[0].outcome, result.trail[0].message) == ("observed", "would hold: check me")
+    assert result.trail[0].would == "hold"
 
 
 def test_observing_transform_does_not_change_the_payload():
@@ -435,6 +437,7 @@ def test_observing_transform_does_not_change_the_payload():
 
     assert result.trail[0].outcome == "observed"
     assert result.trail[0].message == "would have changed text"
+    assert result.trail[0].would == "transform"
     assert result.payload == {"text": "hi", "a": 1}  # the next transform worked on the untouched text
 
 
@@ -663,7 +666,8 @@ def test_trail_entries_have_durations_and_serialise():
     assert result.trail[1].duration_ms >= 10
     assert result.duration_ms >= result.trail[1].duration_ms
     as_dict = result.trail[0].as_dict()
-    assert set(as_dict) == {"config_id", "hook", "label", "position", "outcome", "code", "message", "duration_ms"}
+    assert set(as_dict) == {"config_id", "hook", "label", "position", "outcome", "code", "message", "duration_ms",
+                            "would"}
     assert as_dict["hook"] == "k" and as_dict["label"] == "Keeper" and as_dict["config_id"] == 1
     assert as_dict["outcome"] == "kept"
 

@@ -187,7 +187,7 @@ def test_posts_the_verdict_and_item_as_json_with_a_verifiable_signature(receiver
         "item": {"id": "c0ffee", "stash": "audit", "revision": 2, "source": "api", "submitted_by": None,
                  "created_at": None, "payload": {"text": "hello", "n": 1}},
         "trail": [{"config_id": 3, "hook": "require_fields", "label": "Needs text", "position": 1,
-                   "outcome": "kept", "code": "", "message": "", "duration_ms": 0.0}],
+                   "outcome": "kept", "code": "", "message": "", "duration_ms": 0.0, "would": ""}],
     }
 
 

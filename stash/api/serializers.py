@@ -142,6 +142,8 @@ class TrailEntrySerializer(serializers.Serializer):
     code = serializers.CharField(allow_blank=True, help_text="A short reason code, e.g. missing_fields.")
     message = serializers.CharField(allow_blank=True, help_text="The reason, in words.")
     duration_ms = serializers.FloatField()
+    would = serializers.ChoiceField(choices=["", "drop", "hold", "transform"], default="",
+                                    help_text="What an observing hook would have done; blank otherwise.")
 
 
 class RunSerializer(serializers.ModelSerializer):

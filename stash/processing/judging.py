@@ -370,7 +370,7 @@ def _count(counters: recording.Counters, trail: Iterable[pipeline.TrailEntry]) -
         if entry.outcome in (pipeline.KEPT, pipeline.TRANSFORMED):
             counts["kept_count"] += 1
         elif entry.outcome in (pipeline.DROPPED, pipeline.HELD) or (
-                entry.outcome == pipeline.OBSERVED and entry.message.startswith(("would drop", "would hold"))):
+                entry.outcome == pipeline.OBSERVED and entry.would in ("drop", "hold")):
             counts["dropped_count"] += 1
         elif entry.outcome in (pipeline.ERROR, pipeline.TIMEOUT):
             counts["errors_count"] += 1
