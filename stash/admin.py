@@ -4,7 +4,6 @@ import uuid
 
 from adminsortable2.admin import SortableAdminBase, SortableAdminMixin, SortableTabularInline
 from django.contrib import admin, messages
-from django.db import transaction
 from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.template.loader import render_to_string
@@ -32,7 +31,7 @@ class StyledAdmin(admin.ModelAdmin):
 
 def hook_title(config):
     """A hook's label (or name), flagged when its hook is not registered or it is disabled."""
-    title = config.label or config.hook
+    title = config.title
     if config.is_missing:
         return format_html('<span class="stash-missing" title="{}">{} ⚠ {}</span>',
                            _("This hook is not registered: it fails by its on-error policy."), title,
@@ -63,11 +62,6 @@ def single_stash(request):
     if set(request.GET) - {STASH_FILTER, "p", "o"} or not request.GET.get(STASH_FILTER, "").isdigit():
         return None
     return Stash.objects.filter(pk=request.GET[STASH_FILTER]).first()
-
-
-def lock_stashes(stash_ids):
-    """Lock these stashes' rows first (in one order), as a reorder does, so no two writers deadlock."""
-    list(Stash.objects.select_for_update().filter(pk__in=set(stash_ids)).order_by("pk").values_list("pk"))
 
 
 def without_secrets(fields):
@@ -166,17 +160,17 @@ class StashAdmin(SortableAdminBase, StyledAdmin):
                 if config.is_missing:
                     self.message_user(request, _("Hook %(title)s uses %(hook)r, which is not registered: it fails by "
                                                  "its on-error policy. Disable or delete it.")
-                                      % {"title": config.label or config.hook, "hook": config.hook}, messages.WARNING)
+                                      % {"title": config.title, "hook": config.hook}, messages.WARNING)
         return super().change_view(request, object_id, form_url, extra_context)
 
     def save_related(self, request, form, formsets, change):
-        stash = form.instance
-        lock_stashes([stash.pk])
-        super().save_related(request, form, formsets, change)
-        for formset in formsets:
-            if isinstance(formset, HookConfigInlineFormSet) and request.user.has_perm("stash.change_hookconfig"):
-                # Rows were saved in place; now the dragged order, and no gaps from deleted rows.
-                processing.place_hooks(stash, formset.wanted_positions())
+        # Rows are saved in place; then the dragged order, and no gaps from deleted rows.
+        dragged = None
+        if request.user.has_perm("stash.change_hookconfig"):
+            dragged = next((formset.wanted_positions() for formset in formsets
+                            if isinstance(formset, HookConfigInlineFormSet)), None)
+        with processing.saving_hooks(form.instance, dragged):
+            super().save_related(request, form, formsets, change)
 
 
 @admin.register(HookConfig)
@@ -241,33 +235,18 @@ class HookConfigAdmin(ShownParamsMixin, SortableAdminMixin, StyledAdmin):
         return super().change_view(request, object_id, form_url, extra_context)
 
     def save_model(self, request, obj, form, change):
-        lock_stashes([obj.stash_id])
-        if not change:
-            obj.position = 0  # appended under the stash's lock (sortable2 would read max+1 unlocked)
-        admin.ModelAdmin.save_model(self, request, obj, form, change)
+        # A new hook keeps position 0: the model appends it under the stash's lock (sortable2's
+        # save_model would read max + 1 without one).
+        processing.save_hook(obj)
 
     def delete_model(self, request, obj):
-        stash = obj.stash
-        lock_stashes([stash.pk])
-        super().delete_model(request, obj)
-        processing.place_hooks(stash, {})  # close the gap
+        processing.delete_hooks(HookConfig.objects.filter(pk=obj.pk))
 
     def delete_queryset(self, request, queryset):
-        with transaction.atomic():  # the delete action, unlike the delete page, runs outside one
-            stashes = list(Stash.objects.filter(pk__in=queryset.values("stash_id")))
-            lock_stashes([stash.pk for stash in stashes])
-            super().delete_queryset(request, queryset)
-            for stash in stashes:
-                processing.place_hooks(stash, {})
+        processing.delete_hooks(queryset)
 
-    def _update_order(self, updated_items, extra_model_filters):
-        """sortable2's drag and drop: the moved rows' new positions, applied by one atomic reorder."""
-        positions = {int(pk): int(position) for pk, position in updated_items}
-        stashes = list(Stash.objects.filter(hooks__pk__in=list(positions)).distinct())
-        if len(stashes) != 1:
-            raise ValueError("Reorder the hooks of one stash at a time.")
-        processing.place_hooks(stashes[0], positions)
-        return len(positions)
+    def update_order(self, request):
+        return admin_views.update_order(self, request)
 
     @admin.display(description="#", ordering="position")
     def order(self, obj):
@@ -297,9 +276,7 @@ class HookConfigAdmin(ShownParamsMixin, SortableAdminMixin, StyledAdmin):
         self._set_enabled(request, queryset, False)
 
     def _set_enabled(self, request, queryset, enabled):
-        with transaction.atomic():
-            lock_stashes(queryset.values_list("stash_id", flat=True))
-            count = queryset.exclude(enabled=enabled).update(enabled=enabled)
+        count = processing.set_enabled(queryset, enabled)
         message = (ngettext("%d hook enabled.", "%d hooks enabled.", count) if enabled
                    else ngettext("%d hook disabled.", "%d hooks disabled.", count))
         self.message_user(request, message % count, messages.SUCCESS)
@@ -307,20 +284,7 @@ class HookConfigAdmin(ShownParamsMixin, SortableAdminMixin, StyledAdmin):
     @admin.action(description=_("Duplicate selected hooks (the copies start disabled)"),
                   permissions=["add"])
     def duplicate(self, request, queryset):
-        copied = skipped = 0
-        for config in queryset.select_related("stash").order_by("stash", "position"):
-            if config.is_missing:
-                skipped += 1
-                continue
-            label = _("%(label)s (copy)") % {"label": config.label or config.hook}
-            with transaction.atomic():
-                lock_stashes([config.stash_id])
-                copy = HookConfig.objects.create(
-                    stash=config.stash, hook=config.hook, label=label, params=config.params, enabled=False,
-                    mode=config.mode, on_error=config.on_error, condition=config.condition,
-                    timeout_ms=config.timeout_ms)
-                processing.place_hooks(config.stash, {copy.pk: config.position + 1})  # right after the original
-            copied += 1
+        copied, skipped = processing.duplicate_hooks(queryset)
         if copied:
             self.message_user(request, ngettext("%d hook copied, disabled, right after its original.",
                                                 "%d hooks copied, disabled, each right after its original.",
@@ -339,14 +303,7 @@ class HookConfigAdmin(ShownParamsMixin, SortableAdminMixin, StyledAdmin):
         self._move(request, queryset, top=False)
 
     def _move(self, request, queryset, top):
-        by_stash = {}
-        for config in queryset.select_related("stash").order_by("stash", "position"):
-            by_stash.setdefault(config.stash, []).append(config.pk)
-        for stash, ids in by_stash.items():
-            # Places below 1 come before every other hook; places past any position, after.
-            start = 1 - len(ids) if top else 1 << 30
-            processing.place_hooks(stash, {pk: start + index for index, pk in enumerate(ids)})
-        count = sum(len(ids) for ids in by_stash.values())
+        count = processing.move_hooks(queryset, top)
         message = (ngettext("%d hook moved to the top.", "%d hooks moved to the top.", count) if top
                    else ngettext("%d hook moved to the bottom.", "%d hooks moved to the bottom.", count))
         self.message_user(request, message % count, messages.SUCCESS)
@@ -356,7 +313,7 @@ class DecidedByFilter(admin.RelatedFieldListFilter):
     """Items by the hook that rejected or held them, named with its stash."""
 
     def field_choices(self, field, request, model_admin):
-        return [(config.pk, f"{config.stash.slug}: {config.label or config.hook}")
+        return [(config.pk, f"{config.stash.slug}: {config.title}")
                 for config in HookConfig.objects.select_related("stash").order_by("stash__slug", "position")]
 
 

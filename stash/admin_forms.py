@@ -6,7 +6,6 @@ from django import forms
 from django.contrib.admin.helpers import ActionForm
 from django.core.exceptions import ValidationError
 from django.forms.fields import InvalidJSONInput
-from django.forms.models import BaseInlineFormSet
 from django.utils.translation import gettext_lazy as _
 
 from . import processing, registry, stats
@@ -129,21 +128,22 @@ class HookConfigInlineFormSet(CustomInlineFormSet):
     """The hooks of a stash, with their statistics; see ``wanted_positions`` for their order."""
 
     def get_queryset(self):
-        fresh = not hasattr(self, "_queryset")
-        queryset = super().get_queryset()
-        if fresh:
+        queryset = super().get_queryset()  # the same queryset on every call, evaluated once
+        if getattr(self, "_with_stats", None) is not queryset:
             stats.attach(queryset)
+            self._with_stats = queryset
         return queryset
 
-    def save_new(self, form, commit=True):
-        # Skip sortable2's max+1 (read without a lock): position 0 makes the model append the
-        # hook under the stash's row lock.
-        return BaseInlineFormSet.save_new(self, form, commit)
+    def get_max_order(self):
+        # sortable2 gives a new hook this plus one: position 0, which makes the model append it
+        # under the stash's row lock (the maximum, read here, would be read without it).
+        return -1
 
     def wanted_positions(self):
         """{config id: position} as dragged, for the hooks that were on the page and stay."""
+        deleted = self.deleted_forms
         return {form.instance.pk: form.wanted_position for form in self.initial_forms
-                if getattr(form, "wanted_position", None) is not None and not self._should_delete_form(form)}
+                if getattr(form, "wanted_position", None) is not None and form not in deleted}
 
 
 class ReviewActionForm(ActionForm):

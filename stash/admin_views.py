@@ -1,10 +1,11 @@
-"""Admin pages of a stash that save nothing: simulate a payload, replay recent items with the current hooks."""
+"""Admin pages of a stash that save nothing (simulate a payload, replay recent items with the current
+hooks), and the endpoint that drag and drop in the hooks list posts to."""
 import json
 
 from django.contrib import messages
 from django.contrib.admin.utils import unquote
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, ValidationError
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, HttpResponseForbidden, HttpResponseNotAllowed
 from django.template.response import TemplateResponse
 from django.utils.translation import gettext as _, gettext_lazy
 
@@ -71,3 +72,17 @@ def replay(model_admin, request, object_id):
         return {"form": form, "report": report, "summary": summary}
 
     return _stash_page(model_admin, request, object_id, _("Replay %(stash)s"), "admin/stash/stash/replay.html", extra)
+
+
+def update_order(model_admin, request):
+    """django-admin-sortable2's endpoint for drag and drop in the hooks list (``SortableAdminMixin``'s
+    ``update_order``, answered alike): the moved rows' new places, applied by one atomic reorder."""
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    if not model_admin.has_change_permission(request):
+        return HttpResponseForbidden(_("Missing permissions to perform this request"))
+    try:
+        count = processing.place_dragged_hooks(json.loads(request.body).get("updatedItems"))
+    except (ValueError, TypeError, AttributeError, ObjectDoesNotExist) as exc:  # malformed; a stash gone meanwhile
+        return HttpResponseBadRequest(_("Invalid POST request: %(error)s") % {"error": exc})
+    return HttpResponse(_("Updated %(count)d items") % {"count": count})

@@ -38,6 +38,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connections, transaction
 
+from .compat import on_commit_pending
+
 logger = logging.getLogger(__name__)
 
 PROCESS_TASK = "stash.tasks.process_contents"
@@ -73,7 +75,7 @@ def send_on_commit(ids, using="default", stash=None, queue=""):
     batch = getattr(connection, "_stash_batch", None)
     # A batch belongs to the transaction that registered it: once that one has committed or
     # rolled back, its callback is no longer pending and a new batch starts.
-    if batch is None or not any(entry[1] is batch for entry in connection.run_on_commit):
+    if batch is None or not on_commit_pending(batch, using):
         batch = _Batch()
         connection._stash_batch = batch
         transaction.on_commit(batch, using=using)

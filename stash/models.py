@@ -20,14 +20,18 @@ from .exceptions import ExpressionError, InvalidParams, NotRegistered
 from .expressions import validate_condition
 
 
-class LoadedStateMixin:
+class LoadedStateModel(models.Model):
     """Remembers ``TRACKED_FIELDS`` as last read from or written to the database.
 
     The values are copied, so a JSON field edited in place still counts as changed, and
-    ``refresh_from_db`` makes what it read the new baseline.
+    ``refresh_from_db`` makes what it read the new baseline. An abstract model, so that
+    migrations name only ``models.Model`` among a model's bases, never this class.
     """
 
     TRACKED_FIELDS = ()
+
+    class Meta:
+        abstract = True
 
     @classmethod
     def from_db(cls, db, field_names, values):
@@ -82,7 +86,7 @@ def validate_queue_name(value):
                               code="max_bytes")
 
 
-class Stash(LoadedStateMixin, models.Model):
+class Stash(LoadedStateModel):
     """A named pipeline: the hooks that judge what is submitted to it, and its queue."""
 
     slug = models.SlugField(_("slug"), unique=True)
@@ -144,11 +148,27 @@ class Stash(LoadedStateMixin, models.Model):
             self.refresh_from_db(fields=["config_version"])
 
     @staticmethod
+    def lock(stash_ids) -> dict:
+        """Lock the rows of these stashes until the transaction ends, in id order: every writer of a
+        stash's hooks takes this lock first and in this order, so none deadlocks or sees positions
+        half renumbered. Returns their config versions by id (stashes that are gone are left out)."""
+        return dict(Stash.objects.select_for_update().filter(pk__in=set(stash_ids)).order_by("pk")
+                    .values_list("pk", "config_version"))
+
+    @staticmethod
+    def lock_one(stash_id) -> int:
+        """``lock`` one stash; returns its config version, or raises ``Stash.DoesNotExist``."""
+        try:
+            return Stash.lock([stash_id])[stash_id]
+        except KeyError:
+            raise Stash.DoesNotExist(gettext("Stash %(id)s does not exist.") % {"id": stash_id}) from None
+
+    @staticmethod
     def bump_config_version(stash_ids):
         """Mark the pipelines of these stashes as changed (locking their rows in id order)."""
         ids = sorted(set(stash_ids))
         if len(ids) > 1:
-            list(Stash.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
+            Stash.lock(ids)
         Stash.objects.filter(pk__in=ids).update(config_version=F("config_version") + 1)
 
 
@@ -185,7 +205,7 @@ class HookConfigQuerySet(models.QuerySet):
         """
         ordered_ids = [int(pk) for pk in ordered_ids]
         with transaction.atomic(using=self.db):
-            Stash.objects.select_for_update().filter(pk=stash.pk).get()
+            Stash.lock_one(stash.pk)
             current = set(self.model.objects.filter(stash=stash).values_list("pk", flat=True))
             if len(ordered_ids) != len(set(ordered_ids)) or set(ordered_ids) != current:
                 raise ValidationError(_("The new order must list every hook of the stash exactly once."))
@@ -196,7 +216,7 @@ class HookConfigQuerySet(models.QuerySet):
             self.model.objects.filter(stash=stash).update(position=-F("position"))
 
 
-class HookConfig(LoadedStateMixin, models.Model):
+class HookConfig(LoadedStateModel):
     """One configured use of a registered hook in a stash: which, with what params, where."""
 
     COUNTER_FIELDS = ("runs_count", "kept_count", "dropped_count", "errors_count", "time_total_us",
@@ -325,7 +345,7 @@ class HookConfig(LoadedStateMixin, models.Model):
                                        if not f.primary_key and f.name not in skip]
         with transaction.atomic():
             if self._state.adding and self.position <= 0:
-                Stash.objects.select_for_update().filter(pk=self.stash_id).get()
+                Stash.lock_one(self.stash_id)
                 last = HookConfig.objects.filter(stash_id=self.stash_id).aggregate(m=Max("position"))["m"]
                 self.position = (last or 0) + 1
             Stash.bump_config_version([self.stash_id])  # locks the stash row before the config's
@@ -374,7 +394,7 @@ def content_hash(payload, canonical=None):
     return hashlib.sha256(canonical_json(payload) if canonical is None else canonical).hexdigest()
 
 
-class Content(LoadedStateMixin, models.Model):
+class Content(LoadedStateModel):
     """A submitted item. Every change of its payload is a new revision, judged again."""
 
     class Status(models.TextChoices):

@@ -9,7 +9,10 @@ so the rules live here once:
 - ``deadlines``: a message's ``Clock`` (its time limit, leases, which items fit); ``stopping``:
   ``recover``, for a message stopped at its time limit; ``isolation``: ``call_with_deadline``,
   how simulate and replay run hooks in a child process (``DeadlineExceeded`` past it).
-- ``ordering``: ``reorder_hooks`` and ``place_hooks``, atomic under the stash's row lock.
+- ``ordering``: ``reorder_hooks``, ``place_hooks``, ``place_dragged_hooks`` and ``move_hooks``,
+  atomic under the stash's row lock (``Stash.lock``).
+- ``configuring``: ``save_hook``, ``saving_hooks``, ``set_enabled``, ``duplicate_hooks`` and
+  ``delete_hooks``, the admin's changes to hook configs, under the same lock.
 - ``reviewing``: ``approve``, ``reject``, ``overturn`` and ``replay``.
 - ``housekeeping``: ``prune``, runs and final items past their retention, in short batches;
   ``exporting``: ``export_rows`` and ``write_jsonl``, a stash's items as JSON Lines.
@@ -19,6 +22,7 @@ so the rules live here once:
 Locks are always taken in one order: items, then stashes (by id), then hook configs.
 """
 from .. import dispatch  # noqa: F401 - tests and callers reach the publisher through here
+from .configuring import delete_hooks, duplicate_hooks, save_hook, saving_hooks, set_enabled  # noqa: F401
 from .counting import count_sweep  # noqa: F401
 from .deadlines import Clock  # noqa: F401
 from .exporting import export_rows, write_jsonl  # noqa: F401
@@ -39,7 +43,7 @@ from .judging import (  # noqa: F401
     simulate,
     sweep,
 )
-from .ordering import place_hooks, reorder_hooks  # noqa: F401
+from .ordering import arrange_hooks, move_hooks, place_dragged_hooks, place_hooks, reorder_hooks  # noqa: F401
 from .reviewing import ReplayChange, ReplayReport, approve, overturn, reject, replay  # noqa: F401
 from .stopping import recover, token_for  # noqa: F401
 from .submitting import (  # noqa: F401

@@ -1,0 +1,88 @@
+"""Changing a stash's hook configs as the admin does: save, enable, disable, duplicate, delete.
+
+Each change takes its stashes' row locks first (``Stash.lock``), then writes, and leaves the
+positions 1..n (see ``ordering``); the model's writes move ``config_version``, so workers rebuild
+the pipeline on their next batch.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from functools import partial
+
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils.translation import gettext as _
+
+from ..models import HookConfig, Stash
+from .ordering import arrange_hooks, place_hooks
+
+
+def save_hook(config: HookConfig) -> None:
+    """Save ``config`` as edited, under its stash's row lock. A new one (position 0) is appended:
+    the model numbers it last under that lock."""
+    with transaction.atomic():
+        Stash.lock([config.stash_id])
+        config.save()
+
+
+@contextmanager
+def saving_hooks(stash: Stash, positions: Mapping[int, int] | None = None) -> Iterator[None]:
+    """Hold ``stash``'s row lock while the block saves and deletes its hook configs (the rows of its
+    page), then put them at ``positions`` ({config id: position}, as dragged) and close the gaps
+    that deletes left. With ``positions`` None the order is left as the block leaves it."""
+    with transaction.atomic():
+        Stash.lock([stash.pk])
+        yield
+        if positions is not None:
+            place_hooks(stash, positions)
+
+
+def set_enabled(configs: QuerySet[HookConfig], enabled: bool) -> int:
+    """Enable (or disable) the hook configs of the queryset ``configs``; returns how many changed."""
+    with transaction.atomic():
+        Stash.lock(configs.values_list("stash_id", flat=True))
+        return configs.exclude(enabled=enabled).update(enabled=enabled)
+
+
+def duplicate_hooks(configs: QuerySet[HookConfig]) -> tuple[int, int]:
+    """Copy each hook config of the queryset ``configs``, disabled and labelled "(copy)", to the place
+    right after its original, each in a transaction of its own under its stash's row lock.
+
+    Configs whose hook is not registered are not copied (a copy must validate). Returns the
+    numbers copied and skipped.
+    """
+    copied = skipped = 0
+    for config in configs.select_related("stash").order_by("stash", "position"):
+        if config.is_missing:
+            skipped += 1
+            continue
+        with transaction.atomic():
+            Stash.lock([config.stash_id])
+            label = _("%(label)s (copy)") % {"label": config.title}
+            copy = HookConfig.objects.create(
+                stash=config.stash, hook=config.hook, label=label, params=config.params, enabled=False,
+                mode=config.mode, on_error=config.on_error, condition=config.condition, timeout_ms=config.timeout_ms)
+            arrange_hooks(config.stash, partial(_after, original=config.pk, copy=copy.pk))
+        copied += 1
+    return copied, skipped
+
+
+def _after(current: list[tuple[int, int]], original: int, copy: int) -> list[int]:
+    """The ids of ``current`` ([(id, position)] in order) with ``copy`` moved right after ``original``
+    (last, if the original has gone)."""
+    order = [pk for pk, _position in current if pk != copy]
+    place = order.index(original) + 1 if original in order else len(order)
+    return order[:place] + [copy] + order[place:]
+
+
+def delete_hooks(configs: QuerySet[HookConfig]) -> int:
+    """Delete the hook configs of the queryset ``configs`` and close the gaps they leave, in one
+    transaction under their stashes' row locks. Returns how many were deleted."""
+    with transaction.atomic():
+        stashes = list(Stash.objects.filter(pk__in=configs.values("stash_id")).order_by("pk"))
+        Stash.lock([stash.pk for stash in stashes])
+        _total, deleted = configs.delete()
+        for stash in stashes:
+            place_hooks(stash, {})
+    return deleted.get(HookConfig._meta.label, 0)
