@@ -328,8 +328,8 @@ def trail_table(run):
 class ContentAdmin(StyledAdmin):
     list_display = ["short_id", "stash", "status", "reason", "decided_by", "overturned", "source", "created_at"]
     list_display_links = ["short_id"]
-    list_filter = ["stash", "status", ("rejected_by", DecidedByFilter), "overturned", "source"]
-    list_select_related = ["stash", "rejected_by"]
+    list_filter = ["stash", "status", ("decided_by", DecidedByFilter), "overturned", "source"]
+    list_select_related = ["stash", "decided_by"]
     search_fields = ["reason", "payload", "idempotency_key"]
     action_form = ReviewActionForm
     actions = ["reprocess", "approve", "reject", "overturn"]
@@ -369,9 +369,9 @@ class ContentAdmin(StyledAdmin):
     def short_id(self, obj):
         return str(obj.pk)[:8]
 
-    @admin.display(description=_("decided by"), ordering="rejected_by__label")
+    @admin.display(description=_("decided by"), ordering="decided_by__label")
     def decided_by(self, obj):
-        return hook_title(obj.rejected_by) if obj.rejected_by_id else "–"
+        return hook_title(obj.decided_by) if obj.decided_by_id else "–"
 
     @admin.display(description=_("payload"))
     def payload_view(self, obj):

@@ -64,6 +64,12 @@ class OnError(models.TextChoices):
     HOLD = pipeline.ON_ERROR_HOLD, _("hold for review")
 
 
+#: A hook's ``on_error``: its stash's (inherit), or one of ``OnError``'s.
+HookOnError = models.TextChoices(
+    "HookOnError", [("INHERIT", ("inherit", _("as the stash says"))),
+                    *((choice.name, (choice.value, choice.label)) for choice in OnError)])
+
+
 #: Longest Celery queue name a stash may give: AMQP allows 255 bytes, and the filesystem broker
 #: names each message's file after its queue (within the 255 bytes of a file name).
 QUEUE_NAME_MAX = 200
@@ -107,7 +113,7 @@ class Stash(LoadedStateModel):
     queue = models.CharField(
         _("Celery queue"), max_length=QUEUE_NAME_MAX, blank=True, validators=[validate_queue_name],
         help_text=_("The queue its items' messages and sink deliveries go to; blank: the default queue "
-                    "(STASH_QUEUE). It needs workers of its own: celery -A hooksite worker -Q <queue>."),
+                    "(STASH_QUEUE). It needs workers of its own: celery -A hooksite worker -Q followed by this name."),
     )
     config_version = models.PositiveIntegerField(
         _("config version"), default=1, editable=False,
@@ -192,7 +198,7 @@ class HookConfigQuerySet(models.QuerySet):
         stash_ids = list(self.values_list("stash_id", flat=True).distinct())
         with transaction.atomic(using=self.db):
             # Items first, then stashes, then hook configs: the lock order of processing.
-            Content.objects.filter(rejected_by__in=self.values("pk")).update(rejected_by=None)
+            Content.objects.filter(decided_by__in=self.values("pk")).update(decided_by=None)
             Stash.bump_config_version(stash_ids)
             return super().delete()
 
@@ -226,11 +232,7 @@ class HookConfig(LoadedStateModel):
         ENFORCE = pipeline.ENFORCE, _("enforce")
         OBSERVE = pipeline.OBSERVE, _("observe (record only)")
 
-    class HookOnError(models.TextChoices):
-        INHERIT = "inherit", _("as the stash says")
-        REJECT = pipeline.ON_ERROR_REJECT, _("reject the item")
-        SKIP = pipeline.ON_ERROR_SKIP, _("skip the hook")
-        HOLD = pipeline.ON_ERROR_HOLD, _("hold for review")
+    HookOnError = HookOnError
 
     stash = models.ForeignKey(Stash, on_delete=models.CASCADE, related_name="hooks", verbose_name=_("stash"))
     hook = models.CharField(_("hook"), max_length=100, help_text=_("Name of a registered hook."))
@@ -358,7 +360,7 @@ class HookConfig(LoadedStateModel):
     def delete(self, *args, **kwargs):
         with transaction.atomic():
             # Items first, then the stash, then this config: the lock order of processing.
-            Content.objects.filter(rejected_by_id=self.pk).update(rejected_by=None)
+            Content.objects.filter(decided_by_id=self.pk).update(decided_by=None)
             Stash.bump_config_version([self.stash_id])
             return super().delete(*args, **kwargs)
 
@@ -412,7 +414,7 @@ class Content(LoadedStateModel):
 
     # Fields the worker owns: a save that does not change the payload leaves them alone, so a
     # stale form can never overwrite a verdict.
-    PROCESSING_FIELDS = ("status", "reason", "rejected_by", "processed_revision", "processed_at", "attempts",
+    PROCESSING_FIELDS = ("status", "reason", "decided_by", "processed_revision", "processed_at", "attempts",
                          "lease_until", "lease_token", "queue_seq", "original_payload", "payload",
                          "content_hash", "revision", "overturned", "reviewed_by", "reviewed_at", "review_note")
 
@@ -428,7 +430,7 @@ class Content(LoadedStateModel):
     status = models.CharField(_("status"), max_length=12, choices=Status.choices, default=Status.PENDING,
                               editable=False)
     reason = models.TextField(_("reason"), blank=True, editable=False)
-    rejected_by = models.ForeignKey(HookConfig, on_delete=models.SET_NULL, null=True, blank=True,
+    decided_by = models.ForeignKey(HookConfig, on_delete=models.SET_NULL, null=True, blank=True,
                                     related_name="decided", editable=False, verbose_name=_("decided by"))
     revision = models.PositiveIntegerField(_("revision"), default=1, editable=False)
     processed_revision = models.PositiveIntegerField(_("processed revision"), null=True, blank=True, editable=False)
@@ -500,7 +502,7 @@ class Content(LoadedStateModel):
             self.content_hash = content_hash(self.payload, canonical)
             self.status = self.Status.PENDING
             self.reason = ""
-            self.rejected_by = None
+            self.decided_by = None
             self.attempts = 0
             self.lease_token = None
             self.original_payload = None

@@ -386,7 +386,7 @@ def fill(stash, n):
                                     for i in range(n)])
     first = stash.hooks.in_order().first()
     items = Content.objects.bulk_create([Content(stash=stash, payload={"n": i}, status="rejected",
-                                                 rejected_by=first, reason="missing text") for i in range(n)])
+                                                 decided_by=first, reason="missing text") for i in range(n)])
     PipelineRun.objects.bulk_create([
         PipelineRun(content=item, revision=1, config_version=1, outcome="rejected", started_at=item.created_at,
                     finished_at=item.created_at, trail=[{"config_id": first.pk, "hook": "require_fields",

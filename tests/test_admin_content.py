@@ -67,11 +67,11 @@ def test_filters_by_stash_status_and_deciding_hook(admin_client, audit, make_sta
     blocklist = audit.hooks.get(hook="keyword_blocklist")
     assert listed(admin_client, stash__id__exact=audit.pk) == {spam.pk, ok.pk, held.pk}
     assert listed(admin_client, status__exact="held") == {held.pk}
-    assert listed(admin_client, rejected_by__id__exact=blocklist.pk) == {spam.pk}
-    assert listed(admin_client, rejected_by__isnull="True") == {ok.pk, other.pk}
+    assert listed(admin_client, decided_by__id__exact=blocklist.pk) == {spam.pk}
+    assert listed(admin_client, decided_by__isnull="True") == {ok.pk, other.pk}
     page = admin_client.get(reverse(CHANGELIST)).content.decode()
     assert "audit: No spam" in page  # the hook filter names the stash
-    assert admin_client.get(reverse(CHANGELIST), {"rejected_by__id__exact": "x"}).status_code == 302
+    assert admin_client.get(reverse(CHANGELIST), {"decided_by__id__exact": "x"}).status_code == 302
 
 
 def test_search_finds_payload_text_reasons_and_ids(admin_client, audit):

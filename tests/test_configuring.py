@@ -197,7 +197,7 @@ def test_deleting_renumbers_each_stash_and_forgets_the_decisions(audit, make_sta
     other = make_stash("other", hooks=HOOKS)
     blocklist = audit.hooks.get(hook="keyword_blocklist")
     item = Content.objects.create(stash=audit, payload={"text": "spam"})
-    Content.objects.filter(pk=item.pk).update(status="rejected", rejected_by=blocklist)
+    Content.objects.filter(pk=item.pk).update(status="rejected", decided_by=blocklist)
     before = version(audit)
     deleted = processing.delete_hooks(HookConfig.objects.filter(hook__in=["require_fields", "keyword_blocklist"],
                                                                 stash=audit)
@@ -205,7 +205,7 @@ def test_deleting_renumbers_each_stash_and_forgets_the_decisions(audit, make_sta
     assert deleted == 3
     assert [(hook, p) for _label, hook, p in positions(audit)] == [("max_size", 1)]
     assert [(hook, p) for _label, hook, p in positions(other)] == [("require_fields", 1), ("keyword_blocklist", 2)]
-    assert Content.objects.get(pk=item.pk).rejected_by is None
+    assert Content.objects.get(pk=item.pk).decided_by is None
     assert version(audit) > before
 
 

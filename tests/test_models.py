@@ -428,12 +428,12 @@ def test_deleting_a_hook_config_keeps_the_items_it_decided(make_stash):
     stash = make_stash("d", hooks=[("require_fields", {"fields": ["time"]})])
     config = stash.hooks.get()
     item = Content.objects.create(stash=stash, payload={"text": "x"})
-    Content.objects.filter(pk=item.pk).update(status="rejected", rejected_by=config)
+    Content.objects.filter(pk=item.pk).update(status="rejected", decided_by=config)
 
     HookConfig.objects.filter(pk=config.pk).delete()
 
     item.refresh_from_db()
-    assert (item.status, item.rejected_by) == ("rejected", None)
+    assert (item.status, item.decided_by) == ("rejected", None)
     assert not HookConfig.objects.exists()
 
 

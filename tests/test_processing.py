@@ -324,7 +324,7 @@ def stopped_claim(item, token, attempts, note_hook=None):
     """``item`` as a message stopped at its time limit left it: claimed, maybe noting a hook."""
     Content.objects.filter(pk=item.pk).update(
         status="processing", lease_token=token, attempts=attempts, lease_until=timezone.now() + timedelta(seconds=30),
-        reason=f"interrupted in hook {note_hook.hook}" if note_hook else "", rejected_by=note_hook)
+        reason=f"interrupted in hook {note_hook.hook}" if note_hook else "", decided_by=note_hook)
 
 
 def test_a_stopped_item_whose_hook_hung_is_judged_once_with_that_hook_timed_out(audit, published):
@@ -340,7 +340,7 @@ def test_a_stopped_item_whose_hook_hung_is_judged_once_with_that_hook_timed_out(
     assert (report.claimed, report.judged, item.status, item.attempts) == (1, 1, "rejected", 3)
     assert item.reason == ("keyword_blocklist: still running past its timeout of 2000 ms, where it could not "
                            "be interrupted: stopped with its worker process")
-    assert item.rejected_by == blocklist
+    assert item.decided_by == blocklist
     assert [(s["hook"], s["outcome"]) for s in item.runs.get().trail] == [("require_fields", "kept"),
                                                                           ("keyword_blocklist", "timeout")]
     blocklist.refresh_from_db()

@@ -168,7 +168,7 @@ class ContentSerializer(serializers.ModelSerializer):
 
     stash = StashSlugField()
     payload = PayloadField()
-    decided_by = HookRefSerializer(source="rejected_by", read_only=True, allow_null=True,
+    decided_by = HookRefSerializer(read_only=True, allow_null=True,
                                    help_text="The hook that rejected or held the item.")
     submitted_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
 

@@ -284,12 +284,12 @@ def _on_step(content: Content, token: uuid.UUID) -> Callable[[pipeline.Step], No
 
 def _note(content: Content, token: uuid.UUID, step: pipeline.Step | None) -> None:
     """Note on an item judged alone which hook runs (``step``; None: all have run), as its reason
-    and its ``rejected_by``: if its process dies, the sweeper or ``stopping`` names the hook."""
+    and its ``decided_by``: if its process dies, the sweeper or ``stopping`` names the hook."""
     note: dict[str, Any]
     if step is None:
-        note = {"reason": "interrupted after its hooks ran", "rejected_by_id": None}
+        note = {"reason": "interrupted after its hooks ran", "decided_by_id": None}
     else:
-        note = {"reason": PROGRESS_NOTE + step.title, "rejected_by_id": step.config_id}
+        note = {"reason": PROGRESS_NOTE + step.title, "decided_by_id": step.config_id}
     Content.objects.filter(pk=content.pk, lease_token=token).update(**note)
 
 
@@ -345,13 +345,13 @@ def _write_verdicts(contents: list[Content], now: datetime) -> None:
         "processed_at": now, "updated_at": now, "lease_token": None, "lease_until": None})
 
 
-_VERDICT_FIELDS = ["status", "reason", "rejected_by", "processed_revision", "queue_seq"]
+_VERDICT_FIELDS = ["status", "reason", "decided_by", "processed_revision", "queue_seq"]
 
 
 def _apply_verdict(content: Content, result: pipeline.Result, now: datetime) -> None:
     content.status = result.verdict
     content.reason = result.reason
-    content.rejected_by_id = result.decided_by if result.verdict != pipeline.ACCEPTED else None
+    content.decided_by_id = result.decided_by if result.verdict != pipeline.ACCEPTED else None
     content.processed_revision = content.revision
     content.processed_at = now
     content.lease_token = None
@@ -477,7 +477,7 @@ def deliver(config_id: int, content_id: uuid.UUID | str, event: str) -> None:
     run = content.runs.first()
     trail = tuple(pipeline.TrailEntry(**entry) for entry in (run.trail if run else []))
     result = pipeline.Result(verdict=content.status, payload=content.payload, reason=content.reason,
-                             decided_by=content.rejected_by_id, trail=trail)
+                             decided_by=content.decided_by_id, trail=trail)
     item = item_for(content)
     with logs.judging(item), logs.in_hook(step):
         failures = pipeline.notify([step], event, item, result)

@@ -66,8 +66,8 @@ def _review(queryset: QuerySet[Content], changes: dict[str, str], user: User, no
             item.queue_seq = None
             if item.status == Status.ACCEPTED:
                 accepted_by_stash[item.stash_id].append(item)
-            if overturning and before == Status.REJECTED and item.rejected_by_id:
-                counters[item.rejected_by_id]["overturned_count"] += 1
+            if overturning and before == Status.REJECTED and item.decided_by_id:
+                counters[item.decided_by_id]["overturned_count"] += 1
         # Stashes, then hook configs: the lock order of _record.
         for stash_id in sorted(accepted_by_stash):
             recording.assign_queue_positions(stash_id, accepted_by_stash[stash_id])

@@ -50,7 +50,7 @@ def recover(stopped_token: uuid.UUID, hung: bool = True, token: uuid.UUID | None
         lease_token=token, lease_until=clock.lease_until())
     if not report.claimed:
         return report
-    contents = list(Content.objects.filter(lease_token=token).select_related("stash", "rejected_by")
+    contents = list(Content.objects.filter(lease_token=token).select_related("stash", "decided_by")
                     .order_by("created_at", "pk"))
     now = timezone.now()
     again, stopped = [], []
@@ -58,7 +58,7 @@ def recover(stopped_token: uuid.UUID, hung: bool = True, token: uuid.UUID | None
         if content.attempts >= settings.STASH_MAX_ATTEMPTS:
             Content.objects.filter(pk=content.pk, lease_token=token).update(**gave_up(
                 content.attempts, content.reason if content.reason.startswith(PROGRESS_NOTE) else "", now))
-        elif hung and content.rejected_by_id is not None and content.reason.startswith(PROGRESS_NOTE):
+        elif hung and content.decided_by_id is not None and content.reason.startswith(PROGRESS_NOTE):
             stopped.append(content)
         else:
             again.append(content)
@@ -69,7 +69,7 @@ def recover(stopped_token: uuid.UUID, hung: bool = True, token: uuid.UUID | None
         Content.objects.filter(pk=content.pk, lease_token=token).update(attempts=content.attempts + 1)
         content.attempts += 1
         _judge([content], token, report, clock, note_progress=True,
-               stopped=(content.rejected_by_id, _stopped_message(content.rejected_by)))
+               stopped=(content.decided_by_id, _stopped_message(content.decided_by)))
     return report
 
 

@@ -27,7 +27,7 @@ def test_a_hook_stuck_in_c_code_is_stopped_and_its_policy_decides_once(worker, m
 
     assert stuck.status == "held"
     assert stuck.reason.startswith("Stuck: still running past its timeout of 300 ms")
-    assert stuck.rejected_by.label == "Stuck"
+    assert stuck.decided_by.label == "Stuck"
     run = stuck.runs.get()  # judged once
     assert [(step["label"], step["outcome"]) for step in run.trail] == [("Stuck", "timeout")]
     for item in neighbours:

@@ -44,10 +44,10 @@ def test_verdicts_name_the_field_and_the_word(worker, audit):
 
     assert judged(no_time).status == "rejected"
     assert "time" in no_time.reason
-    assert no_time.rejected_by.hook == "require_fields"
+    assert no_time.decided_by.hook == "require_fields"
     assert judged(spam).status == "rejected"
     assert "spam" in spam.reason
-    assert spam.rejected_by.hook == "keyword_blocklist"
+    assert spam.decided_by.hook == "keyword_blocklist"
     assert judged(clean).status == "accepted"
     assert clean.reason == ""
     assert clean.queue_seq == 1
