@@ -196,7 +196,9 @@ def where_time_goes(results):
              ("Measured in the runner's process before the worker starts: pending items made with `bulk_create` "
               "(nothing published), then one call of `stash.processing.process(ids)` and of the baseline's task "
               "(`judge_batch(ids)`, `judge_one(id)`), each on fresh items; wall time of a plain call, SQL queries "
-              "of another (`CaptureQueriesContext`), and the top of a cProfile of a third (stash)."), ""]
+              "of another (`CaptureQueriesContext`), and the top of a cProfile of a third (stash). Then the two "
+              "writes of a judged batch by `stash.bulk_sql` and by Django's own bulk methods, alternately, each "
+              "call in a transaction of its own (its commit included)."), ""]
     for backend in results:
         parts.append(profile_section(backend))
     return "\n".join(parts)
@@ -204,15 +206,33 @@ def where_time_goes(results):
 
 def profile_section(backend):
     profile = backend["profile"]
+    calls = profile["calls"]
     lines = [f"### {BACKEND_TITLES[backend['backend']]}", "", "| call | items | ms | SQL queries | statements |",
              "|---|---|---|---|---|"]
-    for name, call in profile.items():
+    for name, call in calls.items():
         side, size = name.rsplit(" ", 1)
         lines.append(f"| {side} | {size} | {call['ms']:.1f} | {call['queries']} | {call['statements']} |")
-    for name, call in profile.items():
+    lines += bulk_sql_lines(profile["bulk_sql"])
+    for name, call in calls.items():
         if "top" in call:
             lines += ["", f"`process()` on {name.split()[-1]} item(s), top {len(call['top'])} by cumulative time:",
                       "", "| cumulative ms | own ms | calls | function |", "|---|---|---|---|"]
             lines += [f"| {entry['cum_ms']:.1f} | {entry['own_ms']:.1f} | {entry['calls']} | `{entry['where']}` |"
                       for entry in call["top"]]
     return "\n".join(lines) + "\n"
+
+
+BULK_WRITES = {
+    "update": "verdicts: `bulk_sql.update_rows` ↔ `bulk_update` (5 fields per item, 4 alike for all)",
+    "insert": "pipeline runs: `bulk_sql.insert_rows` (COPY on PostgreSQL, `bulk_create` on SQLite) ↔ `bulk_create`",
+}
+
+
+def bulk_sql_lines(figures):
+    """What ``stash.bulk_sql`` buys: ms per call on both ways, and the ratio bulk_sql ÷ Django."""
+    title = f"`stash.bulk_sql` against Django, {figures['rows']} items, ms per call (median of {figures['repeats']}):"
+    lines = ["", title, "", "| write | bulk_sql | Django | ratio |", "|---|---|---|---|"]
+    for write, title in BULK_WRITES.items():
+        ours, django = figures[write]["bulk_sql"], figures[write]["django"]
+        lines.append(f"| {title} | {ms(ours)} | {ms(django)} | {times(ratio(ours, django))} |")
+    return lines

@@ -83,11 +83,25 @@ def test_every_stash_item_has_one_pipeline_run(quick_run):
 
 @pytest.mark.integration
 def test_the_report_has_every_row_and_section(quick_run):
+    from bench.report import BULK_WRITES
+
     backend, _results, report = quick_run
     for row in ROWS[backend]:
         assert row in report, row
     assert "## Where the time goes" in report
+    assert "`stash.bulk_sql` against Django, 200 items, ms per call (median of 5):" in report
+    for title in BULK_WRITES.values():
+        assert f"| {title} | " in report, title
     assert "<!-- notes -->" in report and "<!-- /notes -->" in report
+
+
+@pytest.mark.integration
+def test_bulk_sql_and_django_are_both_timed_on_200_items(quick_run):
+    _backend, results, _report = quick_run
+    figures = results["profile"]["bulk_sql"]
+    assert (figures["rows"], figures["repeats"]) == (200, 5)
+    for write in ("update", "insert"):
+        assert figures[write]["bulk_sql"] > 0 and figures[write]["django"] > 0, figures
 
 
 def test_rows_names_only_the_rows_there_are(capsys):
