@@ -34,7 +34,7 @@ TOP = 12
 SIZES = (200, 1)
 BULK_ROWS, BULK_REPEATS = 200, 5
 # The verdict write of stash.processing.judging: these fields per item, the rest alike for every item.
-VERDICT_FIELDS = ["status", "reason", "rejected_by", "processed_revision", "queue_seq"]
+VERDICT_FIELDS = ["status", "reason", "decided_by", "processed_revision", "queue_seq"]
 
 
 def pending_contents(stash, count):

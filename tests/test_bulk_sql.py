@@ -65,7 +65,7 @@ CONTENT_VALUES = {
     "original_payload": st.none() | json_values,  # None is SQL NULL; a JSON null inside a value stays one
     "status": st.sampled_from(Content.Status.values),
     "reason": texts,
-    "rejected_by": st.none() | st.integers(0, 1),
+    "decided_by": st.none() | st.integers(0, 1),
     "processed_revision": st.none() | st.integers(0, 2**31 - 1),
     "attempts": st.integers(0, 2**15 - 1),
     "lease_until": st.none() | datetimes,
@@ -99,7 +99,7 @@ def world(make_stash, django_user_model):
     stash = make_stash("bulk", hooks=[("require_fields", {"fields": ["a"]}), ("require_fields", {"fields": ["b"]})])
     users = [django_user_model.objects.create_user(name) for name in ("ann", "bob")]
     contents = twins(stash, 2)
-    return {"stash": stash, "rejected_by": list(stash.hooks.all()), "reviewed_by": users, "content": contents,
+    return {"stash": stash, "decided_by": list(stash.hooks.all()), "reviewed_by": users, "content": contents,
             "positions": count(100)}
 
 
@@ -265,7 +265,7 @@ def test_expressions_are_written_by_the_orm(world):
 @pytest.mark.django_db
 def test_update_rows_stays_within_the_databases_limit_on_parameters(world):
     """More rows than one statement may carry, however large the batch size asked for."""
-    fields = sorted(set(CONTENT_VALUES) - {"rejected_by", "reviewed_by", "processed_at"})
+    fields = sorted(set(CONTENT_VALUES) - {"decided_by", "reviewed_by", "processed_at"})
     constants = {"processed_at": None, "reviewed_by": None}
     columns = [Content._meta.pk] + [Content._meta.get_field(name) for name in fields]
     limit = connection.features.max_query_params or bulk_sql.POSTGRESQL_MAX_PARAMS  # 999 on SQLite
