@@ -359,11 +359,15 @@ class ContentAdmin(StyledAdmin):
             return found, duplicates
         return found | queryset.filter(pk=pk), duplicates
 
+    def get_form(self, request, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        return type(form.__name__, (form,), {"user": request.user})
+
     def save_model(self, request, obj, form, change):
-        if not change:
-            obj.source = Content.Source.ADMIN
-            obj.submitted_by = request.user
-        super().save_model(request, obj, form, change)
+        if change:
+            processing.edit(obj, obj.payload, canonical=form.canonical)
+        else:
+            processing.submit_item(obj, request.user, Content.Source.ADMIN, canonical=form.canonical)
 
     @admin.display(description=_("id"), ordering="created_at")
     def short_id(self, obj):

@@ -165,8 +165,10 @@ class ReplayForm(forms.Form):
 
 
 class ContentForm(forms.ModelForm):
-    """An item as the admin adds or edits it: the payload as indented JSON, checked like any submission."""
+    """An item as the admin adds or edits it: the payload as indented JSON, checked like any submission
+    by ``user`` (the admin's ``get_form`` sets it)."""
 
+    user = None
     payload = PrettyJSONField(label=_("payload"), initial=dict,
                               widget=forms.Textarea(attrs={"rows": 16, "cols": 80, "class": "stash-json"}),
                               help_text=_("A JSON object. Saving a changed payload makes a new revision, "
@@ -176,11 +178,20 @@ class ContentForm(forms.ModelForm):
         model = Content
         fields = ["stash", "payload", "idempotency_key"]
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.canonical = None  # the payload's canonical JSON, once checked
+
     def clean(self):
         cleaned = super().clean()
+        if self.instance._state.adding and cleaned.get("idempotency_key"):
+            try:
+                processing.check_key(self.user, cleaned["idempotency_key"])
+            except ValidationError as exc:
+                self.add_error(None, exc)
         if cleaned.get("stash") is not None and "payload" in cleaned:
             try:
-                processing.check_payload(cleaned["stash"], cleaned["payload"])
+                self.canonical = processing.check_payload(cleaned["stash"], cleaned["payload"])
             except PayloadTooLarge as exc:
                 self.add_error("payload", str(exc))
             except ValidationError as exc:

@@ -17,6 +17,8 @@ import sqlite3
 from django.db import connections, models, transaction
 from django.db.models import F
 
+from .compat import copy_rows
+
 #: PostgreSQL's protocol counts a statement's parameters in 16 bits.
 POSTGRESQL_MAX_PARAMS = 65_535
 #: Fewer rows go in one INSERT: COPY takes a round trip more, and pays off only on larger batches.
@@ -194,22 +196,3 @@ def _copy_fields(model, objs):
     if with_pk == 0 and isinstance(pk, models.AutoField):
         return [field for field in fields if field is not pk]
     return None
-
-
-def copy_rows(cursor, sql, rows):
-    """Run ``sql`` (a ``COPY ... FROM STDIN``) with ``rows`` (lists of prepared values) on the
-    driver's cursor under Django's ``cursor``; return the rows copied, or None, with nothing done,
-    if the driver has no COPY (psycopg 3 has; psycopg 2 and the others have not).
-
-    The one place this module reaches past Django's documented API, as Django's own ``CursorWrapper``
-    does: its ``cursor`` is the driver's cursor, and ``db.wrap_database_errors`` makes the driver's
-    errors Django's (``IntegrityError``, ...). ``tests/test_bulk_sql.py`` checks both and pins the
-    Django and psycopg versions of ``requirements.txt`` they were checked against.
-    """
-    driver = getattr(cursor, "cursor", None)
-    if not callable(getattr(driver, "copy", None)):
-        return None
-    with cursor.db.wrap_database_errors, driver.copy(sql) as copy:
-        for row in rows:
-            copy.write_row(row)
-    return driver.rowcount

@@ -30,6 +30,7 @@ whose hooks need it): see ``processing.deadlines``. A message stopped at its lim
 a recovery message (``recover``).
 """
 import logging
+import weakref
 from collections import defaultdict
 from typing import NamedTuple
 
@@ -45,6 +46,10 @@ logger = logging.getLogger(__name__)
 PROCESS_TASK = "stash.tasks.process_contents"
 DELIVER_TASK = "stash.tasks.deliver_sink"
 _RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+
+
+# The batch of the transaction open on each connection (a connection belongs to one thread).
+_batches: "weakref.WeakKeyDictionary[object, _Batch]" = weakref.WeakKeyDictionary()
 
 
 def queue_name(queue):
@@ -72,12 +77,12 @@ def send_on_commit(ids, using="default", stash=None, queue=""):
     if not connection.in_atomic_block:
         send(ids, stash=stash, queue=queue)
         return
-    batch = getattr(connection, "_stash_batch", None)
+    batch = _batches.get(connection)
     # A batch belongs to the transaction that registered it: once that one has committed or
     # rolled back, its callback is no longer pending and a new batch starts.
     if batch is None or not on_commit_pending(batch, using):
         batch = _Batch()
-        connection._stash_batch = batch
+        _batches[connection] = batch
         transaction.on_commit(batch, using=using)
     batch.ids[stash, queue].extend(ids)
 

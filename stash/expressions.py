@@ -66,14 +66,23 @@ class _CappedEvaluator(Evaluator):
         super().__init__(ast, activation)
         self.budget = budget
 
-    def _visit_tree(self, tree: Tree) -> Any:
+    def charge(self, nodes: int) -> None:
         budget = self.budget
-        budget.steps -= 1
+        budget.steps -= nodes
         if budget.steps < 0:
             raise _OverBudget(f"it took more than {MAX_STEPS} steps")
         if time.monotonic() > budget.deadline:
             raise _OverBudget(f"it ran longer than {MAX_SECONDS} s")
-        return super()._visit_tree(tree)
+
+    # celpy evaluates a node through lark's public ``visit`` (a node it evaluates on its own) or
+    # ``visit_children`` (every child node of a node): charging both counts every node evaluated.
+    def visit(self, tree: Tree) -> Any:
+        self.charge(1)
+        return super().visit(tree)
+
+    def visit_children(self, tree: Tree) -> list[Any]:
+        self.charge(sum(isinstance(child, Tree) for child in tree.children))
+        return super().visit_children(tree)
 
     def sub_evaluator(self, ast: Tree) -> Evaluator:
         return _CappedEvaluator(ast, self.activation, self.budget)

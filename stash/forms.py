@@ -29,6 +29,7 @@ class SubmitForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.stash = stash
         self.payload = None
+        self.canonical = None  # the payload's canonical JSON, once checked
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
@@ -65,7 +66,7 @@ class SubmitForm(forms.Form):
         if not payload:
             raise ValidationError(_("Give a text, a file or some data."))
         try:
-            processing.check_payload(self.stash, payload)
+            self.canonical = processing.check_payload(self.stash, payload)
         except ValidationError as exc:
             raise ValidationError(exc.messages) from exc
         except PayloadTooLarge as exc:

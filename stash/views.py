@@ -42,7 +42,8 @@ def submit(request, slug):
     form = SubmitForm(stash, request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         try:
-            content, _created = processing.submit(stash, form.payload, request.user, Content.Source.FORM)
+            content, _created = processing.submit(stash, form.payload, request.user, Content.Source.FORM,
+                                                      canonical=form.canonical)
         except (ValidationError, PayloadTooLarge) as exc:  # e.g. the stash was closed meanwhile
             form.add_error(None, getattr(exc, "messages", None) or str(exc))
         else:

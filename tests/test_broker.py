@@ -6,6 +6,12 @@ from kombu import Connection
 
 from hooksite import broker
 
+from .pins import assert_checked_against
+
+#: What ``broker.Channel`` was written against: kombu's virtual ``Channel._put(queue, payload)``, the
+#: method each virtual transport implements, and the filesystem transport's file names and folders.
+CHECKED_WITH = {"kombu": "5.7.0"}
+
 
 @pytest.fixture
 def channel(tmp_path):
@@ -36,3 +42,7 @@ def test_a_message_appears_in_the_queue_folder_only_when_complete(channel, tmp_p
     # Both are read back whole (names order by millisecond, so two in one are in either order).
     assert sorted([channel._get("work")["body"], channel._get("work")["body"]]) == ["first", "second"]
     assert not [name for name in os.listdir(tmp_path) if not name.endswith(".exchange")]
+
+
+def test_the_transport_was_checked_against_the_pinned_kombu():
+    assert_checked_against(CHECKED_WITH, "hooksite.broker.Channel")

@@ -9,8 +9,6 @@ ORM: the rows must be identical, and so must the counts returned.
 import datetime as dt
 import math
 import os
-import re
-from importlib import metadata
 from itertools import count
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -21,14 +19,15 @@ from django.db.models import F, JSONField, Value
 from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from stash import bulk_sql
+from stash import bulk_sql, compat
 from stash.models import Content, HookConfig, PipelineRun
 
+from .pins import assert_checked_against
 from .property.strategies import integers
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: What ``bulk_sql.copy_rows`` was checked against: Django's ``CursorWrapper`` keeps the driver's
+#: What ``compat.copy_rows`` was checked against: Django's ``CursorWrapper`` keeps the driver's
 #: cursor in ``.cursor`` and its connection in ``.db`` (whose ``wrap_database_errors`` turns the
 #: driver's errors into Django's); psycopg's ``Cursor.copy``, ``Copy.write_row``, and ``rowcount``
 #: after a COPY. Whoever changes these pins re-checks those and then updates this.
@@ -336,28 +335,16 @@ def test_copy_rows_copies_where_the_driver_can_and_raises_djangos_errors(world):
     row = [world["stash"].pk, "require_fields", "copied", '{"fields": []}', True, "enforce", 50, "inherit", "",
            2000, 0, 0, 0, 0, 0, 0, now, now]
     with connection.cursor() as cursor:
-        copied = bulk_sql.copy_rows(cursor, sql, [row])
+        copied = compat.copy_rows(cursor, sql, [row])
     if connection.vendor == "postgresql":  # psycopg 3
         assert copied == 1
         assert HookConfig.objects.get(label="copied").params == {"fields": []}
         with pytest.raises(IntegrityError, match="position"), transaction.atomic(), connection.cursor() as cursor:
-            bulk_sql.copy_rows(cursor, sql, [row])  # the same position again
+            compat.copy_rows(cursor, sql, [row])  # the same position again
     else:
         assert copied is None
         assert not HookConfig.objects.filter(label="copied").exists()
 
 
-def pins(requirements):
-    """``{package: version}`` of the ``name==version`` lines of a requirements file."""
-    found = re.findall(r"^([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?==(\S+)", requirements.read_text(), re.MULTILINE)
-    return {name: version for name, version in found}
-
-
 def test_copy_rows_was_checked_against_the_pinned_django_and_psycopg():
-    pinned = pins(ROOT / "requirements.txt")
-    for package, checked in COPY_CHECKED_WITH.items():
-        message = (f"stash.bulk_sql.copy_rows reaches into {package} as {package} {checked} has it; "
-                   f"requirements.txt pins {pinned.get(package)} and {metadata.version(package)} is installed. "
-                   f"Re-check copy_rows against the new version (see COPY_CHECKED_WITH in {Path(__file__).name}, "
-                   "and run this file on PostgreSQL), then update COPY_CHECKED_WITH.")
-        assert pinned.get(package) == checked == metadata.version(package), message
+    assert_checked_against(COPY_CHECKED_WITH, "stash.compat.copy_rows (and tests/test_bulk_sql.py, on PostgreSQL)")

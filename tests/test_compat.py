@@ -1,27 +1,22 @@
-"""stash.compat, the one read of another library's private state: pinned to the Django that
+"""stash.compat, the reads of other libraries' private state: each pinned to the version that
 requirements.txt installs, and checked against what it stands for."""
-import re
-from pathlib import Path
-
-import django
 import pytest
 from django.db import transaction
 
 from stash.compat import on_commit_pending
 
+from .pins import assert_checked_against
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
-# The Django release whose private ``connection.run_on_commit`` ``on_commit_pending`` was read
-# against. Upgrading Django (requirements.txt) fails this test: read Django's on_commit,
-# savepoint_rollback and run_and_clear_commit_hooks again, then move this pin.
-CHECKED_DJANGO = (5, 2)
+#: What ``on_commit_pending`` was read against: Django's ``connection.run_on_commit``, the list of
+#: ``(savepoint ids, callback, robust)`` that ``on_commit`` appends to, ``savepoint_rollback`` prunes and
+#: ``run_and_clear_commit_hooks`` empties.
+CHECKED_WITH = {"Django": "5.2.19"}
 
 
-def test_requirements_install_the_django_that_on_commit_pending_was_checked_against():
-    pinned = re.search(r"^Django==(\S+)$", (Path(__file__).parents[1] / "requirements.txt").read_text(), re.MULTILINE)
-    assert pinned is not None, "requirements.txt pins no Django version"
-    assert django.get_version() == pinned.group(1)
-    assert django.VERSION[:2] == CHECKED_DJANGO
+def test_on_commit_pending_was_checked_against_the_pinned_django():
+    assert_checked_against(CHECKED_WITH, "stash.compat.on_commit_pending")
 
 
 class Abort(Exception):

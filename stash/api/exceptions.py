@@ -17,7 +17,7 @@ from rest_framework import exceptions, status
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from ..exceptions import IdempotencyConflict, PayloadTooLarge, StaleConfig
-from ..processing import Unanswered
+from ..processing import InvalidItems, Unanswered
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +62,8 @@ def as_api_exception(exc):
         return Conflict(str(exc))
     if isinstance(exc, Unanswered):
         return Unavailable(str(exc))
+    if isinstance(exc, InvalidItems):  # as DRF names a list's bad items
+        return exceptions.ValidationError({"items": {str(index): messages for index, messages in exc.by_index.items()}})
     if isinstance(exc, DjangoValidationError) and _payload_too_large(exc):
         return RequestTooLarge(exc.message_dict["payload"][0])
     if isinstance(exc, DjangoValidationError):

@@ -233,7 +233,7 @@ class BulkSubmitSerializer(serializers.Serializer):
     """Up to 1,000 payloads for one stash, saved all or none."""
 
     stash = StashSlugField()
-    items = serializers.ListField(child=PayloadField(), min_length=1, max_length=processing.BULK_LIMIT)
+    items = serializers.ListField(child=ParsedPayloadField(), min_length=1, max_length=processing.BULK_LIMIT)
 
 
 class BulkResultSerializer(serializers.Serializer):

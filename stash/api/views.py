@@ -277,6 +277,9 @@ class HookConfigViewSet(SerializerPerAction, mixins.ListModelMixin, mixins.Retri
     def perform_create(self, serializer):
         serializer.save(stash=self.stash)
 
+    def perform_destroy(self, instance):
+        processing.delete_hooks(HookConfig.objects.filter(pk=instance.pk))
+
     @extend_schema(
         summary="Put a stash's hooks in a new order",
         description="Give every hook id once, in the new order, and the stash's `config_version` you read them "

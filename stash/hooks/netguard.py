@@ -14,6 +14,7 @@ from __future__ import annotations
 import http.client
 import ipaddress
 import socket
+import ssl
 from urllib.parse import urlsplit
 
 #: Addresses that cloud providers serve instance metadata (and credentials) on.
@@ -90,25 +91,21 @@ def resolve(host: str, port: int, allowed=()) -> str:
                          "allow them with STASH_WEBHOOK_ALLOWED_NETWORKS")
 
 
-class _Pinned:
-    """Connects to one checked address, whatever the name resolves to by then."""
+class PinnedHTTPConnection(http.client.HTTPConnection):
+    """Connects to one checked address, whatever the name resolves to by then; with a TLS
+    ``context``, speaks TLS there, SNI and the certificate check using the host name."""
 
-    def __init__(self, *args, address: str, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._address = address
-        # connect() opens its socket through this attribute: the name is never resolved again.
-        self._create_connection = self._connect_to_address
+    def __init__(self, host: str, port: int, *, address: str, timeout: float, context: ssl.SSLContext | None = None):
+        super().__init__(host, port, timeout=timeout)
+        self.address = address
+        self.context = context
+        if context is not None:
+            self.default_port = http.client.HTTPS_PORT  # a Host header without ":443", as HTTPS has it
 
-    def _connect_to_address(self, address, timeout, source_address=None):
-        return socket.create_connection((self._address, address[1]), timeout, source_address)
-
-
-class PinnedHTTPConnection(_Pinned, http.client.HTTPConnection):
-    pass
-
-
-class PinnedHTTPSConnection(_Pinned, http.client.HTTPSConnection):
-    """TLS to the checked address; SNI and certificate checks use the host name."""
+    def connect(self):
+        # The name is never resolved again: the socket goes to the checked address.
+        sock = socket.create_connection((self.address, self.port), self.timeout)
+        self.sock = sock if self.context is None else self.context.wrap_socket(sock, server_hostname=self.host)
 
 
 def post(url: str, body: bytes, headers: dict[str, str], timeout: float, allowed=None) -> tuple[int, str]:
@@ -122,8 +119,8 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float, allowed
     host = parts.hostname or ""
     port = parts.port or (443 if parts.scheme == "https" else 80)
     address = resolve(host, port, allowed)
-    connection_class = PinnedHTTPSConnection if parts.scheme == "https" else PinnedHTTPConnection
-    connection = connection_class(host, port, timeout=timeout, address=address)
+    context = ssl.create_default_context() if parts.scheme == "https" else None
+    connection = PinnedHTTPConnection(host, port, address=address, timeout=timeout, context=context)
     try:
         target = parts.path or "/"
         if parts.query:

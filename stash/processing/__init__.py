@@ -48,12 +48,15 @@ from .reviewing import ReplayChange, ReplayReport, approve, overturn, reject, re
 from .stopping import recover, token_for  # noqa: F401
 from .submitting import (  # noqa: F401
     BULK_LIMIT,
+    InvalidItems,
+    check_key,
     check_payload,
     edit,
     may_submit,
     queue_page,
     submission_stash,
     submit,
+    submit_item,
     submit_many,
     submittable_stashes,
     visible_contents,

@@ -389,7 +389,7 @@ def _notify_sinks(judged: list[_Judged], report: BatchReport) -> None:
     ``on_pipeline_end``: its verdict was not stored, its new revision is judged again.
     """
     for content, item_pipeline, result, _started in judged:
-        item = item_for(content)
+        item = item_for(content)  # as stored now: with the transforms' payload
         stored = content.processed_revision == content.revision
         with logs.judging(item):
             for event in (*(pipeline.result_events(result) if stored else ()), pipeline.ON_PIPELINE_END):

@@ -166,18 +166,29 @@ def _check_open(stash: Stash) -> None:
 
 
 def submit(stash: Stash, payload: Any, user: User | AnonymousUser | None = None, source: str = Content.Source.API,
-           idempotency_key: str = "") -> tuple[Content, bool]:
+           idempotency_key: str = "", canonical: bytes | None = None) -> tuple[Content, bool]:
     """Save ``payload`` as a new item of ``stash``; return ``(content, created)``.
 
     With an ``idempotency_key`` (authenticated submitters only), repeating the same stash and
     payload returns the item the key made first, with ``created`` False; the same key with another
     stash or payload raises ``IdempotencyConflict``. Raises ``ValidationError`` for an inactive
     stash, a bad payload, a key without a user or over 200 characters, and ``PayloadTooLarge``
-    (see ``check_payload``).
+    (see ``check_payload``). A caller that ran ``check_payload`` already passes what it returned
+    as ``canonical``, and the payload is not checked again.
     """
+    content = Content(stash=stash, payload=payload, idempotency_key=idempotency_key or "")
+    return submit_item(content, user, source, canonical)
+
+
+def submit_item(content: Content, user: User | AnonymousUser | None = None, source: str = Content.Source.API,
+                canonical: bytes | None = None) -> tuple[Content, bool]:
+    """Save ``content``, a new item built with its stash, payload and idempotency key (by a form,
+    say), as ``submit`` does; return ``(content, created)`` as ``submit`` does."""
     user = _submitter(user)
+    stash, payload, idempotency_key = content.stash, content.payload, content.idempotency_key
     _check_open(stash)
-    canonical = check_payload(stash, payload)
+    if canonical is None:
+        canonical = check_payload(stash, payload)
     if idempotency_key:
         problem = _key_problem(user, idempotency_key)
         if problem:
@@ -186,8 +197,7 @@ def submit(stash: Stash, payload: Any, user: User | AnonymousUser | None = None,
         earlier = _keyed(user, idempotency_key) if getattr(stash, "key_used", True) else None
         if earlier is not None:
             return _replayed(earlier, stash, payload, canonical), False
-    content = Content(stash=stash, payload=payload, submitted_by=user, source=source,
-                      idempotency_key=idempotency_key or "")
+    content.submitted_by, content.source = user, source
     try:
         # Only a key can break the insert (see below): then a savepoint keeps an enclosing
         # transaction usable. Outside one the insert commits alone, with no BEGIN and COMMIT.
@@ -201,6 +211,18 @@ def submit(stash: Stash, payload: Any, user: User | AnonymousUser | None = None,
             raise
         return _replayed(earlier, stash, payload, canonical), False
     return content, True
+
+
+def check_key(user: User | AnonymousUser | None, idempotency_key: str) -> None:
+    """Raise ``ValidationError`` (on ``idempotency_key``) unless ``user`` may make a new item with
+    ``idempotency_key``: what ``submit`` checks, and that the key made no item yet."""
+    user = _submitter(user)
+    problem = _key_problem(user, idempotency_key)
+    earlier = None if problem else _keyed(user, idempotency_key)
+    if earlier is not None:
+        problem = _("This idempotency key was already used (item %(id)s).") % {"id": earlier.pk}
+    if problem:
+        raise ValidationError({"idempotency_key": problem})
 
 
 def _key_problem(user: User | AnonymousUser | None, key: str) -> str:
@@ -230,29 +252,39 @@ def _replayed(earlier: Content, stash: Stash, payload: Any, canonical: bytes) ->
     return earlier
 
 
+class InvalidItems(ValidationError):
+    """Some payloads of a bulk submission are invalid: ``by_index`` maps each one's index to its
+    messages; as a ``ValidationError`` it says ``{"items": ["<index>: <message>", ...]}``."""
+
+    def __init__(self, by_index: dict[int, list[str]]):
+        super().__init__({"items": [f"{index}: {message}" for index, messages in by_index.items()
+                                    for message in messages]})
+        self.by_index = by_index
+
+
 def submit_many(stash: Stash, payloads: Sequence[Any], user: User | AnonymousUser | None = None,
                 source: str = Content.Source.API) -> list[Content]:
     """Save ``payloads`` as new items of ``stash``, all or none, in one transaction; return them.
 
-    Each payload is checked first (``check_payload``; errors name the item's index) and nothing
-    is saved if any fails. One bulk insert sends no ``post_save``, so the ids are handed to the
+    Each payload is checked first (``check_payload``; ``InvalidItems`` names the indexes) and
+    nothing is saved if any fails. One bulk insert sends no ``post_save``, so the ids are handed to the
     workers here: together, after commit, in chunks of ``STASH_BATCH_SIZE``.
     """
     if len(payloads) > BULK_LIMIT:
         raise ValidationError({"items": _("At most %(limit)d items per request.") % {"limit": BULK_LIMIT}})
     user = _submitter(user)
     _check_open(stash)
-    errors: list[str] = []
+    errors: dict[int, list[str]] = {}
     canonicals: list[bytes] = []
     for index, payload in enumerate(payloads):
         try:
             canonicals.append(check_payload(stash, payload))
         except ValidationError as exc:
-            errors.extend(f"{index}: {message}" for message in exc.messages)
+            errors[index] = exc.messages
         except PayloadTooLarge as exc:
             raise PayloadTooLarge(_("Item %(index)d: %(reason)s") % {"index": index, "reason": exc}) from exc
     if errors:
-        raise ValidationError({"items": errors})
+        raise InvalidItems(errors)
     # What Content.save() sets on a new item; the other fields' defaults are a pending revision 1.
     lease_until = lease_end()
     contents = [Content(stash=stash, payload=payload, content_hash=content_hash(payload, canonical),
@@ -264,12 +296,14 @@ def submit_many(stash: Stash, payloads: Sequence[Any], user: User | AnonymousUse
     return contents
 
 
-def edit(content: Content, payload: Any) -> Content:
+def edit(content: Content, payload: Any, canonical: bytes | None = None) -> Content:
     """Replace ``content``'s payload; a changed payload is a new revision, judged again.
 
-    Raises like ``check_payload``; saving an unchanged payload changes nothing.
+    Raises like ``check_payload`` (unless given the ``canonical`` JSON it returned); saving an
+    unchanged payload changes nothing.
     """
-    canonical = check_payload(content.stash, payload)
+    if canonical is None:
+        canonical = check_payload(content.stash, payload)
     content.payload = payload
     content.save(canonical=canonical)
     return content

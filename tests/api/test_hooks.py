@@ -185,6 +185,13 @@ def test_a_hook_config_is_removed(api, audit, manager):
     assert version() > before
 
 
+def test_removing_a_hook_config_closes_the_gap_in_the_order(api, audit, manager):
+    first = audit.hooks.in_order().first()
+    HookConfig.objects.create(stash=audit, hook="max_size", params={"max_bytes": 100})
+    assert api(manager).delete(f"{HOOKS}{first.pk}/").status_code == 204
+    assert list(audit.hooks.in_order().values_list("position", flat=True)) == [1, 2]
+
+
 def test_a_hook_of_another_stash_is_not_found_here(api, audit, make_stash, manager):
     other = make_stash("notes", hooks=[("max_size", {"max_bytes": 1})]).hooks.get()
     client = api(manager)
