@@ -58,10 +58,10 @@ lint: venv
 test: test-embedded test-services
 
 # The edit loop: the embedded default without the tests that start workers, servers or browsers
-# (integration, chaos, the API fuzzer, the short benchmark, the browser tests).
+# (integration, chaos, the API fuzzer, the short benchmark, the browser tests), on two processes.
 test-fast: venv
-	env -u DATABASE_URL -u CELERY_BROKER_URL STASH_VAR_DIR=$(CURDIR)/var/test-fast \
-		$(BIN)/pytest -m "not integration" --ignore=tests/browser --ignore=tests/chaos --ignore=tests/fuzz \
+	env -u DATABASE_URL -u CELERY_BROKER_URL -u CACHE_URL STASH_VAR_DIR=$(CURDIR)/var/test-fast \
+		$(BIN)/pytest -n 2 -m "not integration" --ignore=tests/browser --ignore=tests/chaos --ignore=tests/fuzz \
 		--ignore=tests/bench $(PYTEST_ARGS)
 
 test-embedded: venv browsers wrk

@@ -1,5 +1,15 @@
 """Test settings: the project's own, plus an app whose hooks misbehave on purpose."""
-from hooksite.settings import *  # noqa: F403
+import os
+from pathlib import Path
+
+# Each pytest-xdist worker (`make test-fast` runs two) keeps files of its own under STASH_VAR_DIR:
+# its database, broker folders and cache. Processes a test starts inherit the same folder.
+_worker = os.environ.get("PYTEST_XDIST_WORKER")
+_var_dir = Path(os.environ.get("STASH_VAR_DIR") or Path(__file__).parents[1] / "var")
+if _worker and _var_dir.name != _worker:
+    os.environ["STASH_VAR_DIR"] = str(_var_dir / _worker)
+
+from hooksite.settings import *  # noqa: E402, F403
 from hooksite.settings import INSTALLED_APPS, STORAGES
 
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.testapp", "bench"]

@@ -24,13 +24,13 @@ def b64(data: bytes) -> str:
 def zipped() -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("a.txt", "hello")
+        archive.writestr(zipfile.ZipInfo("a.txt", date_time=(2020, 1, 1, 0, 0, 0)), "hello")
     return buffer.getvalue()
 
 
 @pytest.mark.parametrize(("data", "kind"), [
     (PNG, "png"), (JPEG, "jpeg"), (b"GIF89a\x01\x00", "gif"), (b"GIF87a", "gif"), (PDF, "pdf"),
-    (zipped(), "zip"), (gzip.compress(b"x"), "gzip"), (b"II*\x00\x08\x00", "tiff"),
+    (zipped(), "zip"), (gzip.compress(b"x", mtime=0), "gzip"), (b"II*\x00\x08\x00", "tiff"),
     (b"RIFF\x24\x00\x00\x00WEBPVP8 ", "webp"), (b"RIFF\x24\x00\x00\x00WAVEfmt ", "wav"),
     (b"\x00\x00\x00\x18ftypisom\x00\x00", "mp4"), (b"\x00\x00\x00\x18ftypheic\x00\x00", "heic"),
     (b"\x00\x00\x00\x14ftypqt  \x00\x00", "mov"), (b"ID3\x04\x00", "mp3"), (b"OggS\x00\x02", "ogg"),
