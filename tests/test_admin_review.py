@@ -190,8 +190,8 @@ def test_a_decision_on_an_item_someone_else_decided_says_so_and_changes_nothing(
     processing.approve(Content.objects.filter(pk=first.pk), bob, "mine")
     for decision in ("reject", "overturn", "judge", "approve"):
         response = decide(admin_client, audit, first, decision, note="late")
-        assert messages_of(response) == [f"Item {str(first.pk)[:8]} is no longer held for review: bob has decided "
-                                         "it meanwhile (it is accepted). Nothing was changed."]
+        assert messages_of(response) == [(f"Item {str(first.pk)[:8]} is no longer held for review: bob has decided "
+                                          "it meanwhile (it is accepted). Nothing was changed.")]
         assert shown(response) == second
     first.refresh_from_db()
     assert (first.status, first.reviewed_by, first.review_note, first.overturned) == ("accepted", bob, "mine", False)
@@ -226,8 +226,8 @@ def test_an_item_of_another_stash_or_an_unknown_one_is_refused(admin_client, aud
     assert "after: Not an item id." in admin_client.get(review_url(audit, after="nope")).content.decode()
     gone = admin_client.get(review_url(audit, after="00000000-0000-0000-0000-000000000000"))
     assert shown(gone) == mine
-    assert messages_of(gone) == ["No item 00000000-0000-0000-0000-000000000000 in this stash: here is the oldest "
-                                 "held item."]
+    assert messages_of(gone) == [("No item 00000000-0000-0000-0000-000000000000 in this stash: here is the oldest "
+                                  "held item.")]
     assert admin_client.get(reverse("admin:stash_stash_review", args=[9999])).status_code == 404
 
 
@@ -300,12 +300,12 @@ def test_deciding_on_an_items_page_goes_back_to_it(admin_client, admin_user, aud
     assert (status(spam), spam.reviewed_by) == ("accepted", admin_user)
     # The page was shown while it was rejected: now accepted, the same decision changes nothing.
     response = admin_client.post(url, {"item": spam.pk, "status": "rejected", "decision": "overturn"}, follow=True)
-    assert messages_of(response) == [f"Item {str(spam.pk)[:8]} is no longer rejected: admin has decided it "
-                                     "meanwhile (it is accepted). Nothing was changed."]
+    assert messages_of(response) == [(f"Item {str(spam.pk)[:8]} is no longer rejected: admin has decided it "
+                                      "meanwhile (it is accepted). Nothing was changed.")]
     # A decision that does not apply to the status the item has.
     response = admin_client.post(url, {"item": spam.pk, "status": "accepted", "decision": "approve"}, follow=True)
-    assert messages_of(response) == [f"Item {str(spam.pk)[:8]} is accepted: Approve does not apply to it. "
-                                     "Nothing was changed."]
+    assert messages_of(response) == [(f"Item {str(spam.pk)[:8]} is accepted: Approve does not apply to it. "
+                                      "Nothing was changed.")]
     assert status(spam) == "accepted"
     fine = judge(audit, text="fine")
     response = admin_client.post(url, {"item": fine.pk, "status": "accepted", "decision": "overturn"})
@@ -359,9 +359,9 @@ def test_the_reviewer_is_shown_as_the_decider_until_the_hooks_judge_again(admin_
     decide(admin_client, audit, hold, "approve")
     processing.overturn(Content.objects.filter(pk=spam.pk), admin_user)
     changelist = admin_client.get(reverse("admin:stash_content_changelist")).content.decode()
-    assert 'admin <span class="quiet">(in review; hook: Links)</span>' in changelist
-    assert 'admin <span class="quiet">(in review; hook: No spam)</span>' in changelist
-    assert 'admin <span class="quiet">(in review; hook: Links)</span>' in admin_client.get(change_url(hold)).content.decode()
+    by_links = 'admin <span class="quiet">(in review; hook: Links)</span>'
+    assert by_links in changelist and 'admin <span class="quiet">(in review; hook: No spam)</span>' in changelist
+    assert by_links in admin_client.get(change_url(hold)).content.decode()
     body = admin_client.get(f"/api/contents/{hold.pk}/").json()
     assert (body["reviewed_by"], body["decided_by"]["label"]) == ("admin", "Links")  # the hook stays the hook
     assert admin_client.get("/api/contents/", {"stash": "audit"}).json()["results"][0]["reviewed_by"] == "admin"
