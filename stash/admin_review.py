@@ -33,8 +33,8 @@ BUTTONS = {button.decision: button for button in [
     Button("approve", gettext_lazy("Approve"), "a", gettext_lazy("Accept the item: the hook was right to ask.")),
     Button("reject", gettext_lazy("Reject"), "r", gettext_lazy("Reject the item.")),
     Button("overturn", gettext_lazy("Overturn"), "o",
-           gettext_lazy("Reverse the hook's verdict (a held or rejected item is accepted, an accepted one rejected); "
-                        "counted against the hook as a false positive.")),
+           gettext_lazy("Reverse the hook's verdict: a held or rejected item is accepted, and counted against "
+                        "its hook as a false positive; an accepted one is rejected.")),
     Button("judge", gettext_lazy("Judge again"), "j", gettext_lazy("Run the stash's current hooks over it again.")),
 ]}
 SKIP_KEY = "n"
