@@ -12,7 +12,7 @@ from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.translation import gettext_lazy as _, ngettext
 
-from . import admin_views, processing, registry, stats
+from . import admin_review, admin_views, processing, registry, stats
 from .admin_forms import ContentForm, HookConfigForm, HookConfigInlineForm, HookConfigInlineFormSet, ReviewActionForm
 from .models import Content, HookConfig, PipelineRun, Stash
 
@@ -130,9 +130,8 @@ class StashAdmin(SortableAdminBase, StyledAdmin):
 
     @admin.display(description=_("held for review"), ordering="held_count")
     def held(self, obj):
-        url = reverse("admin:stash_content_changelist") + "?" + urlencode({"stash__id__exact": obj.pk,
-                                                                            "status__exact": "held"})
-        return format_html('<a href="{}">{}</a>', url, obj.held_count)
+        return format_html('<a href="{}" title="{}">{}</a>', reverse("admin:stash_stash_review", args=[obj.pk]),
+                           _("Review the held items, oldest first"), obj.held_count)
 
     @admin.display(description=_("try the hooks"))
     def tools(self, obj):
@@ -145,6 +144,7 @@ class StashAdmin(SortableAdminBase, StyledAdmin):
             path("<path:object_id>/simulate/", self.admin_site.admin_view(self.simulate_view),
                  name="stash_stash_simulate"),
             path("<path:object_id>/replay/", self.admin_site.admin_view(self.replay_view), name="stash_stash_replay"),
+            path("<path:object_id>/review/", self.admin_site.admin_view(self.review_view), name="stash_stash_review"),
         ] + super().get_urls()
 
     def simulate_view(self, request, object_id):
@@ -152,6 +152,9 @@ class StashAdmin(SortableAdminBase, StyledAdmin):
 
     def replay_view(self, request, object_id):
         return admin_views.replay(self, request, object_id)
+
+    def review_view(self, request, object_id):
+        return admin_review.review(self, request, object_id)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         stash = self.get_object(request, object_id)
@@ -326,15 +329,17 @@ def trail_table(run):
 
 @admin.register(Content)
 class ContentAdmin(StyledAdmin):
-    list_display = ["short_id", "stash", "status", "reason", "decided_by", "overturned", "source", "created_at"]
+    list_display = ["short_id", "stash", "status", "reason", "decider", "overturned", "source", "created_at"]
     list_display_links = ["short_id"]
     list_filter = ["stash", "status", ("decided_by", DecidedByFilter), "overturned", "source"]
-    list_select_related = ["stash", "decided_by"]
+    list_select_related = ["stash", "decided_by", "reviewed_by"]
     search_fields = ["reason", "payload", "idempotency_key"]
     action_form = ReviewActionForm
+    # Adds the decision buttons (admin_review) above the item's fields.
+    change_form_template = "admin/stash/content/change_form.html"
     actions = ["reprocess", "approve", "reject", "overturn"]
     form = ContentForm
-    readonly_fields = ["status", "reason", "decided_by", "latest_trail", "original_payload_view", "revision",
+    readonly_fields = ["status", "reason", "decider", "latest_trail", "original_payload_view", "revision",
                        "processed_revision", "attempts", "source", "submitted_by", "overturned", "reviewed_by",
                        "reviewed_at", "review_note", "created_at", "processed_at", "payload_view"]
 
@@ -345,7 +350,7 @@ class ContentAdmin(StyledAdmin):
             return [(None, {"fields": payload + ["idempotency_key"]})]
         return [
             (None, {"fields": payload + ["original_payload_view"]}),
-            (_("Verdict"), {"fields": ["status", "reason", "decided_by", "latest_trail"]}),
+            (_("Verdict"), {"fields": ["status", "reason", "decider", "latest_trail"]}),
             (_("Review"), {"fields": ["overturned", "reviewed_by", "reviewed_at", "review_note"]}),
             (_("History"), {"fields": ["revision", "processed_revision", "attempts", "source", "submitted_by",
                                        "created_at", "processed_at"]}),
@@ -363,6 +368,20 @@ class ContentAdmin(StyledAdmin):
         form = super().get_form(request, obj, **kwargs)
         return type(form.__name__, (form,), {"user": request.user})
 
+    def get_urls(self):
+        return [
+            path("<path:object_id>/decide/", self.admin_site.admin_view(self.decide_view), name="stash_content_decide"),
+        ] + super().get_urls()
+
+    def decide_view(self, request, object_id):
+        return admin_review.decide(self, request, object_id)
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None:
+            context.update(admin_review.decision_context(
+                self, request, obj, reverse("admin:stash_content_decide", args=[obj.pk])))
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
     def save_model(self, request, obj, form, change):
         if change:
             processing.edit(obj, obj.payload, canonical=form.canonical)
@@ -373,9 +392,19 @@ class ContentAdmin(StyledAdmin):
     def short_id(self, obj):
         return str(obj.pk)[:8]
 
+    # Not named decided_by: the admin would show the model field of that name instead.
     @admin.display(description=_("decided by"), ordering="decided_by__label")
-    def decided_by(self, obj):
-        return hook_title(obj.decided_by) if obj.decided_by_id else "–"
+    def decider(self, obj):
+        """The reviewer when a review gave the current verdict (the hook that held or rejected the item
+        beside it), else the hook."""
+        hook = hook_title(obj.decided_by) if obj.decided_by_id else None
+        reviewer = obj.reviewer
+        if reviewer is None:
+            return hook or "–"
+        if hook is None:
+            return format_html('{} <span class="quiet">({})</span>', reviewer.get_username(), _("in review"))
+        return format_html('{} <span class="quiet">({}; {} {})</span>', reviewer.get_username(), _("in review"),
+                           _("hook:"), hook)
 
     @admin.display(description=_("payload"))
     def payload_view(self, obj):

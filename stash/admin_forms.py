@@ -153,6 +153,17 @@ class ReviewActionForm(ActionForm):
                            widget=forms.TextInput(attrs={"placeholder": _("why (optional)"), "size": 30}))
 
 
+class DecisionForm(forms.Form):
+    """A person's decision on one item, as the review page and the item's page post it: the item,
+    the status the person saw it in, the button pressed and an optional note."""
+
+    item = forms.UUIDField(widget=forms.HiddenInput)
+    status = forms.ChoiceField(choices=Content.Status.choices, widget=forms.HiddenInput)
+    decision = forms.ChoiceField(choices=[(name, name) for name in processing.DECISIONS])
+    note = forms.CharField(label=_("Note"), required=False, max_length=1000, strip=True,
+                           widget=forms.Textarea(attrs={"rows": 2, "cols": 60, "placeholder": _("why (optional)")}))
+
+
 class SimulateForm(forms.Form):
     payload = PrettyJSONField(label=_("payload"), widget=forms.Textarea(attrs={"rows": 12, "cols": 80,
                                                                                   "class": "stash-json"}),

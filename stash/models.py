@@ -481,6 +481,16 @@ class Content(LoadedStateModel):
             return True
         return any(self._loaded[f] != getattr(self, f) for f in self._loaded)
 
+    @property
+    def reviewer(self):
+        """The person whose review gave the item its current verdict, or None when the hooks gave it
+        (never reviewed, or judged again since)."""
+        if self.reviewed_by_id is None or self.status not in (self.Status.ACCEPTED, self.Status.REJECTED):
+            return None
+        if self.reviewed_at is None or (self.processed_at is not None and self.processed_at > self.reviewed_at):
+            return None
+        return self.reviewed_by
+
     def clean(self):
         super().clean()
         validate_payload(self.payload, self.stash if self.stash_id else None)

@@ -171,13 +171,22 @@ class ContentSerializer(serializers.ModelSerializer):
     decided_by = HookRefSerializer(read_only=True, allow_null=True,
                                    help_text="The hook that rejected or held the item.")
     submitted_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    reviewed_by = serializers.SerializerMethodField(
+        help_text="The person whose review gave the item its current status (decided_by stays the hook that "
+                  "held or rejected it); null when the hooks gave it.")
 
     class Meta:
         model = Content
-        fields = ["id", "stash", "payload", "status", "reason", "decided_by", "revision", "processed_revision",
-                  "queue_seq", "source", "submitted_by", "created_at", "updated_at", "processed_at"]
+        fields = ["id", "stash", "payload", "status", "reason", "decided_by", "reviewed_by", "revision",
+                  "processed_revision", "queue_seq", "source", "submitted_by", "created_at", "updated_at",
+                  "processed_at"]
         read_only_fields = ["id", "status", "reason", "revision", "processed_revision", "queue_seq", "source",
                             "created_at", "updated_at", "processed_at"]
+
+
+    def get_reviewed_by(self, content) -> str | None:
+        reviewer = content.reviewer
+        return reviewer.get_username() if reviewer is not None else None
 
 
 class ContentDetailSerializer(ContentSerializer):

@@ -87,7 +87,8 @@ class ContentViewSet(SerializerPerAction, mixins.ListModelMixin, mixins.Retrieve
     http_method_names = ["get", "post", "patch", "head", "options"]
 
     def get_queryset(self):
-        return processing.visible_contents(self.request.user).select_related("stash", "decided_by", "submitted_by")
+        return processing.visible_contents(self.request.user).select_related("stash", "decided_by", "submitted_by",
+                                                                             "reviewed_by")
 
     def get_permissions(self):
         if self.action == "create":

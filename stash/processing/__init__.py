@@ -13,7 +13,9 @@ so the rules live here once:
   atomic under the stash's row lock (``Stash.lock``).
 - ``configuring``: ``save_hook``, ``saving_hooks``, ``set_enabled``, ``duplicate_hooks`` and
   ``delete_hooks``, the admin's changes to hook configs, under the same lock.
-- ``reviewing``: ``approve``, ``reject``, ``overturn`` and ``replay``.
+- ``reviewing``: ``approve``, ``reject``, ``overturn`` (items in bulk), ``decide`` (one item, only
+  while it has the status the person saw), ``held_items``, ``next_held`` and ``held_counts`` (the
+  items awaiting review) and ``replay``.
 - ``housekeeping``: ``prune``, runs and final items past their retention, in short batches;
   ``exporting``: ``export_rows`` and ``write_jsonl``, a stash's items as JSON Lines.
 - ``counting``: counts of what workers do that leaves no row (sweeper recoveries, sink
@@ -44,7 +46,21 @@ from .judging import (  # noqa: F401
     sweep,
 )
 from .ordering import arrange_hooks, move_hooks, place_dragged_hooks, place_hooks, reorder_hooks  # noqa: F401
-from .reviewing import ReplayChange, ReplayReport, approve, overturn, reject, replay  # noqa: F401
+from .reviewing import (  # noqa: F401
+    DECISIONS,
+    Decision,
+    ReplayChange,
+    ReplayReport,
+    approve,
+    decide,
+    decisions_for,
+    held_counts,
+    held_items,
+    next_held,
+    overturn,
+    reject,
+    replay,
+)
 from .stopping import recover, token_for  # noqa: F401
 from .submitting import (  # noqa: F401
     BULK_LIMIT,

@@ -1,6 +1,8 @@
-"""Reviewing: a person's verdict (approve, reject, overturn) and replaying the current hooks over past items."""
+"""Reviewing: a person's verdict (approve, reject, overturn, judge again), the held items awaiting
+one, and replaying the current hooks over past items."""
 from __future__ import annotations
 
+import uuid
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -8,53 +10,148 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from .. import bulk_sql, dispatch, pipeline
 from ..models import Content, Stash
 from . import recording
 from .isolation import call_with_deadline
-from .judging import Status, item_for, pipeline_for
+from .judging import Status, item_for, pipeline_for, reprocess
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
+@dataclass(frozen=True)
+class _Verdict:
+    """What a reviewer's verdict does: the status it moves each status it applies to into."""
+
+    changes: dict[str, str]
+    reason: str
+    overturning: bool = False
+
+
+_APPROVE = _Verdict({Status.HELD: Status.ACCEPTED}, "accepted in review")
+_REJECT = _Verdict({Status.HELD: Status.REJECTED}, "rejected in review")
+# A hold overturned is a hook's false alarm, like a rejection overturned: the item is accepted.
+_OVERTURN = _Verdict({Status.HELD: Status.ACCEPTED, Status.REJECTED: Status.ACCEPTED, Status.ACCEPTED: Status.REJECTED},
+                     "overturned in review", overturning=True)
+_VERDICTS = {"approve": _APPROVE, "reject": _REJECT, "overturn": _OVERTURN}
+# Judging again applies to items the hooks are done with (a pending or processing item is being judged).
+_JUDGEABLE = (Status.HELD, Status.ACCEPTED, Status.REJECTED, Status.FAILED)
+
+#: A person's decisions on an item, in the order the admin offers them.
+DECISIONS = ("approve", "reject", "overturn", "judge")
+
+
 def approve(queryset: QuerySet[Content], user: User, note: str = "") -> int:
     """Accept the held items among ``queryset`` as ``user``; returns how many were held."""
-    return _review(queryset, {Status.HELD: Status.ACCEPTED}, user, note, "accepted in review")
+    return _review(queryset, _APPROVE, user, note)
 
 
 def reject(queryset: QuerySet[Content], user: User, note: str = "") -> int:
     """Reject the held items among ``queryset`` as ``user``; returns how many were held."""
-    return _review(queryset, {Status.HELD: Status.REJECTED}, user, note, "rejected in review")
+    return _review(queryset, _REJECT, user, note)
 
 
 def overturn(queryset: QuerySet[Content], user: User, note: str = "") -> int:
-    """Reverse the hooks' verdict on the judged items among ``queryset``: rejected ones are
-    accepted, accepted ones rejected. Each rejection overturned counts against the hook that
-    made it (``HookConfig.overturned_count``: its false positives). Items already overturned
-    are left alone; returns how many were overturned.
+    """Reverse the hooks' verdict on the judged items among ``queryset``: rejected and held ones
+    are accepted, accepted ones rejected. Each rejection or hold overturned counts against the
+    hook that made it (``HookConfig.overturned_count``: its false positives). Items already
+    overturned are left alone; returns how many were overturned.
     """
-    return _review(queryset.filter(overturned=False), {Status.REJECTED: Status.ACCEPTED,
-                                                        Status.ACCEPTED: Status.REJECTED},
-                   user, note, "overturned in review", overturning=True)
+    return _review(queryset, _OVERTURN, user, note)
 
 
-def _review(queryset: QuerySet[Content], changes: dict[str, str], user: User, note: str, reason: str,
-            overturning: bool = False) -> int:
-    """Move the items of ``queryset`` whose status is a key of ``changes`` to its value.
+def decisions_for(content: Content) -> list[str]:
+    """The decisions (of ``DECISIONS``) that apply to ``content`` as it is now."""
+    return [name for name in DECISIONS
+            if (content.status in _JUDGEABLE if name == "judge" else content.status in _VERDICTS[name].changes)
+            and not (name == "overturn" and content.overturned)]
+
+
+@dataclass
+class Decision:
+    """What became of a person's decision on one item: ``applied``, or left alone because the
+    item no longer had the status it was decided on (``content`` says what it has now; None
+    when the item is gone)."""
+
+    decision: str
+    applied: bool
+    content: Content | None
+
+
+def decide(content_id: uuid.UUID | str, decision: str, user: User, note: str = "", expected: str = Status.HELD,
+           stash: Stash | None = None) -> Decision:
+    """Apply ``decision`` (one of ``DECISIONS``) to one item as ``user``, only while its status is
+    still ``expected`` (the status the person saw) and it is in ``stash`` if one is given.
+
+    Anything else (someone decided it meanwhile, the hooks judged it again, the decision does not
+    apply to that status) changes nothing: the ``Decision`` says so. Raises ``ValueError`` for a
+    decision that is not one of ``DECISIONS``.
+    """
+    if decision not in DECISIONS:
+        raise ValueError(f"unknown decision {decision!r}: one of {', '.join(DECISIONS)}")
+    items = Content.objects.filter(pk=content_id, status=expected)
+    if stash is not None:
+        items = items.filter(stash=stash)
+    if decision == "judge":
+        applied = expected in _JUDGEABLE and _judge_again(items)
+    else:
+        verdict = _VERDICTS[decision]
+        only = {status: to for status, to in verdict.changes.items() if status == expected}
+        applied = bool(only) and _review(items, replace(verdict, changes=only), user, note) > 0
+    current = Content.objects.select_related("stash", "decided_by", "reviewed_by").filter(pk=content_id).first()
+    return Decision(decision=decision, applied=applied, content=current)
+
+
+def _judge_again(items: QuerySet[Content]) -> bool:
+    """Send ``items`` to be judged again under their row locks, so no verdict slips in between."""
+    with transaction.atomic():
+        ids = list(items.select_for_update(of=("self",)).values_list("pk", flat=True))
+        return bool(ids) and reprocess(Content.objects.filter(pk__in=ids)) > 0
+
+
+# --- the items awaiting review ------------------------------------------------------------------
+
+
+def held_items(stash: Stash) -> QuerySet[Content]:
+    """The held items of ``stash``, oldest first: the order a reviewer sees them in."""
+    return Content.objects.filter(stash=stash, status=Status.HELD).order_by("created_at", "pk")
+
+
+def next_held(stash: Stash, after: Content | None = None) -> Content | None:
+    """The oldest held item of ``stash``, or the first one after ``after`` (skipping it and those
+    before it); None when there is none."""
+    items = held_items(stash).select_related("stash", "decided_by")
+    if after is not None:
+        items = items.filter(Q(created_at__gt=after.created_at) | Q(created_at=after.created_at, pk__gt=after.pk))
+    return items.first()
+
+
+def held_counts() -> list[tuple[Stash, int]]:
+    """Every stash with held items and how many, by name, in one query."""
+    stashes = (Stash.objects.filter(contents__status=Status.HELD).annotate(held=Count("contents"))
+               .order_by("name", "pk"))
+    return [(stash, stash.held) for stash in stashes]
+
+
+def _review(queryset: QuerySet[Content], verdict: _Verdict, user: User, note: str) -> int:
+    """Move the items of ``queryset`` whose status is a key of ``verdict.changes`` to its value.
 
     Written with ``update``/``bulk_update``: no ``post_save``, so nothing is judged again.
     Items accepted here join their stash's queue; items rejected here leave it.
     """
+    changes, reason, overturning = verdict.changes, verdict.reason, verdict.overturning
+    # An overturn is never undone by overturning again.
+    unturned = Q(overturned=False) if overturning else Q()
     now = timezone.now()
-    ids = list(queryset.values_list("pk", flat=True))
+    ids = list(queryset.filter(unturned).values_list("pk", flat=True))
     with transaction.atomic():
         # Locked like the worker locks what it records, so a review and a verdict never cross.
         items = list(Content.objects.select_for_update(of=("self",)).select_related("stash")
-                     .filter(pk__in=ids, status__in=list(changes))
+                     .filter(unturned, pk__in=ids, status__in=list(changes))
                      .order_by("created_at", "pk"))
         counters = recording.new_counters()
         accepted_by_stash = defaultdict(list)
@@ -66,7 +163,7 @@ def _review(queryset: QuerySet[Content], changes: dict[str, str], user: User, no
             item.queue_seq = None
             if item.status == Status.ACCEPTED:
                 accepted_by_stash[item.stash_id].append(item)
-            if overturning and before == Status.REJECTED and item.decided_by_id:
+            if overturning and before in (Status.REJECTED, Status.HELD) and item.decided_by_id:
                 counters[item.decided_by_id]["overturned_count"] += 1
         # Stashes, then hook configs: the lock order of _record.
         for stash_id in sorted(accepted_by_stash):

@@ -1,0 +1,112 @@
+"""The review queue in real headless Chromium: from the admin index's panel, approve, reject,
+overturn, skip and judge again, with the mouse and with the keyboard."""
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from stash import hooks, processing
+from stash.models import Content
+
+from .test_admin import SCREENSHOTS
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+class HoldLinks(hooks.Filter):
+    """Hold content with a link for a person to look at."""
+
+    def filter(self, item):
+        return self.hold("has a link", "link") if "http" in item.payload.get("text", "") else self.keep()
+
+
+@pytest.fixture
+def held(make_stash, register_temporarily):
+    """Five held items of the stash Audit, "http://1" the oldest."""
+    register_temporarily("test_hold_links", HoldLinks)
+    audit = make_stash("audit", name="Audit", hooks=[
+        {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"]}},
+        {"hook": "test_hold_links", "label": "Links"}])
+    start = timezone.now() - timedelta(hours=1)
+    items = []
+    for n in range(1, 6):
+        item = Content.objects.create(stash=audit, payload={"text": f"see http://{n}", "data": {"n": n}})
+        Content.objects.filter(pk=item.pk).update(created_at=start + timedelta(minutes=n))
+        processing.process([item.pk])
+        items.append(item)
+    return items
+
+
+def status(item):
+    item.refresh_from_db()
+    return item.status
+
+
+def expect_item(page, n, of=None):
+    expect(page.locator("#review-item .stash-text")).to_have_text(f"see http://{n}")
+    if of:
+        expect(page.locator("#review-position")).to_contain_text(of)
+
+
+def test_reviewing_held_items_with_the_mouse_and_the_keyboard(logged_in, live_server, held, admin_user):
+    page = logged_in
+    one, two, three, four, five = held
+    page.goto(f"{live_server.url}/admin/")
+    panel = page.locator("#awaiting-review")
+    expect(panel).to_contain_text("Awaiting review")
+    expect(panel).to_contain_text("5 held items")
+    panel.get_by_role("link", name="Audit").click()
+
+    # Oldest first; a decision with a note, by a click.
+    expect_item(page, 1, "Item 1 of 5 awaiting review in Audit")
+    expect(page.locator(".stash-trail")).to_contain_text("has a link")
+    page.screenshot(path=SCREENSHOTS / "review.png", full_page=True)
+    page.fill("#id_note", "a known site")
+    page.get_by_role("button", name="Approve").click()
+    expect(page.locator(".messagelist")).to_have_text(f"Approved item {str(one.pk)[:8]}.")
+    expect_item(page, 2, "Item 1 of 4")
+    assert (status(one), one.reviewed_by, one.review_note) == ("accepted", admin_user, "a known site")
+
+    # A single key decides; typed into the note, the same key is just a letter.
+    page.keyboard.press("r")
+    expect(page.locator(".messagelist")).to_have_text(f"Rejected item {str(two.pk)[:8]}.")
+    expect_item(page, 3)
+    assert status(two) == "rejected"
+    page.click("#id_note")
+    page.keyboard.type("ok really")
+    expect(page.locator("#id_note")).to_have_value("ok really")
+    expect_item(page, 3)
+    assert status(three) == "held"
+    page.keyboard.press("Escape")
+    page.keyboard.press("o")
+    expect(page.locator(".messagelist")).to_have_text(
+        f"Overturned the verdict on item {str(three.pk)[:8]}: it is accepted now.")
+    three.refresh_from_db()
+    assert (three.status, three.overturned, three.review_note) == ("accepted", True, "ok really")
+    assert three.decided_by.overturned_count == 1
+
+    # Skip without deciding, then judge the next again.
+    expect_item(page, 4)
+    page.keyboard.press("n")
+    expect_item(page, 5, "Item 2 of 2")
+    page.get_by_role("button", name="Judge again").click()
+    expect(page.locator(".messagelist")).to_have_text(f"Sent item {str(five.pk)[:8]} to be judged again.")
+    assert status(five) == "pending" and status(four) == "held"
+
+    # Past the last one, back to the skipped one; the keyboard's way: Tab from the note to Approve.
+    expect(page.locator("#review-end")).to_contain_text("1 item still awaits review")
+    page.get_by_role("link", name="start again from the oldest").click()
+    expect_item(page, 4, "Item 1 of 1")
+    page.click("#id_note")
+    page.keyboard.press("Tab")
+    approve = page.get_by_role("button", name="Approve")
+    expect(approve).to_be_focused()
+    outline = approve.evaluate("button => getComputedStyle(button).outlineStyle")
+    assert outline == "solid"  # the focus is visible
+    page.keyboard.press("Enter")
+    expect(page.locator("#review-empty")).to_have_text("Nothing awaiting review.")
+    assert status(four) == "accepted"
+
+    page.goto(f"{live_server.url}/admin/")
+    expect(page.locator("#awaiting-review")).to_contain_text("Nothing awaiting review.")
