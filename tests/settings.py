@@ -10,7 +10,7 @@ if _worker and _var_dir.name != _worker:
     os.environ["STASH_VAR_DIR"] = str(_var_dir / _worker)
 
 from hooksite.settings import *  # noqa: E402, F403
-from hooksite.settings import INSTALLED_APPS, STORAGES
+from hooksite.settings import INSTALLED_APPS, STORAGES  # noqa: E402
 
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.testapp", "bench"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
