@@ -392,7 +392,7 @@ class ContentAdmin(StyledAdmin):
     def status_badge(self, obj):
         return formatting.badge(obj.status, obj.get_status_display())
 
-    @admin.display(description=_("overturned"), ordering="overturned")
+    @admin.display(description=_("overturned"), ordering="overturned", empty_value="")
     def overturned_mark(self, obj):
         # Marked only where a reviewer overturned the verdict: a mark on every row would hide the few.
         if not obj.overturned:

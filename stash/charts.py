@@ -78,7 +78,8 @@ def bars(values: Sequence[float | None], title: str, top: float | None = None) -
 def describe(hook: str, metric: Metric, values: Sequence[float | None]) -> str:
     """The words for a chart: what it shows, its highest and latest values, its hours without runs."""
     drawn = [value for value in values if value is not None]
-    words = _("%(hook)s: %(metric)s per hour over the last %(hours)d hours") % {
+    words = ngettext("%(hook)s: %(metric)s per hour over the last hour",
+                     "%(hook)s: %(metric)s per hour over the last %(hours)d hours", len(values)) % {
         "hook": hook, "metric": metric.name, "hours": len(values)}
     if not drawn:
         return words + ": " + _("no runs.")

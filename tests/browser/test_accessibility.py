@@ -64,27 +64,34 @@ ANONYMOUS_PAGES = [
     Page("admin login", lambda demo: reverse("admin:login")),
 ]
 
+def per_status(name, url_name):
+    """A page for an item of each status: ``url_name`` takes the item's id."""
+    return [Page(f"{name} ({status})", lambda demo, status=status: reverse(url_name, args=[demo.items[status].pk]))
+            for status in Content.Status.values]
+
+
+def of_stash(url_name, query=""):
+    """The URL builder of a page of the demo stash."""
+    return lambda demo: reverse(url_name, args=[demo.stash.pk]) + query
+
+
 #: Pages checked as a superuser, besides every admin changelist, add form and change form.
 PAGES = [
     Page("index", lambda demo: reverse("stash:index")),
     Page("submit form", lambda demo: reverse("stash:submit", args=[demo.stash.slug])),
-    *[Page(f"status page ({status})", lambda demo, status=status: reverse("stash:content", args=[demo.items[status].pk]))
-      for status in Content.Status.values],
+    *per_status("status page", "stash:content"),
     Page("admin index", lambda demo: reverse("admin:index")),
     Page("admin app index", lambda demo: reverse("admin:app_list", args=["stash"])),
-    Page("stash page with hooks", lambda demo: reverse("admin:stash_stash_change", args=[demo.stash.pk])),
-    Page("simulate", lambda demo: reverse("admin:stash_stash_simulate", args=[demo.stash.pk])),
-    Page("simulate, with a result", lambda demo: reverse("admin:stash_stash_simulate", args=[demo.stash.pk]),
-         _simulate),
-    Page("replay", lambda demo: reverse("admin:stash_stash_replay", args=[demo.stash.pk])),
-    Page("replay, with a result", lambda demo: reverse("admin:stash_stash_replay", args=[demo.stash.pk]), _replay),
+    Page("stash page with hooks and charts", of_stash("admin:stash_stash_change")),
+    Page("simulate", of_stash("admin:stash_stash_simulate")),
+    Page("simulate, with a result", of_stash("admin:stash_stash_simulate"), _simulate),
+    Page("replay", of_stash("admin:stash_stash_replay")),
+    Page("replay, with a result", of_stash("admin:stash_stash_replay"), _replay),
     Page("hooks of one stash (drag to order)",
          lambda demo: reverse("admin:stash_hookconfig_changelist") + f"?stash__id__exact={demo.stash.pk}"),
     Page("hook config page", lambda demo: reverse("admin:stash_hookconfig_change", args=[demo.config.pk])),
     Page("held items", lambda demo: reverse("admin:stash_content_changelist") + "?status__exact=held"),
-    *[Page(f"item page ({status})", lambda demo, status=status: reverse("admin:stash_content_change",
-                                                                        args=[demo.items[status].pk]))
-      for status in Content.Status.values],
+    *per_status("item page", "admin:stash_content_change"),
     Page("run page", lambda demo: reverse("admin:stash_pipelinerun_change", args=[demo.run.pk])),
     Page("password change", lambda demo: reverse("admin:password_change")),
 ]
