@@ -12,8 +12,15 @@ from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.translation import gettext_lazy as _, ngettext
 
-from . import admin_review, admin_views, processing, registry, stats
-from .admin_forms import ContentForm, HookConfigForm, HookConfigInlineForm, HookConfigInlineFormSet, ReviewActionForm
+from . import admin_review, admin_views, charts, formatting, processing, registry, stats
+from .admin_forms import (
+    ContentForm,
+    HookConfigForm,
+    HookConfigInlineForm,
+    HookConfigInlineFormSet,
+    HookListFormSet,
+    ReviewActionForm,
+)
 from .models import Content, HookConfig, PipelineRun, Stash
 
 # sortable2 takes the first ordering field as the one it drags; the models order by stash first.
@@ -48,13 +55,10 @@ def counters(config):
         return "–"
     return format_html(
         '<span class="stash-counters">{} runs · {} kept · {} dropped<br>{} errors · {} overturned<br>'
-        '<span class="quiet">p50 {} ms · p95 {} ms · mean {} ms</span></span>',
+        '<span class="quiet">p50 {} · p95 {} · mean {}</span></span>',
         hook_stats.runs, hook_stats.kept, hook_stats.dropped, hook_stats.errors, hook_stats.overturned,
-        _ms(hook_stats.p50_ms), _ms(hook_stats.p95_ms), _ms(hook_stats.mean_ms))
-
-
-def _ms(value):
-    return "–" if value is None else f"{value:.2f}"
+        formatting.duration(hook_stats.p50_ms), formatting.duration(hook_stats.p95_ms),
+        formatting.duration(hook_stats.mean_ms))
 
 
 def single_stash(request):
@@ -98,6 +102,15 @@ class HookConfigInline(ShownParamsMixin, SortableTabularInline):
     @admin.display(description=_("counters"))
     def hook_counters(self, obj):
         return counters(obj)
+
+
+def activity_context(stash, configs):
+    """The stash page's charts of the last hours (nothing where the database cannot compute them)."""
+    try:
+        activity = processing.hook_activity(stash, configs)
+    except processing.ActivityUnsupported:
+        return {}
+    return {"activity": activity, "activity_rows": charts.activity_rows(activity), "metrics": charts.METRICS}
 
 
 @admin.register(Stash)
@@ -159,11 +172,13 @@ class StashAdmin(SortableAdminBase, StyledAdmin):
     def change_view(self, request, object_id, form_url="", extra_context=None):
         stash = self.get_object(request, object_id)
         if request.method == "GET" and stash is not None:
-            for config in stash.hooks.all():
+            configs = list(stash.hooks.in_order())
+            for config in configs:
                 if config.is_missing:
                     self.message_user(request, _("Hook %(title)s uses %(hook)r, which is not registered: it fails by "
                                                  "its on-error policy. Disable or delete it.")
                                       % {"title": config.title, "hook": config.hook}, messages.WARNING)
+            extra_context = {**activity_context(stash, configs), **(extra_context or {})}
         return super().change_view(request, object_id, form_url, extra_context)
 
     def save_related(self, request, form, formsets, change):
@@ -224,6 +239,9 @@ class HookConfigAdmin(ShownParamsMixin, SortableAdminMixin, StyledAdmin):
         changelist = super().get_changelist_instance(request)
         stats.attach(changelist.result_list)
         return changelist
+
+    def get_changelist_formset(self, request, **kwargs):
+        return super().get_changelist_formset(request, formset=HookListFormSet, **kwargs)
 
     def changelist_view(self, request, extra_context=None):
         extra_context = {"single_stash": single_stash(request), **(extra_context or {})}
@@ -329,7 +347,8 @@ def trail_table(run):
 
 @admin.register(Content)
 class ContentAdmin(StyledAdmin):
-    list_display = ["short_id", "stash", "status", "reason", "decider", "overturned", "source", "created_at"]
+    list_display = ["short_id", "stash", "status_badge", "reason", "decider", "overturned_mark", "source",
+                    "created_at"]
     list_display_links = ["short_id"]
     list_filter = ["stash", "status", ("decided_by", DecidedByFilter), "overturned", "source"]
     list_select_related = ["stash", "decided_by", "reviewed_by"]
@@ -339,7 +358,7 @@ class ContentAdmin(StyledAdmin):
     change_form_template = "admin/stash/content/change_form.html"
     actions = ["reprocess", "approve", "reject", "overturn"]
     form = ContentForm
-    readonly_fields = ["status", "reason", "decider", "latest_trail", "original_payload_view", "revision",
+    readonly_fields = ["status_badge", "reason", "decider", "latest_trail", "original_payload_view", "revision",
                        "processed_revision", "attempts", "source", "submitted_by", "overturned", "reviewed_by",
                        "reviewed_at", "review_note", "created_at", "processed_at", "payload_view"]
 
@@ -350,7 +369,7 @@ class ContentAdmin(StyledAdmin):
             return [(None, {"fields": payload + ["idempotency_key"]})]
         return [
             (None, {"fields": payload + ["original_payload_view"]}),
-            (_("Verdict"), {"fields": ["status", "reason", "decider", "latest_trail"]}),
+            (_("Verdict"), {"fields": ["status_badge", "reason", "decider", "latest_trail"]}),
             (_("Review"), {"fields": ["overturned", "reviewed_by", "reviewed_at", "review_note"]}),
             (_("History"), {"fields": ["revision", "processed_revision", "attempts", "source", "submitted_by",
                                        "created_at", "processed_at"]}),
@@ -391,6 +410,18 @@ class ContentAdmin(StyledAdmin):
     @admin.display(description=_("id"), ordering="created_at")
     def short_id(self, obj):
         return str(obj.pk)[:8]
+
+    @admin.display(description=_("status"), ordering="status")
+    def status_badge(self, obj):
+        return formatting.badge(obj.status, obj.get_status_display())
+
+    @admin.display(description=_("overturned"), ordering="overturned", empty_value="")
+    def overturned_mark(self, obj):
+        # Marked only where a reviewer overturned the verdict: a mark on every row would hide the few.
+        if not obj.overturned:
+            return ""
+        return format_html('<span class="stash-flag" title="{}"><span aria-hidden="true">↺</span> {}</span>',
+                           _("A reviewer overturned the hooks' verdict."), _("overturned"))
 
     # Not named decided_by: the admin would show the model field of that name instead.
     @admin.display(description=_("decided by"), ordering="decided_by__label")
@@ -456,11 +487,11 @@ def _pretty(payload):
 
 @admin.register(PipelineRun)
 class PipelineRunAdmin(StyledAdmin):
-    list_display = ["content", "revision", "config_version", "outcome", "reason", "duration_ms", "finished_at"]
+    list_display = ["content", "revision", "config_version", "outcome_badge", "reason", "duration", "finished_at"]
     list_filter = ["outcome", "content__stash"]
     list_select_related = ["content"]
-    fields = ["content", "revision", "config_version", "outcome", "reason", "started_at", "finished_at",
-              "duration_ms", "trail_table"]
+    fields = ["content", "revision", "config_version", "outcome_badge", "reason", "started_at", "finished_at",
+              "duration", "trail_table"]
     readonly_fields = fields
 
     def has_add_permission(self, request):
@@ -468,6 +499,14 @@ class PipelineRunAdmin(StyledAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    @admin.display(description=_("outcome"), ordering="outcome")
+    def outcome_badge(self, obj):
+        return formatting.badge(obj.outcome, obj.get_outcome_display())
+
+    @admin.display(description=_("duration"), ordering="duration_ms")
+    def duration(self, obj):
+        return formatting.duration(obj.duration_ms)
 
     @admin.display(description=_("trail"))
     def trail_table(self, obj):

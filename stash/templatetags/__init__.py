@@ -1,0 +1,1 @@
+"""Template filters of stash (``stash_format``)."""

@@ -1,0 +1,12 @@
+"""Template filters for ``stash.formatting``: ``{% load stash_format %}`` then ``{{ entry.duration_ms|duration }}``,
+``{{ rate|percent }}``, ``{{ entry.outcome|badge }}``."""
+from django import template
+
+from .. import formatting
+
+register = template.Library()
+
+register.filter("duration", formatting.duration)
+register.filter("age", formatting.age)
+register.filter("percent", formatting.percent)
+register.filter("badge", formatting.badge, is_safe=True)
