@@ -91,6 +91,7 @@ PAGES = [
          lambda demo: reverse("admin:stash_hookconfig_changelist") + f"?stash__id__exact={demo.stash.pk}"),
     Page("hook config page", lambda demo: reverse("admin:stash_hookconfig_change", args=[demo.config.pk])),
     Page("held items", lambda demo: reverse("admin:stash_content_changelist") + "?status__exact=held"),
+    Page("review queue", of_stash("admin:stash_stash_review")),
     *per_status("item page", "admin:stash_content_change"),
     Page("run page", lambda demo: reverse("admin:stash_pipelinerun_change", args=[demo.run.pk])),
     Page("password change", lambda demo: reverse("admin:password_change")),
