@@ -47,9 +47,10 @@ def counters(config):
     if config.pk is None or hook_stats is None:
         return "–"
     return format_html(
-        '<span class="stash-counters">{} runs · {} kept · {} dropped<br>{} errors · {} overturned<br>'
+        '<span class="stash-counters">{} runs · {} kept · {} dropped · {} held<br>{} errors · {} overturned<br>'
         '<span class="quiet">p50 {} ms · p95 {} ms · mean {} ms</span></span>',
-        hook_stats.runs, hook_stats.kept, hook_stats.dropped, hook_stats.errors, hook_stats.overturned,
+        hook_stats.runs, hook_stats.kept, hook_stats.dropped, hook_stats.held, hook_stats.errors,
+        hook_stats.overturned,
         _ms(hook_stats.p50_ms), _ms(hook_stats.p95_ms), _ms(hook_stats.mean_ms))
 
 

@@ -225,7 +225,7 @@ class HookConfigQuerySet(models.QuerySet):
 class HookConfig(LoadedStateModel):
     """One configured use of a registered hook in a stash: which, with what params, where."""
 
-    COUNTER_FIELDS = ("runs_count", "kept_count", "dropped_count", "errors_count", "time_total_us",
+    COUNTER_FIELDS = ("runs_count", "kept_count", "dropped_count", "held_count", "errors_count", "time_total_us",
                       "overturned_count")
 
     class Mode(models.TextChoices):
@@ -254,6 +254,8 @@ class HookConfig(LoadedStateModel):
     runs_count = models.PositiveBigIntegerField(_("runs"), default=0, editable=False)
     kept_count = models.PositiveBigIntegerField(_("kept"), default=0, editable=False)
     dropped_count = models.PositiveBigIntegerField(_("dropped"), default=0, editable=False)
+    held_count = models.PositiveBigIntegerField(_("held"), default=0, editable=False,
+                                                help_text=_("Items this hook held for review (or, observing, would have)."))
     errors_count = models.PositiveBigIntegerField(_("errors"), default=0, editable=False)
     time_total_us = models.PositiveBigIntegerField(_("total time (µs)"), default=0, editable=False)
     overturned_count = models.PositiveBigIntegerField(
