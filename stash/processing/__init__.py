@@ -18,10 +18,13 @@ so the rules live here once:
   ``exporting``: ``export_rows`` and ``write_jsonl``, a stash's items as JSON Lines.
 - ``counting``: counts of what workers do that leaves no row (sweeper recoveries, sink
   deliveries), for ``/metrics``.
+- ``one_change`` (``stash.versioning``): a block in which each stash's ``config_version`` moves
+  once, however many of its rows the block writes (an admin save, an action).
 
 Locks are always taken in one order: items, then stashes (by id), then hook configs.
 """
 from .. import dispatch  # noqa: F401 - tests and callers reach the publisher through here
+from ..versioning import one_change  # noqa: F401
 from .configuring import delete_hooks, duplicate_hooks, save_hook, saving_hooks, set_enabled  # noqa: F401
 from .counting import count_sweep  # noqa: F401
 from .deadlines import Clock  # noqa: F401
