@@ -442,6 +442,7 @@ class Content(LoadedStateModel):
         FORM = "form", _("web form")
         API = "api", _("API")
         ADMIN = "admin", _("admin")
+        CODE = "code", _("code (ORM)")  # saved by a program through the models or processing, not a face
 
     # Fields the worker owns: a save that does not change the payload leaves them alone, so a
     # stale form can never overwrite a verdict.
@@ -471,7 +472,8 @@ class Content(LoadedStateModel):
     queue_seq = models.PositiveBigIntegerField(_("queue position"), null=True, blank=True, editable=False)
     submitted_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
                                      related_name="stash_contents", verbose_name=_("submitted by"))
-    source = models.CharField(_("source"), max_length=10, choices=Source.choices, default=Source.API)
+    source = models.CharField(_("source"), max_length=10, choices=Source.choices, default=Source.CODE,
+                              help_text=_("Where it was submitted: the web form, the API, the admin, or code."))
     idempotency_key = models.CharField(_("idempotency key"), max_length=200, blank=True)
     content_hash = models.CharField(_("content hash"), max_length=64, editable=False, db_index=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)

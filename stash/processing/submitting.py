@@ -165,9 +165,10 @@ def _check_open(stash: Stash) -> None:
                                % {"slug": stash.slug}})
 
 
-def submit(stash: Stash, payload: Any, user: User | AnonymousUser | None = None, source: str = Content.Source.API,
-           idempotency_key: str = "") -> tuple[Content, bool]:
-    """Save ``payload`` as a new item of ``stash``; return ``(content, created)``.
+def submit(stash: Stash, payload: Any, user: User | AnonymousUser | None = None,
+           source: str = Content.Source.CODE, idempotency_key: str = "") -> tuple[Content, bool]:
+    """Save ``payload`` as a new item of ``stash``; return ``(content, created)``. ``source``: the
+    face it came through (each passes its own; code, by default).
 
     With an ``idempotency_key`` (authenticated submitters only), repeating the same stash and
     payload returns the item the key made first, with ``created`` False; the same key with another
@@ -231,7 +232,7 @@ def _replayed(earlier: Content, stash: Stash, payload: Any, canonical: bytes) ->
 
 
 def submit_many(stash: Stash, payloads: Sequence[Any], user: User | AnonymousUser | None = None,
-                source: str = Content.Source.API) -> list[Content]:
+                source: str = Content.Source.CODE) -> list[Content]:
     """Save ``payloads`` as new items of ``stash``, all or none, in one transaction; return them.
 
     Each payload is checked first (``check_payload``; errors name the item's index) and nothing
