@@ -37,7 +37,8 @@ def test_each_face_sets_its_own_source(audit, sam, admin_client):
     assert form.post("/s/audit/submit/", {"text": "by form"}).status_code == 302
     api = APIClient()
     api.force_authenticate(sam)
-    assert api.post("/api/contents/", {"stash": "audit", "payload": {"text": "by api"}}, format="json").status_code == 201
+    one = api.post("/api/contents/", {"stash": "audit", "payload": {"text": "by api"}}, format="json")
+    assert one.status_code == 201
     assert api.post("/api/contents/bulk/", {"stash": "audit", "items": [{"text": "by bulk"}]},
                     format="json").status_code == 201
     admin_client.post(reverse("admin:stash_content_add"), {"stash": audit.pk, "payload": '{"text": "by admin"}'})
