@@ -50,8 +50,8 @@ def content(request, pk):
     data = item.payload.get("data")
     return render(request, "stash/content.html", {
         "content": item, **_verdict_context(request, item),
-        # Pretty JSON, as it was sent (escaped by the template).
-        "data_json": json.dumps(data, indent=2, ensure_ascii=False) if data else "",
+        # Indented JSON, keys sorted: PostgreSQL keeps no order of keys (escaped by the template).
+        "data_json": json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) if data else "",
     })
 
 
