@@ -260,5 +260,6 @@ def test_the_submitted_data_is_shown_as_pretty_json(audit, sam, sam_client):
     content = judged(audit, sam, text="hi", data={"channel": "web", "tags": ["a", "ü"], "score": 0.5, "ok": True})
     html = sam_client.get(f"/c/{content.pk}/").content.decode()
     assert ('<pre class="data">{\n  &quot;channel&quot;: &quot;web&quot;,\n  &quot;ok&quot;: true,\n'
-            '  &quot;score&quot;: 0.5,\n  &quot;tags&quot;: [\n    &quot;a&quot;,\n    &quot;ü&quot;\n  ]\n}</pre>') in html
+            '  &quot;score&quot;: 0.5,\n  &quot;tags&quot;: [\n    &quot;a&quot;,\n'
+            '    &quot;ü&quot;\n  ]\n}</pre>') in html
     assert "{&#x27;channel&#x27;" not in html and "True" not in html
