@@ -1,6 +1,7 @@
 """The admin: stashes with their hooks in drag-and-drop order, the hooks, the items and their runs."""
 import json
 import uuid
+from contextlib import nullcontext
 
 from adminsortable2.admin import SortableAdminBase, SortableAdminMixin, SortableTabularInline
 from django.contrib import admin, messages
@@ -36,6 +37,28 @@ class StyledAdmin(admin.ModelAdmin):
         css = {"all": ["stash/admin.css"]}
 
 
+class OneChangePerPost:
+    """Each save, action or delete posted to these pages is one change of the stashes' pipelines
+    (``processing.one_change``): their ``config_version`` moves once, however many rows it writes
+    (the stash, its hooks, their order), and not at all when nothing changed."""
+
+    def changeform_view(self, request, *args, **kwargs):
+        with _one_change_if_posted(request):
+            return super().changeform_view(request, *args, **kwargs)
+
+    def changelist_view(self, request, *args, **kwargs):
+        with _one_change_if_posted(request):
+            return super().changelist_view(request, *args, **kwargs)
+
+    def delete_view(self, request, *args, **kwargs):
+        with _one_change_if_posted(request):
+            return super().delete_view(request, *args, **kwargs)
+
+
+def _one_change_if_posted(request):
+    return processing.one_change() if request.method == "POST" else nullcontext()
+
+
 def hook_title(config):
     """A hook's label (or name), flagged when its hook is not registered or it is disabled."""
     title = config.title
@@ -54,10 +77,10 @@ def counters(config):
     if config.pk is None or hook_stats is None:
         return "–"
     return format_html(
-        '<span class="stash-counters">{} runs · {} kept · {} dropped<br>{} errors · {} overturned<br>'
+        '<span class="stash-counters">{} runs · {} kept · {} dropped · {} held<br>{} errors · {} overturned<br>'
         '<span class="quiet">p50 {} · p95 {} · mean {}</span></span>',
-        hook_stats.runs, hook_stats.kept, hook_stats.dropped, hook_stats.errors, hook_stats.overturned,
-        formatting.duration(hook_stats.p50_ms), formatting.duration(hook_stats.p95_ms),
+        hook_stats.runs, hook_stats.kept, hook_stats.dropped, hook_stats.held, hook_stats.errors,
+        hook_stats.overturned, formatting.duration(hook_stats.p50_ms), formatting.duration(hook_stats.p95_ms),
         formatting.duration(hook_stats.mean_ms))
 
 
@@ -114,7 +137,7 @@ def activity_context(stash, configs):
 
 
 @admin.register(Stash)
-class StashAdmin(SortableAdminBase, StyledAdmin):
+class StashAdmin(OneChangePerPost, SortableAdminBase, StyledAdmin):
     list_display = ["name", "slug", "is_active", "hooks_summary", "held", "config_version", "tools"]
     list_display_links = ["name"]
     list_filter = ["is_active"]
@@ -192,7 +215,7 @@ class StashAdmin(SortableAdminBase, StyledAdmin):
 
 
 @admin.register(HookConfig)
-class HookConfigAdmin(ShownParamsMixin, SortableAdminMixin, StyledAdmin):
+class HookConfigAdmin(OneChangePerPost, ShownParamsMixin, SortableAdminMixin, StyledAdmin):
     form = HookConfigForm
     ordering = HOOK_ORDERING
     list_display = ["order", "title", "stash", "kind", "enabled", "mode", "on_error", "statistics"]

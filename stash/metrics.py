@@ -55,8 +55,8 @@ logger = logging.getLogger(__name__)
 BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
            10.0, 30.0)
 HOOK_LABELS = ["stash", "config", "hook"]
-_CONFIG_FIELDS = ("pk", "stash_id", "hook", "kept_count", "dropped_count", "errors_count", "overturned_count",
-                  "runs_count", "time_total_us")
+_CONFIG_FIELDS = ("pk", "stash_id", "hook", "kept_count", "dropped_count", "held_count", "errors_count",
+                  "overturned_count", "runs_count", "time_total_us")
 
 
 class StashCollector:
@@ -114,7 +114,7 @@ def _queue_lag(stashes):
 
 
 def _hook_counters(configs):
-    verdicts = CounterMetricFamily("stash_hook_verdicts", "Each hook config's verdicts: kept, dropped, error.",
+    verdicts = CounterMetricFamily("stash_hook_verdicts", "Each hook config's verdicts: kept, dropped, held, error.",
                                    labels=[*HOOK_LABELS, "outcome"])
     overturned = CounterMetricFamily("stash_hook_overturned", "Each hook config's verdicts that a reviewer "
                                      "overturned.", labels=HOOK_LABELS)
@@ -122,7 +122,8 @@ def _hook_counters(configs):
                                    labels=HOOK_LABELS)
     for config in configs:
         labels = config["labels"]
-        for outcome, field in (("kept", "kept_count"), ("dropped", "dropped_count"), ("error", "errors_count")):
+        for outcome, field in (("kept", "kept_count"), ("dropped", "dropped_count"), ("held", "held_count"),
+                               ("error", "errors_count")):
             verdicts.add_metric([*labels, outcome], config[field])
         overturned.add_metric(labels, config["overturned_count"])
         duration.add_metric(labels, count_value=config["runs_count"], sum_value=config["time_total_us"] / 1e6)

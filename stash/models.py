@@ -15,7 +15,7 @@ from django.db.models import F, Max, Min
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy as _
 
-from . import dispatch, pipeline, registry
+from . import dispatch, pipeline, registry, versioning
 from .exceptions import ExpressionError, InvalidParams, NotRegistered
 from .expressions import validate_condition
 
@@ -133,9 +133,14 @@ class Stash(LoadedStateModel):
     def __str__(self):
         return self.name or self.slug
 
-    # Compared with what was loaded: a save that moves the stash to another queue says so
-    # (``queue_moved``), so that its waiting items follow it (see ``signals``).
-    TRACKED_FIELDS = ("queue",)
+    # Compared with what was loaded: a save that changes none of them leaves ``config_version``
+    # (the workers keep their cached pipeline and stash); a save that moves the stash to another
+    # queue says so (``queue_moved``), so that its waiting items follow it (see ``signals``).
+    CONFIG_FIELDS = ("slug", "name", "description", "is_active", "allow_anonymous", "on_error", "max_payload_bytes",
+                     "queue")
+    TRACKED_FIELDS = CONFIG_FIELDS
+    # Written by their own statements (bumps, the workers' queue numbers), never from memory.
+    OWN_FIELDS = ("config_version", "queue_head", "created_at")
 
     @property
     def effective_queue(self):
@@ -143,14 +148,25 @@ class Stash(LoadedStateModel):
         return dispatch.queue_name(self.queue)
 
     def save(self, *args, **kwargs):
-        bump = not self._state.adding
-        self.queue_moved = bump and self._changed(["queue"])
-        if bump:
-            # The default error policy is part of the pipeline: cached pipelines must rebuild.
-            self.config_version = F("config_version") + 1
+        """Save; a change of any of ``CONFIG_FIELDS`` moves ``config_version`` (once per
+        ``versioning.one_change``), an unchanged save does not."""
+        adding = self._state.adding
+        self.queue_moved = not adding and self._changed(["queue"])
+        update_fields = kwargs.get("update_fields")
+        changed = not adding and self._changed([f for f in self.CONFIG_FIELDS
+                                                if update_fields is None or f in update_fields])
+        if not adding and not kwargs.get("force_insert"):
+            written = ([f.name for f in self._meta.concrete_fields
+                        if not f.primary_key and f.name not in self.OWN_FIELDS]
+                       if update_fields is None else [f for f in update_fields if f != "config_version"])
+            if changed and versioning.to_bump([self.pk]):
+                # The default error policy, the queue, ...: cached pipelines and stashes must be read again.
+                self.config_version = F("config_version") + 1
+                written.append("config_version")
+            kwargs["update_fields"] = written
         super().save(*args, **kwargs)
-        self._remember(["queue"])
-        if bump:
+        self._remember()
+        if changed:
             self.refresh_from_db(fields=["config_version"])
 
     @staticmethod
@@ -171,8 +187,11 @@ class Stash(LoadedStateModel):
 
     @staticmethod
     def bump_config_version(stash_ids):
-        """Mark the pipelines of these stashes as changed (locking their rows in id order)."""
-        ids = sorted(set(stash_ids))
+        """Mark the pipelines of these stashes as changed (locking their rows in id order): once per
+        ``versioning.one_change``, whose first bump of a stash holds its row lock until the commit."""
+        ids = versioning.to_bump(stash_ids)
+        if not ids:
+            return
         if len(ids) > 1:
             Stash.lock(ids)
         Stash.objects.filter(pk__in=ids).update(config_version=F("config_version") + 1)
@@ -210,7 +229,7 @@ class HookConfigQuerySet(models.QuerySet):
         so positions are never duplicated or missing.
         """
         ordered_ids = [int(pk) for pk in ordered_ids]
-        with transaction.atomic(using=self.db):
+        with versioning.one_change(using=self.db):  # the two steps below: one bump
             Stash.lock_one(stash.pk)
             current = set(self.model.objects.filter(stash=stash).values_list("pk", flat=True))
             if len(ordered_ids) != len(set(ordered_ids)) or set(ordered_ids) != current:
@@ -225,7 +244,7 @@ class HookConfigQuerySet(models.QuerySet):
 class HookConfig(LoadedStateModel):
     """One configured use of a registered hook in a stash: which, with what params, where."""
 
-    COUNTER_FIELDS = ("runs_count", "kept_count", "dropped_count", "errors_count", "time_total_us",
+    COUNTER_FIELDS = ("runs_count", "kept_count", "dropped_count", "held_count", "errors_count", "time_total_us",
                       "overturned_count")
 
     class Mode(models.TextChoices):
@@ -254,6 +273,10 @@ class HookConfig(LoadedStateModel):
     runs_count = models.PositiveBigIntegerField(_("runs"), default=0, editable=False)
     kept_count = models.PositiveBigIntegerField(_("kept"), default=0, editable=False)
     dropped_count = models.PositiveBigIntegerField(_("dropped"), default=0, editable=False)
+    held_count = models.PositiveBigIntegerField(
+        _("held"), default=0, editable=False,
+        help_text=_("Items this hook held for review (or, observing, would have)."),
+    )
     errors_count = models.PositiveBigIntegerField(_("errors"), default=0, editable=False)
     time_total_us = models.PositiveBigIntegerField(_("total time (µs)"), default=0, editable=False)
     overturned_count = models.PositiveBigIntegerField(
@@ -276,9 +299,11 @@ class HookConfig(LoadedStateModel):
     def __str__(self):
         return f"{self.title} ({self.stash_id}#{self.position})"
 
-    # Compared with what was loaded: a change must validate; an unchanged position is not
-    # written back, so a stale instance cannot undo a reorder.
-    TRACKED_FIELDS = ("hook", "params", "condition", "position")
+    # Compared with what was loaded: a change of these moves the stash's ``config_version`` (an
+    # unchanged save does not); a change of ``CONFIG_FIELDS`` must validate; an unchanged position
+    # is not written back, so a stale instance cannot undo a reorder.
+    TRACKED_FIELDS = ("stash_id", "hook", "label", "params", "enabled", "mode", "position", "on_error", "condition",
+                      "timeout_ms")
     CONFIG_FIELDS = ("hook", "params", "condition")
 
     @property
@@ -334,6 +359,9 @@ class HookConfig(LoadedStateModel):
 
     def save(self, *args, **kwargs):
         loaded = getattr(self, "_loaded", None)
+        update_fields = kwargs.get("update_fields")
+        changed = self._state.adding or self._changed(
+            [f for f in self.TRACKED_FIELDS if update_fields is None or f.removesuffix("_id") in update_fields])
         if self._state.adding or self._changed(self.CONFIG_FIELDS):
             # New or changed configuration must be valid; an untouched config whose hook has
             # gone missing can still be saved (to disable or relabel it).
@@ -350,7 +378,10 @@ class HookConfig(LoadedStateModel):
                 Stash.lock_one(self.stash_id)
                 last = HookConfig.objects.filter(stash_id=self.stash_id).aggregate(m=Max("position"))["m"]
                 self.position = (last or 0) + 1
-            Stash.bump_config_version([self.stash_id])  # locks the stash row before the config's
+            if changed:
+                Stash.bump_config_version([self.stash_id])  # locks the stash row before the config's
+            else:
+                Stash.lock([self.stash_id])
             # A delete takes that lock first too: under it, a config still here stays until we commit.
             if not self._state.adding and not HookConfig.objects.filter(pk=self.pk).exists():
                 raise HookConfig.DoesNotExist(gettext("This hook config was deleted meanwhile."))
@@ -411,6 +442,7 @@ class Content(LoadedStateModel):
         FORM = "form", _("web form")
         API = "api", _("API")
         ADMIN = "admin", _("admin")
+        CODE = "code", _("code (ORM)")  # saved by a program through the models or processing, not a face
 
     # Fields the worker owns: a save that does not change the payload leaves them alone, so a
     # stale form can never overwrite a verdict.
@@ -440,7 +472,8 @@ class Content(LoadedStateModel):
     queue_seq = models.PositiveBigIntegerField(_("queue position"), null=True, blank=True, editable=False)
     submitted_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
                                      related_name="stash_contents", verbose_name=_("submitted by"))
-    source = models.CharField(_("source"), max_length=10, choices=Source.choices, default=Source.API)
+    source = models.CharField(_("source"), max_length=10, choices=Source.choices, default=Source.CODE,
+                              help_text=_("Where it was submitted: the web form, the API, the admin, or code."))
     idempotency_key = models.CharField(_("idempotency key"), max_length=200, blank=True)
     content_hash = models.CharField(_("content hash"), max_length=64, editable=False, db_index=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)

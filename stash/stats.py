@@ -26,6 +26,7 @@ class HookStats:
     runs: int
     kept: int
     dropped: int
+    held: int
     errors: int
     overturned: int
     mean_ms: float | None
@@ -72,7 +73,7 @@ def for_configs(configs, window: int = WINDOW) -> dict[int, HookStats]:
         times = durations.get(config.pk, [])
         result[config.pk] = HookStats(
             runs=config.runs_count, kept=config.kept_count, dropped=config.dropped_count,
-            errors=config.errors_count, overturned=config.overturned_count,
+            held=config.held_count, errors=config.errors_count, overturned=config.overturned_count,
             mean_ms=config.time_total_us / config.runs_count / 1000 if config.runs_count else None,
             p50_ms=percentile(times, 50), p95_ms=percentile(times, 95), samples=len(times),
         )

@@ -1,32 +1,23 @@
 """Web pages: the stashes you may submit to, the submit form, and an item's status and trail."""
+import json
+
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
-from django.utils.translation import gettext as _, gettext_lazy
+from django.utils.translation import gettext as _
 
-from . import pipeline, processing
+from . import processing
 from .exceptions import PayloadTooLarge
 from .forms import SubmitForm
 from .models import Content, Stash
+from .wording import trail_in_words, verdict_sentence
 
 # Ids of the items this browser submitted, so that an anonymous submitter can follow them.
 SESSION_KEY = "stash_submitted"
 SESSION_LIMIT = 50
 DONE = {Content.Status.ACCEPTED, Content.Status.REJECTED, Content.Status.HELD, Content.Status.FAILED}
-
-_OUTCOME_WORDS = {
-    pipeline.KEPT: gettext_lazy("kept it"),
-    pipeline.DROPPED: gettext_lazy("dropped it"),
-    pipeline.TRANSFORMED: gettext_lazy("changed it"),
-    pipeline.SKIPPED: gettext_lazy("was skipped"),
-    pipeline.ERROR: gettext_lazy("failed"),
-    pipeline.TIMEOUT: gettext_lazy("ran out of time"),
-    pipeline.HELD: gettext_lazy("held it for review"),
-    pipeline.OBSERVED: gettext_lazy("only watched"),
-}
-
 
 def index(request):
     stashes = processing.submittable_stashes(request.user)
@@ -57,7 +48,12 @@ def content(request, pk):
     item = _visible_content(request, pk)
     if item is None:
         return redirect_to_login(request.get_full_path())
-    return render(request, "stash/content.html", {"content": item, **_verdict_context(item)})
+    data = item.payload.get("data")
+    return render(request, "stash/content.html", {
+        "content": item, **_verdict_context(request, item),
+        # Indented JSON, keys sorted: PostgreSQL keeps no order of keys (escaped by the template).
+        "data_json": json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) if data else "",
+    })
 
 
 def content_status(request, pk):
@@ -65,7 +61,7 @@ def content_status(request, pk):
     item = _visible_content(request, pk)
     if item is None:
         return JsonResponse({"detail": _("Log in to see this item.")}, status=401)
-    context = _verdict_context(item)
+    context = _verdict_context(request, item)
     return JsonResponse({"status": item.status, "done": context["done"],
                          "html": render_to_string("stash/_verdict.html", {"content": item, **context}, request)})
 
@@ -81,16 +77,10 @@ def _visible_content(request, pk):
     raise Http404(_("No such item."))
 
 
-def _verdict_context(item):
+def _verdict_context(request, item):
+    """The verdict in words; the technical detail (failures' text, the recorded reason) only for
+    people who may view every item: its submitter reads plain sentences."""
     run = item.runs.first()
-    return {"done": item.status in DONE, "run": run, "steps": trail_in_words(run.trail) if run else []}
-
-
-def trail_in_words(trail):
-    """One sentence per hook that ran: who, what it did, and why."""
-    steps = []
-    for entry in trail:
-        who = entry.get("label") or entry.get("hook", "?")
-        did = _OUTCOME_WORDS.get(entry.get("outcome"), entry.get("outcome", ""))
-        steps.append({"who": who, "did": did, "why": entry.get("message", ""), "outcome": entry.get("outcome")})
-    return steps
+    technical = request.user.has_perm("stash.view_content")
+    return {"done": item.status in DONE, "run": run, "verdict": verdict_sentence(item, run), "technical": technical,
+            "steps": trail_in_words(run.trail, technical) if run else []}

@@ -87,8 +87,8 @@ def test_the_stash_page_lists_its_hooks_in_run_order_with_counters(admin_client,
     page = admin_client.get(change_url(audit)).content.decode()
     rows = [page.index(f'value="{hook}" selected') for hook in ("require_fields", "keyword_blocklist", "max_size")]
     assert rows == sorted(rows)
-    assert "2 runs · 2 kept · 0 dropped<br>0 errors · 0 overturned" in page  # require_fields
-    assert "2 runs · 1 kept · 1 dropped" in page  # keyword_blocklist
+    assert "2 runs · 2 kept · 0 dropped · 0 held<br>0 errors · 0 overturned" in page  # require_fields
+    assert "2 runs · 1 kept · 1 dropped · 0 held" in page  # keyword_blocklist
     assert 'class="module sortable"' in page  # sortable2's drag and drop is on
     assert 'name="hooks-2-enabled"' in page and 'name="hooks-2-enabled" checked' not in page
 

@@ -329,11 +329,11 @@ def test_insert_rows_copies_from_copy_min_rows_on_postgresql(world):
 def test_copy_rows_copies_where_the_driver_can_and_raises_djangos_errors(world):
     table = connection.ops.quote_name(HookConfig._meta.db_table)
     sql = f"COPY {table} (stash_id, hook, label, params, enabled, mode, position, on_error, condition, " \
-          "timeout_ms, runs_count, kept_count, dropped_count, errors_count, time_total_us, overturned_count, " \
-          "created_at, updated_at) FROM STDIN"
+          "timeout_ms, runs_count, kept_count, dropped_count, held_count, errors_count, time_total_us, " \
+          "overturned_count, created_at, updated_at) FROM STDIN"
     now = world["stash"].created_at
     row = [world["stash"].pk, "require_fields", "copied", '{"fields": []}', True, "enforce", 50, "inherit", "",
-           2000, 0, 0, 0, 0, 0, 0, now, now]
+           2000, 0, 0, 0, 0, 0, 0, 0, now, now]
     with connection.cursor() as cursor:
         copied = compat.copy_rows(cursor, sql, [row])
     if connection.vendor == "postgresql":  # psycopg 3

@@ -93,20 +93,63 @@ def test_stash_demo_creates_the_audit_stash_its_hooks_and_a_login(client):
     assert client.get("/admin/").status_code == 200
 
 
+def judged_by_the_demo(text):
+    """An item of the demo stash, judged (rejected by "No spam" for a spammy text)."""
+    item = Content.objects.create(stash=Stash.objects.get(slug="audit"), payload={"text": text})
+    processing.process([item.pk])
+    return Content.objects.get(pk=item.pk)
+
+
 @pytest.mark.django_db
-def test_stash_demo_is_idempotent():
+def test_stash_demo_leaves_an_existing_demo_stash_as_the_operator_left_it(sent):
     run("stash_demo")
+    item = judged_by_the_demo("free money")
+    assert item.status == "rejected" and item.decided_by.label == "No spam"
     HookConfig.objects.filter(hook="max_size").update(enabled=False, label="Edited")
-    out, _ = run("stash_demo")
+    Stash.objects.filter(slug="audit").update(description="Ours now")
+    hooks_before = list(HookConfig.objects.in_order().values())
+    version = Stash.objects.get(slug="audit").config_version
+
+    out, _ = run("stash_demo")  # what every `make run` does
+
+    assert 'Demo stash "audit" exists (3 hooks): left as it is (stash_demo --reset resets it).' in out
+    assert "Demo login: admin / admin" in out
+    assert list(HookConfig.objects.in_order().values()) == hooks_before  # same ids, labels, counters
+    assert HookConfig.objects.get(label="No spam").dropped_count == 1
+    stash = Stash.objects.get(slug="audit")
+    assert (stash.description, stash.config_version) == ("Ours now", version)
+    item = Content.objects.get(pk=item.pk)
+    assert (item.status, item.decided_by.label) == ("rejected", "No spam")
+    assert get_user_model().objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_stash_demo_reset_puts_the_demo_back_and_keeps_the_items(sent):
+    run("stash_demo")
+    item = judged_by_the_demo("free money")
+    HookConfig.objects.filter(hook="max_size").update(enabled=False, label="Edited")
+    HookConfig.objects.create(stash=item.stash, hook="max_size", params={"max_bytes": 5}, label="Extra")
+    Stash.objects.filter(slug="audit").update(description="Ours now")
+
+    out, _ = run("stash_demo", "--reset")
+
+    assert 'Demo stash "audit" reset: 3 hooks, as the demo defines them.' in out
     assert "Demo login: admin / admin" in out
     assert Stash.objects.filter(slug="audit").count() == 1
-    assert list(HookConfig.objects.in_order().values_list("position", "hook")) == [
-        (1, "require_fields"), (2, "keyword_blocklist"), (3, "max_size")]
-    assert get_user_model().objects.count() == 1
-    # Reset, not duplicated: the demo's hooks are as the demo defines them again.
-    assert HookConfig.objects.count() == 3
-    assert HookConfig.objects.get(hook="max_size").label == "At most 64 KB"
-    assert HookConfig.objects.filter(enabled=True).count() == 3
+    assert Stash.objects.get(slug="audit").description == "Demo stash: text required, no spam, 64 KB at most."
+    assert list(HookConfig.objects.in_order().values_list("position", "hook", "label", "enabled",
+                                                          "dropped_count")) == [
+        (1, "require_fields", "Needs text", True, 0), (2, "keyword_blocklist", "No spam", True, 0),
+        (3, "max_size", "At most 64 KB", True, 0)]
+    item = Content.objects.get(pk=item.pk)
+    assert (item.status, item.decided_by) == ("rejected", None)
+
+
+def test_stash_demo_says_how_to_reset_in_its_help():
+    from stash.management.commands.stash_demo import Command
+
+    out = Command().create_parser("manage.py", "stash_demo").format_help()
+    assert "--reset" in out and "left as it is" in " ".join(out.split())
 
 
 @pytest.mark.django_db

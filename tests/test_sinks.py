@@ -140,7 +140,7 @@ def test_redis_stream_adds_accepted_items_for_outside_consumers(make_stash, stre
     assert [r.state for r in deliver_all(deliveries)] == ["SUCCESS"]
     [(entry_id, fields)] = server.xrange(key)
     assert fields == {"event": "accept", "verdict": "accepted", "reason": "", "id": str(accepted.pk),
-                      "stash": "audit", "revision": "1", "source": "api", "submitted_by": str(user.pk),
+                      "stash": "audit", "revision": "1", "source": "code", "submitted_by": str(user.pk),
                       "payload": json.dumps({"text": "Hello world"})}
 
 

@@ -180,3 +180,86 @@ def test_wrong_credentials_show_the_form_again(sam, client):
     response = client.post("/accounts/login/", {"username": "sam", "password": "nope"})
     assert response.status_code == 200
     assert "Please enter a correct username and password." in response.content.decode()
+
+
+# --- what a submitter is told, and what staff see --------------------------------------------
+
+FAILING = {"hook": "condition", "label": "Probably spam",
+           "params": {"expression": "payload.data.probability > 0.5"}}  # no "data": the expression fails
+
+
+def judged(stash, user, **payload):
+    content = processing.submit(stash, payload, user, Content.Source.FORM)[0]
+    processing.process([content.pk])
+    return content
+
+
+def page_and_status(client, content):
+    html = client.get(f"/c/{content.pk}/").content.decode()
+    return html, client.get(f"/c/{content.pk}/status/").json()["html"]
+
+
+@pytest.mark.parametrize("on_error", ["reject", "hold"])
+def test_a_hook_failure_is_told_plainly_to_the_submitter_and_in_full_to_staff(make_stash, sam, sam_client,
+                                                                              admin_client, on_error):
+    stash = make_stash("audit", hooks=[{**FAILING, "on_error": on_error},
+                                       {"hook": "require_fields", "params": {"fields": ["text"]}}])
+    content = judged(stash, sam, text="hello")
+    assert Content.objects.get(pk=content.pk).status == {"reject": "rejected", "hold": "held"}[on_error]
+
+    for html in page_and_status(sam_client, content):
+        assert "Could not be checked; a moderator will look at it" in html
+        assert "<strong>Probably spam</strong> could not check it." in html
+        for internal in ("ExpressionError", "no such member", "condition failed", "failed:", "Recorded reason"):
+            assert internal not in html, internal
+    for html in page_and_status(admin_client, content):
+        assert "Could not be checked; a moderator will look at it" in html
+        assert "<strong>Probably spam</strong> failed: Probably spam: ExpressionError:" in html
+        assert "Recorded reason: Probably spam: ExpressionError:" in html
+
+
+def test_a_held_item_waits_for_a_moderator(make_stash, sam, sam_client):
+    stash = make_stash("audit", hooks=[{"hook": "condition", "label": "Links", "params": {
+        "expression": "payload.text.contains('http')", "action": "hold", "reason": "has a link"}}])
+    html = sam_client.get(f"/c/{judged(stash, sam, text='see http://x').pk}/").content.decode()
+    assert '<p class="status status-held">Waiting for a moderator</p>' in html
+
+
+def test_a_rejection_gives_the_filters_reason_in_one_sentence(audit, sam, sam_client):
+    html = sam_client.get(f"/c/{judged(audit, sam, text='spam').pk}/").content.decode()
+    assert ('<p class="status status-rejected">Rejected: <span class="reason">contains blocked word '
+            '&#x27;spam&#x27; in text</span></p>') in html
+
+
+def test_an_item_out_of_attempts_could_not_be_checked(audit, sam, sam_client):
+    content = processing.submit(audit, {"text": "hi"}, sam, Content.Source.FORM)[0]
+    Content.objects.filter(pk=content.pk).update(status="failed", reason="gave up after 3 attempts: the worker "
+                                                 "stopped while judging it (interrupted in hook No spam)")
+    html = sam_client.get(f"/c/{content.pk}/").content.decode()
+    assert "Could not be checked; a moderator will look at it" in html
+    assert "gave up" not in html and "interrupted" not in html
+
+
+def test_a_verdict_given_in_review_says_a_moderator_decided(audit, sam, sam_client, admin_user):
+    content = judged(audit, sam, text="hello")
+    processing.overturn(Content.objects.filter(pk=content.pk), admin_user, "looks like an ad")
+    html = sam_client.get(f"/c/{content.pk}/").content.decode()
+    assert '<p class="status status-rejected">Rejected by a moderator</p>' in html
+    assert "overturned in review" not in html and "looks like an ad" not in html
+
+
+def test_what_an_observing_hook_would_do_is_not_told_to_the_submitter(make_stash, sam, sam_client, admin_client):
+    stash = make_stash("audit", hooks=[{"hook": "keyword_blocklist", "label": "Trial", "mode": "observe",
+                                        "params": {"words": ["hello"]}}])
+    content = judged(stash, sam, text="hello")
+    assert "<strong>Trial</strong> only watched.</li>" in sam_client.get(f"/c/{content.pk}/").content.decode()
+    assert "only watched: would drop: contains blocked word" in admin_client.get(f"/c/{content.pk}/").content.decode()
+
+
+def test_the_submitted_data_is_shown_as_pretty_json(audit, sam, sam_client):
+    content = judged(audit, sam, text="hi", data={"channel": "web", "tags": ["a", "ü"], "score": 0.5, "ok": True})
+    html = sam_client.get(f"/c/{content.pk}/").content.decode()
+    assert ('<pre class="data">{\n  &quot;channel&quot;: &quot;web&quot;,\n  &quot;ok&quot;: true,\n'
+            '  &quot;score&quot;: 0.5,\n  &quot;tags&quot;: [\n    &quot;a&quot;,\n'
+            '    &quot;ü&quot;\n  ]\n}</pre>') in html
+    assert "{&#x27;channel&#x27;" not in html and "True" not in html

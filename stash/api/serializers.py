@@ -300,8 +300,8 @@ class HookConfigSerializer(serializers.ModelSerializer):
     class Meta:
         model = HookConfig
         fields = ["id", "hook", "label", "params", "enabled", "mode", "position", "on_error", "condition",
-                  "timeout_ms", "missing", "runs_count", "kept_count", "dropped_count", "errors_count",
-                  "time_total_us", "overturned_count", "created_at", "updated_at"]
+                  "timeout_ms", "missing", "runs_count", "kept_count", "dropped_count", "held_count",
+                  "errors_count", "time_total_us", "overturned_count", "created_at", "updated_at"]
         read_only_fields = ["id", "position", *HookConfig.COUNTER_FIELDS, "created_at", "updated_at"]
 
     def get_fields(self):

@@ -22,10 +22,13 @@ so the rules live here once:
   deliveries), for ``/metrics``.
 - ``activity``: ``hook_activity``, a stash's last 24 hours hour by hour (each hook's drop, hold
   and error rates and p95 time) and its queue lag, for its admin page.
+- ``one_change`` (``stash.versioning``): a block in which each stash's ``config_version`` moves
+  once, however many of its rows the block writes (an admin save, an action).
 
 Locks are always taken in one order: items, then stashes (by id), then hook configs.
 """
 from .. import dispatch  # noqa: F401 - tests and callers reach the publisher through here
+from ..versioning import one_change  # noqa: F401
 from .activity import Unsupported as ActivityUnsupported, for_stash as hook_activity  # noqa: F401
 from .configuring import delete_hooks, duplicate_hooks, save_hook, saving_hooks, set_enabled  # noqa: F401
 from .counting import count_sweep  # noqa: F401

@@ -1,8 +1,8 @@
 """Changing a stash's hook configs as the admin does: save, enable, disable, duplicate, delete.
 
 Each change takes its stashes' row locks first (``Stash.lock``), then writes, and leaves the
-positions 1..n (see ``ordering``); the model's writes move ``config_version``, so workers rebuild
-the pipeline on their next batch.
+positions 1..n (see ``ordering``); it is one ``versioning.one_change``: the model's writes move
+each stash's ``config_version`` once, so workers rebuild the pipeline once, on their next batch.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from ..models import HookConfig, Stash
+from ..versioning import one_change
 from .ordering import arrange_hooks, place_hooks
 
 
@@ -31,7 +32,7 @@ def saving_hooks(stash: Stash, positions: Mapping[int, int] | None = None) -> It
     """Hold ``stash``'s row lock while the block saves and deletes its hook configs (the rows of its
     page), then put them at ``positions`` ({config id: position}, as dragged) and close the gaps
     that deletes left. With ``positions`` None the order is left as the block leaves it."""
-    with transaction.atomic():
+    with one_change():
         Stash.lock([stash.pk])
         yield
         if positions is not None:
@@ -47,24 +48,26 @@ def set_enabled(configs: QuerySet[HookConfig], enabled: bool) -> int:
 
 def duplicate_hooks(configs: QuerySet[HookConfig]) -> tuple[int, int]:
     """Copy each hook config of the queryset ``configs``, disabled and labelled "(copy)", to the place
-    right after its original, each in a transaction of its own under its stash's row lock.
+    right after its original, all in one change, under their stashes' row locks (taken in stash order).
 
     Configs whose hook is not registered are not copied (a copy must validate). Returns the
     numbers copied and skipped.
     """
     copied = skipped = 0
-    for config in configs.select_related("stash").order_by("stash", "position"):
-        if config.is_missing:
-            skipped += 1
-            continue
-        with transaction.atomic():
-            Stash.lock([config.stash_id])
-            label = _("%(label)s (copy)") % {"label": config.title}
-            copy = HookConfig.objects.create(
-                stash=config.stash, hook=config.hook, label=label, params=config.params, enabled=False,
-                mode=config.mode, on_error=config.on_error, condition=config.condition, timeout_ms=config.timeout_ms)
-            arrange_hooks(config.stash, partial(_after, original=config.pk, copy=copy.pk))
-        copied += 1
+    with one_change():
+        for config in configs.select_related("stash").order_by("stash", "position"):
+            if config.is_missing:
+                skipped += 1
+                continue
+            with transaction.atomic():
+                Stash.lock([config.stash_id])
+                label = _("%(label)s (copy)") % {"label": config.title}
+                copy = HookConfig.objects.create(
+                    stash=config.stash, hook=config.hook, label=label, params=config.params, enabled=False,
+                    mode=config.mode, on_error=config.on_error, condition=config.condition,
+                    timeout_ms=config.timeout_ms)
+                arrange_hooks(config.stash, partial(_after, original=config.pk, copy=copy.pk))
+            copied += 1
     return copied, skipped
 
 
@@ -79,7 +82,7 @@ def _after(current: list[tuple[int, int]], original: int, copy: int) -> list[int
 def delete_hooks(configs: QuerySet[HookConfig]) -> int:
     """Delete the hook configs of the queryset ``configs`` and close the gaps they leave, in one
     transaction under their stashes' row locks. Returns how many were deleted."""
-    with transaction.atomic():
+    with one_change():
         stashes = list(Stash.objects.filter(pk__in=configs.values("stash_id")).order_by("pk"))
         Stash.lock([stash.pk for stash in stashes])
         _total, deleted = configs.delete()

@@ -369,9 +369,10 @@ def _count(counters: recording.Counters, trail: Iterable[pipeline.TrailEntry]) -
         counts["time_total_us"] += int(entry.duration_ms * 1000)
         if entry.outcome in (pipeline.KEPT, pipeline.TRANSFORMED):
             counts["kept_count"] += 1
-        elif entry.outcome in (pipeline.DROPPED, pipeline.HELD) or (
-                entry.outcome == pipeline.OBSERVED and entry.would in ("drop", "hold")):
+        elif entry.outcome == pipeline.DROPPED or (entry.outcome == pipeline.OBSERVED and entry.would == "drop"):
             counts["dropped_count"] += 1
+        elif entry.outcome == pipeline.HELD or (entry.outcome == pipeline.OBSERVED and entry.would == "hold"):
+            counts["held_count"] += 1
         elif entry.outcome in (pipeline.ERROR, pipeline.TIMEOUT):
             counts["errors_count"] += 1
 

@@ -165,9 +165,11 @@ def _check_open(stash: Stash) -> None:
                                % {"slug": stash.slug}})
 
 
-def submit(stash: Stash, payload: Any, user: User | AnonymousUser | None = None, source: str = Content.Source.API,
-           idempotency_key: str = "", canonical: bytes | None = None) -> tuple[Content, bool]:
-    """Save ``payload`` as a new item of ``stash``; return ``(content, created)``.
+def submit(stash: Stash, payload: Any, user: User | AnonymousUser | None = None,
+           source: str = Content.Source.CODE, idempotency_key: str = "",
+           canonical: bytes | None = None) -> tuple[Content, bool]:
+    """Save ``payload`` as a new item of ``stash``; return ``(content, created)``. ``source``: the
+    face it came through (each passes its own; code, by default).
 
     With an ``idempotency_key`` (authenticated submitters only), repeating the same stash and
     payload returns the item the key made first, with ``created`` False; the same key with another
@@ -180,7 +182,7 @@ def submit(stash: Stash, payload: Any, user: User | AnonymousUser | None = None,
     return submit_item(content, user, source, canonical)
 
 
-def submit_item(content: Content, user: User | AnonymousUser | None = None, source: str = Content.Source.API,
+def submit_item(content: Content, user: User | AnonymousUser | None = None, source: str = Content.Source.CODE,
                 canonical: bytes | None = None) -> tuple[Content, bool]:
     """Save ``content``, a new item built with its stash, payload and idempotency key (by a form,
     say), as ``submit`` does; return ``(content, created)`` as ``submit`` does."""
@@ -263,7 +265,7 @@ class InvalidItems(ValidationError):
 
 
 def submit_many(stash: Stash, payloads: Sequence[Any], user: User | AnonymousUser | None = None,
-                source: str = Content.Source.API) -> list[Content]:
+                source: str = Content.Source.CODE) -> list[Content]:
     """Save ``payloads`` as new items of ``stash``, all or none, in one transaction; return them.
 
     Each payload is checked first (``check_payload``; ``InvalidItems`` names the indexes) and

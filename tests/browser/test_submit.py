@@ -77,11 +77,13 @@ def test_a_rejected_file_submission_shows_the_hook_and_the_reason(page, live_ser
     page.get_by_role("button", name="Submit").click()
     page.wait_for_url(f"{live_server.url}/c/*/")
 
-    expect(page.locator("#verdict .status")).to_have_text("Rejected", timeout=30_000)
+    expect(page.locator("#verdict .status")).to_have_text("Rejected: contains blocked word 'spam' in text",
+                                                          timeout=30_000)
     expect(page.locator("#verdict .reason")).to_have_text("contains blocked word 'spam' in text")
     expect(page.locator("#verdict ol.trail li").nth(1)).to_have_text(
         "No spam dropped it: contains blocked word 'spam' in text.")
     expect(page.get_by_text("File: note.txt")).to_be_visible()
+    expect(page.locator("pre.data")).to_have_text('{\n  "channel": "browser"\n}')
     assert Content.objects.get().payload["data"] == {"channel": "browser"}
 
 
