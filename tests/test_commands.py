@@ -109,11 +109,15 @@ def test_stash_demo_leaves_an_existing_demo_stash_as_the_operator_left_it(sent):
     Stash.objects.filter(slug="audit").update(description="Ours now")
     hooks_before = list(HookConfig.objects.in_order().values())
     version = Stash.objects.get(slug="audit").config_version
+    admin = get_user_model().objects.get(username="admin")
+    admin.set_password("changed-by-the-operator")
+    admin.save()
 
     out, _ = run("stash_demo")  # what every `make run` does
 
     assert 'Demo stash "audit" exists (3 hooks): left as it is (stash_demo --reset resets it).' in out
-    assert "Demo login: admin / admin" in out
+    assert 'Demo login "admin" exists: left as it is (stash_demo --reset sets its password again).' in out
+    assert get_user_model().objects.get(username="admin").check_password("changed-by-the-operator")
     assert list(HookConfig.objects.in_order().values()) == hooks_before  # same ids, labels, counters
     assert HookConfig.objects.get(label="No spam").dropped_count == 1
     stash = Stash.objects.get(slug="audit")
@@ -130,11 +134,13 @@ def test_stash_demo_reset_puts_the_demo_back_and_keeps_the_items(sent):
     HookConfig.objects.filter(hook="max_size").update(enabled=False, label="Edited")
     HookConfig.objects.create(stash=item.stash, hook="max_size", params={"max_bytes": 5}, label="Extra")
     Stash.objects.filter(slug="audit").update(description="Ours now")
+    get_user_model().objects.filter(username="admin").update(password="!")
 
     out, _ = run("stash_demo", "--reset")
 
     assert 'Demo stash "audit" reset: 3 hooks, as the demo defines them.' in out
     assert "Demo login: admin / admin" in out
+    assert get_user_model().objects.get(username="admin").check_password("admin")
     assert Stash.objects.filter(slug="audit").count() == 1
     assert Stash.objects.get(slug="audit").description == "Demo stash: text required, no spam, 64 KB at most."
     assert list(HookConfig.objects.in_order().values_list("position", "hook", "label", "enabled",

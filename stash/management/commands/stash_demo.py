@@ -8,8 +8,9 @@ from stash.models import Stash
 
 class Command(BaseCommand):
     help = ('Create the demo stash "audit" and its hooks if there is no stash "audit" (an existing one is left '
-            'as it is: hooks, counters, items), and a demo admin login, and print the login. --reset puts the '
-            "demo stash's fields and hooks back as the demo defines them.")
+            'as it is: hooks, counters, items), and a demo admin login if that user is missing, and print the '
+            "login. --reset puts the demo stash's fields and hooks back as the demo defines them, and the "
+            "login's password.")
 
     def add_arguments(self, parser):
         parser.add_argument("--username", default="admin")
@@ -22,10 +23,12 @@ class Command(BaseCommand):
         existed = Stash.objects.filter(slug=SLUG).exists()
         stash = create_demo(reset=options["reset"])
         User = get_user_model()
-        user, _ = User.objects.get_or_create(username=options["username"], defaults={"email": "admin@example.com"})
-        user.is_staff = user.is_superuser = True
-        user.set_password(options["password"])
-        user.save()
+        user, created = User.objects.get_or_create(username=options["username"],
+                                                   defaults={"email": "admin@example.com"})
+        if created or options["reset"]:
+            user.is_staff = user.is_superuser = True
+            user.set_password(options["password"])
+            user.save()
         hooks = stash.hooks.count()
         if options["reset"]:
             self.stdout.write(f'Demo stash "{stash.slug}" reset: {hooks} hooks, as the demo defines them.')
@@ -34,4 +37,8 @@ class Command(BaseCommand):
         else:
             self.stdout.write(f'Demo stash "{stash.slug}" exists ({hooks} hooks): left as it is '
                               "(stash_demo --reset resets it).")
-        self.stdout.write(f"Demo login: {options['username']} / {options['password']}")
+        if created or options["reset"]:
+            self.stdout.write(f"Demo login: {options['username']} / {options['password']}")
+        else:
+            self.stdout.write(f'Demo login "{options["username"]}" exists: left as it is (stash_demo --reset sets '
+                              "its password again).")
