@@ -212,7 +212,9 @@ def test_evaluation_stops_after_its_step_budget():
     assert time.monotonic() - started < MAX_SECONDS + 1
 
 
-def test_the_budget_is_per_evaluation_not_per_predicate():
+def test_the_budget_is_per_evaluation_not_per_predicate(monkeypatch):
+    # The steps are counted here: the time cap is out of the way of a machine that pauses this process.
+    monkeypatch.setattr(expressions, "MAX_SECONDS", 60)
     check = compile_condition("payload.a.exists(x, x == 99)")
     context = {"payload": {"a": list(range(100))}, "meta": {}}
 
