@@ -10,6 +10,7 @@ from django.template.response import TemplateResponse
 from django.utils.translation import gettext as _, gettext_lazy
 
 from . import processing
+from .admin_drafts import DRAFT, read_draft
 from .admin_forms import ReplayForm, SimulateForm
 from .exceptions import PayloadTooLarge
 from .models import Content
@@ -32,27 +33,49 @@ def _stash_page(model_admin, request, object_id, title, template, extra):
 
 
 def simulate(model_admin, request, object_id):
-    """Run the stash's enabled hooks over a pasted payload and show each hook's outcome, reason and time."""
+    """Run the stash's enabled hooks over a pasted payload, or an item's, and show each hook's outcome,
+    reason and time; verbose (by default), every hook and the payload after each transform. A draft
+    posted from the stash's page (``admin_drafts``) runs its hooks as edited instead. Nothing is saved."""
 
     def extra(stash):
-        result = None
+        result, draft = None, None
+        visible = processing.visible_contents(request.user)
         if request.method == "POST":
-            form = SimulateForm(request.POST)
-            if form.is_valid():
-                try:
-                    result = processing.simulate(stash, form.cleaned_data["payload"])
-                except (ValidationError, PayloadTooLarge) as exc:
-                    form.add_error("payload", exc.messages if isinstance(exc, ValidationError) else str(exc))
-                except processing.Unanswered as exc:
-                    model_admin.message_user(request, str(exc), messages.ERROR)
+            draft = read_draft(model_admin, request, stash) if DRAFT in request.POST else None
+            # Sent from the stash's page, a draft comes without the fields of this page: their defaults.
+            data = request.POST if "payload" in request.POST else {"payload": json.dumps(_latest_payload(stash)),
+                                                                   "verbose": "on"}
+            form = SimulateForm(data, stash=stash, visible=visible)
+            if form.is_valid() and (draft is None or draft.valid):
+                result = _simulate(model_admin, request, form, draft.stash if draft else stash,
+                                   draft.hooks if draft else None)
         else:
-            latest = stash.contents.order_by("-created_at").values_list("payload", flat=True).first()
-            form = SimulateForm(initial={"payload": latest if latest is not None else {"text": ""}})
+            form = SimulateForm(initial={"payload": _latest_payload(stash)}, stash=stash, visible=visible)
         transformed = json.dumps(result.payload, indent=2, ensure_ascii=False) if result and result.transformed else ""
-        return {"form": form, "result": result, "transformed_payload": transformed}
+        context = {"form": form, "result": result, "transformed_payload": transformed, "draft": draft}
+        if draft is not None and draft.valid:
+            context["enabled_hooks"] = draft.enabled_hooks
+        return context
 
     return _stash_page(model_admin, request, object_id, _("Simulate %(stash)s"),
                        "admin/stash/stash/simulate.html", extra)
+
+
+def _latest_payload(stash):
+    latest = stash.contents.order_by("-created_at").values_list("payload", flat=True).first()
+    return latest if latest is not None else {"text": ""}
+
+
+def _simulate(model_admin, request, form, stash, hooks):
+    """The result of the simulation ``form`` asks for, or None with the error on the form or the page."""
+    try:
+        return processing.simulate(stash, form.cleaned_data["payload"], content=form.cleaned_data["content"],
+                                   hooks=hooks, verbose=form.cleaned_data["verbose"])
+    except (ValidationError, PayloadTooLarge) as exc:
+        form.add_error("payload", exc.messages if isinstance(exc, ValidationError) else str(exc))
+    except processing.Unanswered as exc:
+        model_admin.message_user(request, str(exc), messages.ERROR)
+    return None
 
 
 def replay(model_admin, request, object_id):
