@@ -67,7 +67,8 @@ def test_verbose_runs_every_hook_marks_the_decider_and_shows_each_transformed_pa
 
 def test_without_verbose_the_run_stops_at_the_first_drop(admin_client, audit):
     response = admin_client.post(simulate_url(audit), {"payload": '{"text": "spam"}'})
-    assert outcomes(response) == [("require_fields", "kept", False, False), ("keyword_blocklist", "dropped", True, False)]
+    assert outcomes(response) == [("require_fields", "kept", False, False),
+                                  ("keyword_blocklist", "dropped", True, False)]
     assert "ran only because of verbose mode" not in response.content.decode()
 
 
