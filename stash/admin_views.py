@@ -1,31 +1,49 @@
 """Admin pages of a stash that save nothing (simulate a payload, replay recent items with the current
 hooks), and the endpoint that drag and drop in the hooks list posts to."""
 import json
+import uuid
 
 from django.contrib import messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, ValidationError
-from django.http import Http404, HttpResponse, HttpResponseBadRequest, HttpResponseForbidden, HttpResponseNotAllowed
+from django.http import (
+    Http404,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseForbidden,
+    HttpResponseNotAllowed,
+    HttpResponseRedirect,
+)
 from django.template.response import TemplateResponse
-from django.utils.translation import gettext as _, gettext_lazy
+from django.utils.translation import gettext as _, gettext_lazy, ngettext
 
 from . import processing
 from .admin_drafts import DRAFT, read_draft
 from .admin_forms import ReplayForm, SimulateForm
 from .exceptions import PayloadTooLarge
 from .models import Content
+from .previews import short_preview
 
+# The button of the replay page that sends its changed items to be judged again, and what it needs.
+JUDGE_AGAIN = "_judge_again"
+JUDGE_AGAIN_PERMISSION = "stash.change_content"
 # What a replay counts, in the order it says it ("would newly reject 37, newly accept 4").
 REPLAY_VERDICTS = [(Content.Status.REJECTED, gettext_lazy("reject")), (Content.Status.ACCEPTED, gettext_lazy("accept")),
                    (Content.Status.HELD, gettext_lazy("hold"))]
 
 
-def _stash_page(model_admin, request, object_id, title, template, extra):
+def _stash(model_admin, request, object_id):
+    """The stash ``object_id``; 404 if there is none, 403 if the user may not see it."""
     stash = model_admin.get_object(request, unquote(object_id))
     if stash is None:
         raise Http404(_("No stash with id %(id)s.") % {"id": object_id})
     if not model_admin.has_view_permission(request, stash):
         raise PermissionDenied
+    return stash
+
+
+def _stash_page(model_admin, request, object_id, title, template, extra):
+    stash = _stash(model_admin, request, object_id)
     context = {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta,
                "original": stash, "stash": stash, "title": title % {"stash": stash},
                "enabled_hooks": stash.hooks.enabled().in_order(), **extra(stash)}
@@ -79,10 +97,13 @@ def _simulate(model_admin, request, form, stash, hooks):
 
 
 def replay(model_admin, request, object_id):
-    """Judge the stash's latest items again with its current hooks and show what would change."""
+    """Judge the stash's latest items again with its current hooks and show what would change, item by
+    item; "Judge these items again" (``JUDGE_AGAIN``) sends the changed ones to the workers."""
+    if request.method == "POST" and JUDGE_AGAIN in request.POST:
+        return _judge_again(model_admin, request, object_id)
 
     def extra(stash):
-        report, summary = None, ""
+        report, summary, rows = None, "", []
         form = ReplayForm(request.POST if request.method == "POST" else None)
         if form.is_valid():
             try:
@@ -92,9 +113,38 @@ def replay(model_admin, request, object_id):
             else:
                 summary = ", ".join(_("would newly %(verb)s %(n)d") % {"verb": verb, "n": report.newly(verdict)}
                                     for verdict, verb in REPLAY_VERDICTS)
-        return {"form": form, "report": report, "summary": summary}
+                rows = [(change, short_preview(change.submitted)) for change in report.changes]
+        return {"form": form, "report": report, "summary": summary, "rows": rows,
+                "may_judge_again": request.user.has_perm(JUDGE_AGAIN_PERMISSION)}
 
     return _stash_page(model_admin, request, object_id, _("Replay %(stash)s"), "admin/stash/stash/replay.html", extra)
+
+
+def _judge_again(model_admin, request, object_id):
+    """Send the posted items (``ids``) of the stash to be judged again, as the items list's action does."""
+    stash = _stash(model_admin, request, object_id)
+    if not request.user.has_perm(JUDGE_AGAIN_PERMISSION):
+        raise PermissionDenied
+    back = HttpResponseRedirect(request.path)
+    try:
+        ids = [uuid.UUID(value) for value in request.POST.getlist("ids")]
+    except ValueError:
+        model_admin.message_user(request, _("Nothing was sent: the list of items is not one of item ids."),
+                                 messages.ERROR)
+        return back
+    count = processing.reprocess(Content.objects.filter(stash=stash, pk__in=ids))
+    model_admin.message_user(request, sent_again(count), messages.SUCCESS if count else messages.WARNING)
+    left = len(set(ids)) - count
+    if left:
+        model_admin.message_user(request, ngettext("%d item was left alone: it is not an item of this stash.",
+                                                   "%d items were left alone: they are not items of this stash.",
+                                                   left) % left, messages.WARNING)
+    return back
+
+
+def sent_again(count):
+    """What the admin says after sending ``count`` items to be judged again."""
+    return ngettext("%d item sent to be judged again.", "%d items sent to be judged again.", count) % count
 
 
 def update_order(model_admin, request):
