@@ -38,7 +38,8 @@ class Command(BaseCommand):
             name = entry.title
             line = f"{entry.position:>3}  {name:<24} {entry.outcome:<11} {entry.duration_ms:8.3f} ms  {entry.message}"
             if result.verbose and (entry.stopped or entry.after_stop):
-                line += "  [decided the run]" if entry.stopped else "  [after the verdict: ran for --verbose only]"
+                line = line.rstrip() + ("  [decided the run]" if entry.stopped
+                                        else "  [after the verdict: ran for --verbose only]")
             self.stdout.write(line)
             if entry.payload is not None:
                 self.stdout.write(f"     payload: {json.dumps(entry.payload, ensure_ascii=False)}")
