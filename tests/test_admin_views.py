@@ -167,8 +167,10 @@ def test_replay_shows_each_changed_item_with_a_preview_and_old_and_new_verdicts_
     assert "spam and more words and more words" in page and "…" in page  # an excerpt, not the whole text
     assert '<span class="stash-filename">cat.png</span>' in page
     assert f'<img class="stash-thumbnail" src="data:image/png;base64,{b64(PNG)}" alt="cat.png">' in page
-    assert "rejected <span class=\"quiet\">(by No scam)</span>" in page
-    assert '→ <span class="stash-outcome">rejected</span> <span class="quiet">(by No scam)</span>' in page
+    assert '<span class="stash-badge stash-badge-rejected">rejected</span> <span class="quiet">(by No scam)</span>' \
+           in page
+    assert '→ <span class="stash-badge stash-badge-rejected">rejected</span> <span class="quiet">(by No scam)</span>' \
+           in page
     assert page.count('<input type="hidden" name="ids"') == 2
 
 
