@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from django.core.exceptions import PermissionDenied
 from django.utils.translation import gettext as _
 
-from .admin_forms import HookConfigInlineFormSet
+from .admin_forms import HookConfigInlineFormSet, SimulateForm
 from .models import HookConfig, Stash
 
 #: The name of the button that sends a draft, and of the hidden field that keeps it on the page.
 DRAFT = "_draft"
 # Fields of the simulate page's own form and of the request, never carried as part of a draft.
-_NOT_CARRIED = {"csrfmiddlewaretoken", "payload", "content_id", "verbose"}
+_NOT_CARRIED = {"csrfmiddlewaretoken", *SimulateForm.base_fields}
 
 
 @dataclass
