@@ -221,7 +221,9 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI from drf-spectacular-sidecar's static files (no CDN: /api/docs/ works offline).
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"ContentStatusEnum": "stash.models.Content.Status"},
+    # A trail entry's outcome is one enum wherever trails are shown (runs, simulations).
+    "ENUM_NAME_OVERRIDES": {"ContentStatusEnum": "stash.models.Content.Status",
+                            "TrailEntryOutcomeEnum": "stash.pipeline.OUTCOMES"},
 }
 
 # LOG_FORMAT: "text" (one readable line each) or "json" (one object each, for a log collector);

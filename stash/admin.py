@@ -475,8 +475,7 @@ class ContentAdmin(StyledAdmin):
     @admin.action(description=_("Judge selected items again with the current hooks"), permissions=["change"])
     def reprocess(self, request, queryset):
         count = processing.reprocess(queryset)
-        self.message_user(request, ngettext("%d item sent to be judged again.", "%d items sent to be judged again.",
-                                            count) % count, messages.SUCCESS)
+        self.message_user(request, admin_views.sent_again(count), messages.SUCCESS)
 
     @admin.action(description=_("Approve selected held items"), permissions=["change"])
     def approve(self, request, queryset):

@@ -169,6 +169,15 @@ class HookConfigInlineFormSet(CustomInlineFormSet):
         return {form.instance.pk: form.wanted_position for form in self.initial_forms
                 if getattr(form, "wanted_position", None) is not None and form not in deleted}
 
+    def drafted(self):
+        """The hooks as saving this (valid) formset would leave them, in run order, saving nothing:
+        the rows that stay, as edited and dragged, then the new ones (see ``processing.drafted_hooks``)."""
+        deleted = self.deleted_forms
+        kept = [(form.instance, getattr(form, "wanted_position", None)) for form in self.initial_forms
+                if form not in deleted]
+        added = [form.instance for form in self.extra_forms if form.has_changed() and form not in deleted]
+        return processing.drafted_hooks(kept, added)
+
 
 class HookListFormSet(BaseModelFormSet):
     """The editable columns of the hooks list, each input named after its hook: "No spam in Audit: enabled"."""
@@ -198,9 +207,37 @@ class DecisionForm(forms.Form):
 
 
 class SimulateForm(forms.Form):
-    payload = PrettyJSONField(label=_("payload"), widget=forms.Textarea(attrs={"rows": 12, "cols": 80,
-                                                                                  "class": "stash-json"}),
+    """A payload, or an item of the stash to run on, and whether to run every hook (verbose).
+
+    ``stash`` and ``visible`` (the items the user may read) say which items may be named;
+    ``cleaned_data["content"]`` is the item named, or None.
+    """
+
+    payload = PrettyJSONField(label=_("payload"), required=False,
+                              widget=forms.Textarea(attrs={"rows": 12, "cols": 80, "class": "stash-json"}),
                               help_text=_("A JSON object, as a submitter would send it. Nothing is saved."))
+    content_id = forms.UUIDField(label=_("or an item's id"), required=False,
+                                 widget=forms.TextInput(attrs={"size": 40, "placeholder": _("an item of this stash")}),
+                                 help_text=_("Run on the current payload of this item instead of the one above."))
+    verbose = forms.BooleanField(label=_("verbose"), required=False, initial=True,
+                                 help_text=_("Run every enabled hook, even after the one that decides, and show "
+                                             "the payload after each transform. The verdict is the same."))
+
+    def __init__(self, *args, stash, visible, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.stash, self.visible = stash, visible
+
+    def clean(self):
+        cleaned = super().clean()
+        cleaned["content"] = None
+        if cleaned.get("content_id") is not None:
+            try:
+                cleaned["content"] = processing.simulation_item(self.stash, cleaned["content_id"], self.visible)
+            except ValidationError as exc:
+                self.add_error(None, exc)
+        elif cleaned.get("payload") is None and not self.has_error("payload") and not self.has_error("content_id"):
+            self.add_error("payload", _("Give a payload, or the id of an item of this stash."))
+        return cleaned
 
 
 class ReplayForm(forms.Form):

@@ -1,30 +1,49 @@
 """Admin pages of a stash that save nothing (simulate a payload, replay recent items with the current
 hooks), and the endpoint that drag and drop in the hooks list posts to."""
 import json
+import uuid
 
 from django.contrib import messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, ValidationError
-from django.http import Http404, HttpResponse, HttpResponseBadRequest, HttpResponseForbidden, HttpResponseNotAllowed
+from django.http import (
+    Http404,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseForbidden,
+    HttpResponseNotAllowed,
+    HttpResponseRedirect,
+)
 from django.template.response import TemplateResponse
-from django.utils.translation import gettext as _, gettext_lazy
+from django.utils.translation import gettext as _, gettext_lazy, ngettext
 
 from . import processing
+from .admin_drafts import DRAFT, read_draft
 from .admin_forms import ReplayForm, SimulateForm
 from .exceptions import PayloadTooLarge
 from .models import Content
+from .previews import short_preview
 
+# The button of the replay page that sends its changed items to be judged again, and what it needs.
+JUDGE_AGAIN = "_judge_again"
+JUDGE_AGAIN_PERMISSION = "stash.change_content"
 # What a replay counts, in the order it says it ("would newly reject 37, newly accept 4").
 REPLAY_VERDICTS = [(Content.Status.REJECTED, gettext_lazy("reject")), (Content.Status.ACCEPTED, gettext_lazy("accept")),
                    (Content.Status.HELD, gettext_lazy("hold"))]
 
 
-def _stash_page(model_admin, request, object_id, title, template, extra):
+def _stash(model_admin, request, object_id):
+    """The stash ``object_id``; 404 if there is none, 403 if the user may not see it."""
     stash = model_admin.get_object(request, unquote(object_id))
     if stash is None:
         raise Http404(_("No stash with id %(id)s.") % {"id": object_id})
     if not model_admin.has_view_permission(request, stash):
         raise PermissionDenied
+    return stash
+
+
+def _stash_page(model_admin, request, object_id, title, template, extra):
+    stash = _stash(model_admin, request, object_id)
     context = {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta,
                "original": stash, "stash": stash, "title": title % {"stash": stash},
                "enabled_hooks": stash.hooks.enabled().in_order(), **extra(stash)}
@@ -32,34 +51,59 @@ def _stash_page(model_admin, request, object_id, title, template, extra):
 
 
 def simulate(model_admin, request, object_id):
-    """Run the stash's enabled hooks over a pasted payload and show each hook's outcome, reason and time."""
+    """Run the stash's enabled hooks over a pasted payload, or an item's, and show each hook's outcome,
+    reason and time; verbose (by default), every hook and the payload after each transform. A draft
+    posted from the stash's page (``admin_drafts``) runs its hooks as edited instead. Nothing is saved."""
 
     def extra(stash):
-        result = None
+        result, draft = None, None
+        visible = processing.visible_contents(request.user)
         if request.method == "POST":
-            form = SimulateForm(request.POST)
-            if form.is_valid():
-                try:
-                    result = processing.simulate(stash, form.cleaned_data["payload"])
-                except (ValidationError, PayloadTooLarge) as exc:
-                    form.add_error("payload", exc.messages if isinstance(exc, ValidationError) else str(exc))
-                except processing.Unanswered as exc:
-                    model_admin.message_user(request, str(exc), messages.ERROR)
+            draft = read_draft(model_admin, request, stash) if DRAFT in request.POST else None
+            # Sent from the stash's page, a draft comes without the fields of this page: their defaults.
+            data = request.POST if "payload" in request.POST else {"payload": json.dumps(_latest_payload(stash)),
+                                                                   "verbose": "on"}
+            form = SimulateForm(data, stash=stash, visible=visible)
+            if form.is_valid() and (draft is None or draft.valid):
+                result = _simulate(model_admin, request, form, draft.stash if draft else stash,
+                                   draft.hooks if draft else None)
         else:
-            latest = stash.contents.order_by("-created_at").values_list("payload", flat=True).first()
-            form = SimulateForm(initial={"payload": latest if latest is not None else {"text": ""}})
+            form = SimulateForm(initial={"payload": _latest_payload(stash)}, stash=stash, visible=visible)
         transformed = json.dumps(result.payload, indent=2, ensure_ascii=False) if result and result.transformed else ""
-        return {"form": form, "result": result, "transformed_payload": transformed}
+        context = {"form": form, "result": result, "transformed_payload": transformed, "draft": draft}
+        if draft is not None and draft.valid:
+            context["enabled_hooks"] = draft.enabled_hooks
+        return context
 
     return _stash_page(model_admin, request, object_id, _("Simulate %(stash)s"),
                        "admin/stash/stash/simulate.html", extra)
 
 
+def _latest_payload(stash):
+    latest = stash.contents.order_by("-created_at").values_list("payload", flat=True).first()
+    return latest if latest is not None else {"text": ""}
+
+
+def _simulate(model_admin, request, form, stash, hooks):
+    """The result of the simulation ``form`` asks for, or None with the error on the form or the page."""
+    try:
+        return processing.simulate(stash, form.cleaned_data["payload"], content=form.cleaned_data["content"],
+                                   hooks=hooks, verbose=form.cleaned_data["verbose"])
+    except (ValidationError, PayloadTooLarge) as exc:
+        form.add_error("payload", exc.messages if isinstance(exc, ValidationError) else str(exc))
+    except processing.Unanswered as exc:
+        model_admin.message_user(request, str(exc), messages.ERROR)
+    return None
+
+
 def replay(model_admin, request, object_id):
-    """Judge the stash's latest items again with its current hooks and show what would change."""
+    """Judge the stash's latest items again with its current hooks and show what would change, item by
+    item; "Judge these items again" (``JUDGE_AGAIN``) sends the changed ones to the workers."""
+    if request.method == "POST" and JUDGE_AGAIN in request.POST:
+        return _judge_again(model_admin, request, object_id)
 
     def extra(stash):
-        report, summary = None, ""
+        report, summary, rows = None, "", []
         form = ReplayForm(request.POST if request.method == "POST" else None)
         if form.is_valid():
             try:
@@ -69,9 +113,38 @@ def replay(model_admin, request, object_id):
             else:
                 summary = ", ".join(_("would newly %(verb)s %(n)d") % {"verb": verb, "n": report.newly(verdict)}
                                     for verdict, verb in REPLAY_VERDICTS)
-        return {"form": form, "report": report, "summary": summary}
+                rows = [(change, short_preview(change.submitted)) for change in report.changes]
+        return {"form": form, "report": report, "summary": summary, "rows": rows,
+                "may_judge_again": request.user.has_perm(JUDGE_AGAIN_PERMISSION)}
 
     return _stash_page(model_admin, request, object_id, _("Replay %(stash)s"), "admin/stash/stash/replay.html", extra)
+
+
+def _judge_again(model_admin, request, object_id):
+    """Send the posted items (``ids``) of the stash to be judged again, as the items list's action does."""
+    stash = _stash(model_admin, request, object_id)
+    if not request.user.has_perm(JUDGE_AGAIN_PERMISSION):
+        raise PermissionDenied
+    back = HttpResponseRedirect(request.path)
+    try:
+        ids = [uuid.UUID(value) for value in request.POST.getlist("ids")]
+    except ValueError:
+        model_admin.message_user(request, _("Nothing was sent: the list of items is not one of item ids."),
+                                 messages.ERROR)
+        return back
+    count = processing.reprocess(Content.objects.filter(stash=stash, pk__in=ids))
+    model_admin.message_user(request, sent_again(count), messages.SUCCESS if count else messages.WARNING)
+    left = len(set(ids)) - count
+    if left:
+        model_admin.message_user(request, ngettext("%d item was left alone: it is not an item of this stash.",
+                                                   "%d items were left alone: they are not items of this stash.",
+                                                   left) % left, messages.WARNING)
+    return back
+
+
+def sent_again(count):
+    """What the admin says after sending ``count`` items to be judged again."""
+    return ngettext("%d item sent to be judged again.", "%d items sent to be judged again.", count) % count
 
 
 def update_order(model_admin, request):

@@ -5,10 +5,14 @@
     age(185)                 # "3 min 5 s"
     percent(0.125)           # "12%"
     badge("held")            # <span class="stash-badge stash-badge-held">held for review</span>
+    pretty_json({"n": 1})    # '{\n  "n": 1\n}'
 
 A badge always carries its word: the colour only repeats what the text says.
 """
 from __future__ import annotations
+
+import json
+from typing import Any
 
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
@@ -74,3 +78,8 @@ def badge(value: str, label: str | None = None) -> SafeString:
     """An item's status, a verdict or a step's outcome as a coloured badge that says it in words."""
     return format_html('<span class="stash-badge stash-badge-{}">{}</span>', value,
                        label if label is not None else _STATUS_WORDS.get(value, value))
+
+
+def pretty_json(value: Any) -> str:
+    """A JSON value as indented text (a template escapes it like any text)."""
+    return json.dumps(value, indent=2, ensure_ascii=False)

@@ -12,6 +12,15 @@ is false is skipped; an observing step records what it would have done and chang
 a step that raises or runs past its timeout is handled by its ``on_error`` policy (reject,
 skip or hold) and recorded. ``run`` itself never raises for a hook's failure.
 
+Verbose mode (``run(item, verbose=True)``, for simulations, like Elasticsearch's
+``_simulate?verbose``) runs every step even after the run was decided: the step that decided it
+is marked ``stopped``, the steps after it ``after_stop`` (they ran only because of verbose mode),
+and each transform's entry carries the payload it produced. The verdict, reason and stored
+payload are those of a normal run::
+
+    result = pipeline.run(item, verbose=True)
+    [(e.title, e.outcome, e.stopped, e.after_stop) for e in result.trail]
+
 Lifecycle callbacks, in the spirit of a training loop's ``CallbackList``: any hook may define
 ``on_pipeline_start(item)`` and ``on_accept`` / ``on_reject`` / ``on_hold`` / ``on_error`` /
 ``on_pipeline_end(item, result)``. ``run`` calls none of them (a simulation has no side
@@ -153,16 +162,30 @@ class TrailEntry:
     duration_ms: float = 0.0
     #: What an observing step would have done ("drop", "hold" or "transform"); blank otherwise.
     would: str = ""
+    #: This step decided the run: it rejected or held the item (in verbose mode: it would have
+    #: ended the run there).
+    stopped: bool = False
+    #: Verbose mode only: the run was decided before this step, which ran only to be shown.
+    after_stop: bool = False
+    #: Verbose mode only: the payload a transform produced (an observing one: would have
+    #: produced); None for filters and for a transform that changed nothing.
+    payload: Mapping[str, Any] | None = None
 
     @property
     def title(self) -> str:
         """The step's label, or its hook's name."""
         return self.label or self.hook
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"config_id": self.config_id, "hook": self.hook, "label": self.label,
+    def as_dict(self, verbose: bool = False) -> dict[str, Any]:
+        """The entry as JSON-ready data, as runs store it; ``verbose`` adds ``stopped``,
+        ``after_stop`` and ``payload``."""
+        data = {"config_id": self.config_id, "hook": self.hook, "label": self.label,
                 "position": self.position, "outcome": self.outcome, "code": self.code,
                 "message": self.message, "duration_ms": round(self.duration_ms, 3), "would": self.would}
+        if verbose:
+            data.update(stopped=self.stopped, after_stop=self.after_stop,
+                        payload=None if self.payload is None else dict(self.payload))
+        return data
 
 
 @dataclass(frozen=True)
@@ -177,12 +200,14 @@ class Result:
     decided_by: int | None = None
     trail: tuple[TrailEntry, ...] = field(default_factory=tuple)
     duration_ms: float = 0.0
+    #: Run in verbose mode: every step ran, and the trail says which ran past the verdict.
+    verbose: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The result as JSON-ready data, as the API and ``stash_simulate --json`` show it."""
         return {"verdict": self.verdict, "reason": self.reason, "code": self.code, "decided_by": self.decided_by,
                 "transformed": self.transformed, "payload": dict(self.payload), "duration_ms": self.duration_ms,
-                "trail": [entry.as_dict() for entry in self.trail]}
+                "verbose": self.verbose, "trail": [entry.as_dict(self.verbose) for entry in self.trail]}
 
 
 class _Deadline:
@@ -255,39 +280,55 @@ class Pipeline:
         """The steps, of any kind and in order, whose hook takes the lifecycle callback ``event``."""
         return tuple(s for s in self.steps if listens(s.hook, event))
 
-    def run(self, item: Item, *, on_step: Callable[[Step], None] | None = None) -> Result:
-        """Judge ``item``. ``on_step(step)`` is called before each step runs (progress notes)."""
+    def run(self, item: Item, *, on_step: Callable[[Step], None] | None = None, verbose: bool = False) -> Result:
+        """Judge ``item``. ``on_step(step)`` is called before each step runs (progress notes).
+
+        ``verbose``: run every step, past the one that decides (see the module docstring); the
+        result is the same as without it, the trail longer.
+        """
         started = time.perf_counter()
         payload = item.payload
         transformed = False
         trail: list[TrailEntry] = []
         verdict, reason, code, decided_by = ACCEPTED, "", "", None
+        decided: tuple[Mapping[str, Any], bool] | None = None  # the payload when decided, and transformed
 
         with _Deadline() as deadline:
             for step in self.judging:
                 if on_step is not None:
                     on_step(step)
                 current = item if payload is item.payload else replace(item, payload=payload)
-                entry, new_payload, stop = self._run_step(step, current, deadline)
-                trail.append(entry)
+                entry, new_payload, stop = self._run_step(step, current, deadline, verbose)
                 if new_payload is not None:
                     payload, transformed = new_payload, True
+                if decided is not None:
+                    trail.append(replace(entry, stopped=False, after_stop=True))
+                    continue
+                trail.append(entry)
                 if stop is not None:
                     verdict, reason, code, decided_by = stop, entry.message, entry.code, step.config_id
-                    break
+                    decided = (payload, transformed)
+                    if not verbose:
+                        break
+        if decided is not None:
+            payload, transformed = decided
 
         return Result(verdict=verdict, payload=payload, transformed=transformed, reason=reason,
                       code=code, decided_by=decided_by, trail=tuple(trail),
-                      duration_ms=(time.perf_counter() - started) * 1000)
+                      duration_ms=(time.perf_counter() - started) * 1000, verbose=verbose)
 
-    def _run_step(self, step: Step, item: Item, deadline: _Deadline) -> tuple[TrailEntry, Any, str | None]:
-        """Run one step: its trail entry, a new payload or None, and the verdict if it ends the run."""
+    def _run_step(self, step: Step, item: Item, deadline: _Deadline,
+                  verbose: bool = False) -> tuple[TrailEntry, Any, str | None]:
+        """Run one step: its trail entry, a new payload or None, and the verdict if it ends the run.
+        ``verbose``: the entry of a transform that changed the payload carries the new one."""
         started = time.perf_counter()
 
-        def entry(outcome: str, code: str = "", message: str = "", would: str = "") -> TrailEntry:
+        def entry(outcome: str, code: str = "", message: str = "", would: str = "", stopped: bool = False,
+                  payload: Mapping[str, Any] | None = None) -> TrailEntry:
             return TrailEntry(hook=step.name, label=step.label, config_id=step.config_id,
                               position=step.position, outcome=outcome, code=code, message=message,
-                              duration_ms=(time.perf_counter() - started) * 1000, would=would)
+                              duration_ms=(time.perf_counter() - started) * 1000, would=would,
+                              stopped=stopped, payload=payload if verbose else None)
 
         timed_out = f"timed out after {_ms(step.timeout)} ms"
         try:
@@ -325,7 +366,8 @@ class Pipeline:
         if step.mode == OBSERVE:
             return entry(OBSERVED, decision.code, f"would {decision.action}: {decision.reason}",
                          would=decision.action), None, None
-        return entry(DROPPED if verdict == REJECTED else HELD, decision.code, decision.reason), None, verdict
+        outcome = DROPPED if verdict == REJECTED else HELD
+        return entry(outcome, decision.code, decision.reason, stopped=True), None, verdict
 
     @staticmethod
     def _transformed(step: Step, entry: Callable[..., TrailEntry], item: Item,
@@ -340,8 +382,10 @@ class Pipeline:
             return entry(KEPT, "unchanged"), None, None
         message = "changed " + ", ".join(changed)
         if step.mode == OBSERVE:
-            return entry(OBSERVED, "transformed", "would have " + message, would="transform"), None, None
-        return entry(TRANSFORMED, "transformed", message), dict(new_payload), None
+            return entry(OBSERVED, "transformed", "would have " + message, would="transform",
+                         payload=dict(new_payload)), None, None
+        new_payload = dict(new_payload)
+        return entry(TRANSFORMED, "transformed", message, payload=new_payload), new_payload, None
 
     @staticmethod
     def _failed(step: Step, entry: Callable[..., TrailEntry], outcome: str, code: str,
@@ -349,7 +393,7 @@ class Pipeline:
         if step.mode == OBSERVE or step.on_error == ON_ERROR_SKIP:
             return entry(outcome, code, message), None, None
         verdict = HELD if step.on_error == ON_ERROR_HOLD else REJECTED
-        return entry(outcome, code, f"{step.title}: {message}"), None, verdict
+        return entry(outcome, code, f"{step.title}: {message}", stopped=True), None, verdict
 
 
 class _Stopped:

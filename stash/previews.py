@@ -4,6 +4,8 @@ its bytes are one), the rest as indented JSON.
     preview({"text": "hi", "b64_file": "iVBORw0KGgo...", "data": {"n": 1}})
     # Preview(texts=[("text", "hi")], file=FilePreview(kind="png", image="data:image/png;base64,..."),
     #         data='{\\n  "data": {\\n    "n": 1\\n  }\\n}')
+
+``short_preview`` is the same in one line of a list: a text excerpt, the filename, a thumbnail.
 """
 from __future__ import annotations
 
@@ -64,3 +66,34 @@ def file_preview(value: Any) -> FilePreview:
 
 def _json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+# --- a payload in one line of a list (a replay's changes) --------------------------------------
+
+#: How much of a payload's text a short preview shows.
+EXCERPT_CHARS = 80
+#: Larger images are described by their filename only in a short preview: a list shows many.
+MAX_THUMBNAIL_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class ShortPreview:
+    text: str = ""  # an excerpt of its text (else of its first other text, else of its JSON)
+    filename: str = ""
+    image: str = ""  # a data: URL of its image (by its bytes), when small enough
+
+
+def short_preview(payload: Any) -> ShortPreview:
+    """``payload`` in a line: an excerpt of its ``text`` cut to ``EXCERPT_CHARS``, its ``filename``,
+    and its ``b64_file`` as a thumbnail when that is an image of at most ``MAX_THUMBNAIL_BYTES``."""
+    full = preview(payload)
+    texts = dict(full.texts)
+    filename = texts.pop("filename", "")
+    text = texts.get("text") or next(iter(texts.values()), "") or full.data
+    small = full.file is not None and full.file.size <= MAX_THUMBNAIL_BYTES
+    return ShortPreview(text=_excerpt(text), filename=filename, image=full.file.image if small else "")
+
+
+def _excerpt(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS - 1].rstrip() + "…"

@@ -8,6 +8,7 @@ from stash import hooks, processing
 from stash.models import Content, HookConfig, PipelineRun
 
 from .test_admin import HOOKS, judge, staff
+from .test_previews import PNG, b64
 
 pytestmark = pytest.mark.django_db
 
@@ -148,3 +149,62 @@ def test_replay_refuses_a_bad_count(admin_client, audit, last_n):
     assert response.status_code == 200
     assert response.context["form"].errors["last_n"]
     assert response.context["report"] is None
+
+
+# --- replay: each change explained, and judged again ---------------------------------------------
+
+def test_replay_shows_each_changed_item_with_a_preview_and_old_and_new_verdicts_with_their_hooks(admin_client,
+                                                                                                audit):
+    spam = judge(audit, text="spam " + "and more words " * 10)
+    picture = judge(audit, text="a scam picture", filename="cat.png", b64_file=b64(PNG))
+    HookConfig.objects.filter(hook="keyword_blocklist").update(params={"words": ["scam"]}, label="No scam")
+    response = admin_client.post(replay_url(audit), {"last_n": 10})
+    page = response.content.decode()
+    rows = {change.content.pk: (change.before, change.decided_before, change.result.verdict, change.decided_now)
+            for change, _preview in response.context["rows"]}
+    assert rows == {spam.pk: ("rejected", "No scam", "accepted", ""),
+                    picture.pk: ("accepted", "", "rejected", "No scam")}
+    assert "spam and more words and more words" in page and "…" in page  # an excerpt, not the whole text
+    assert '<span class="stash-filename">cat.png</span>' in page
+    assert f'<img class="stash-thumbnail" src="data:image/png;base64,{b64(PNG)}" alt="cat.png">' in page
+    assert '<span class="stash-badge stash-badge-rejected">rejected</span> <span class="quiet">(by No scam)</span>' \
+           in page
+    assert '→ <span class="stash-badge stash-badge-rejected">rejected</span> <span class="quiet">(by No scam)</span>' \
+           in page
+    assert page.count('<input type="hidden" name="ids"') == 2
+
+
+def test_judge_these_items_again_sends_the_changed_items_to_the_workers(admin_client, audit, make_stash, broker,
+                                                                       django_capture_on_commit_callbacks):
+    # Created without signals, so the page's own after-commit batch is the only one.
+    spam, fine, other = Content.objects.bulk_create([
+        Content(stash=audit, payload={"text": "spam"}, status="rejected"),
+        Content(stash=audit, payload={"text": "fine"}, status="accepted"),
+        Content(stash=make_stash("other"), payload={"text": "x"}, status="rejected")])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(replay_url(audit), {"_judge_again": "Judge these items again",
+                                                         "ids": [str(spam.pk), str(other.pk)]}, follow=True)
+    assert response.redirect_chain == [(replay_url(audit), 302)]
+    assert [str(m) for m in response.context["messages"]] == [
+        "1 item sent to be judged again.", "1 item was left alone: it is not an item of this stash."]
+    assert broker.ids == [str(spam.pk)]
+    assert Content.objects.get(pk=spam.pk).status == "pending"
+    assert [Content.objects.get(pk=item.pk).status for item in (fine, other)] == ["accepted", "rejected"]
+
+
+def test_judge_again_refuses_what_is_not_a_list_of_ids(admin_client, audit, broker):
+    item = judge(audit, text="spam")
+    response = admin_client.post(replay_url(audit), {"_judge_again": "1", "ids": [str(item.pk), "nope"]}, follow=True)
+    assert [str(m) for m in response.context["messages"]] == [
+        "Nothing was sent: the list of items is not one of item ids."]
+    assert Content.objects.get(pk=item.pk).status == "rejected"
+
+
+def test_judge_again_needs_the_permission_to_change_items(django_user_model, audit, broker):
+    item = judge(audit, text="spam")
+    HookConfig.objects.filter(hook="keyword_blocklist").update(enabled=False)
+    viewer = staff(django_user_model, "viewer", "view_stash", "view_content")
+    page = viewer.post(replay_url(audit), {"last_n": 10}).content.decode()
+    assert "would newly accept 1" in page and "Judge these items again" not in page
+    assert viewer.post(replay_url(audit), {"_judge_again": "1", "ids": [str(item.pk)]}).status_code == 403
+    assert Content.objects.get(pk=item.pk).status == "rejected"

@@ -219,6 +219,34 @@ def test_stash_simulate_json(demo, tmp_path):
     assert_nothing_saved()
 
 
+def test_stash_simulate_verbose_runs_every_hook_marks_the_decider_and_prints_transformed_payloads(demo, tmp_path):
+    HookConfig.objects.create(stash=demo, hook="normalize_text", label="Lower", params={"lowercase": True})
+    payload = tmp_path / "payload.json"
+    payload.write_text(json.dumps({"text": "Get FREE MONEY now"}))
+    out, _ = run("stash_simulate", "audit", str(payload), "--verbose")
+    lines = out.splitlines()
+    assert len(lines) == 6, out
+    assert re.fullmatch(r"\s*2  No spam\s+dropped\s+[\d.]+ ms  contains blocked word 'free money' in text"
+                        r"  \[decided the run\]", lines[1]), lines[1]
+    assert re.fullmatch(r"\s*3  At most 64 KB\s+kept\s+[\d.]+ ms\s+\[after the verdict: ran for --verbose only\]",
+                        lines[2]), lines[2]
+    assert re.fullmatch(r"\s*4  Lower\s+transformed\s+[\d.]+ ms  changed text  \[after the verdict: .*\]",
+                        lines[3]), lines[3]
+    assert lines[4] == '     payload: {"text": "get free money now"}'
+    assert lines[5] == "verdict: rejected (contains blocked word 'free money' in text)"
+    assert Content.objects.count() == 0 and PipelineRun.objects.count() == 0
+
+
+def test_stash_simulate_verbose_json_carries_the_marks_and_payloads(demo, tmp_path):
+    payload = tmp_path / "payload.json"
+    payload.write_text('{"title": "no text"}')
+    result = json.loads(run("stash_simulate", "audit", str(payload), "--json", "--verbose")[0])
+    assert result["verbose"] is True and result["verdict"] == "rejected"
+    assert [(e["outcome"], e["stopped"], e["after_stop"]) for e in result["trail"]] == [
+        ("dropped", True, False), ("kept", False, True), ("kept", False, True)]
+    assert_nothing_saved()
+
+
 @pytest.mark.parametrize("text, message", [
     ('{"text": "hi",\n "n": }', r"The payload is not valid JSON: Expecting value at line 2, column 7\."),
     ("{'text': 'hi'}", r"not valid JSON: Expecting property name enclosed in double quotes at line 1, column 2\."),

@@ -655,6 +655,94 @@ def test_thread_without_timeout_overrun_is_fine():
     assert results[0].trail[0].outcome == "kept"
 
 
+# --- verbose mode -----------------------------------------------------------------------------
+
+
+def test_verbose_runs_every_step_after_a_drop_and_marks_the_one_that_stopped_the_run():
+    calls = []
+    steps = (step(Keep(calls, "first"), "first", config_id=1, position=1),
+             step(Drop("spam", "blocked", calls, "spam"), "spam", config_id=2, position=2),
+             step(Drop("too long", "size", calls, "size"), "size", config_id=3, position=3),
+             step(Keep(calls, "last"), "last", config_id=4, position=4))
+
+    normal, verbose = run(*steps), run(*steps, verbose=True)
+
+    assert calls == ["first", "spam", "first", "spam", "size", "last"]
+    assert [e.hook for e in normal.trail] == ["first", "spam"]
+    assert [(e.hook, e.outcome, e.stopped, e.after_stop) for e in verbose.trail] == [
+        ("first", "kept", False, False), ("spam", "dropped", True, False),
+        ("size", "dropped", False, True), ("last", "kept", False, True)]
+    # The verdict is the normal run's: the first drop decides, the later one changes nothing.
+    for result in (normal, verbose):
+        assert (result.verdict, result.reason, result.code, result.decided_by) == ("rejected", "spam", "blocked", 2)
+
+
+def test_verbose_goes_on_after_a_hold_and_after_an_error_that_rejects():
+    result = run(step(Hold("look at it"), "hold", config_id=1), step(Raises(), "raises", config_id=2),
+                 step(Keep(), "keep", config_id=3), verbose=True)
+
+    assert [(e.outcome, e.stopped, e.after_stop) for e in result.trail] == [
+        ("held", True, False), ("error", False, True), ("kept", False, True)]
+    assert (result.verdict, result.reason, result.decided_by) == ("held", "look at it", 1)
+
+    failed = run(step(Raises(), "raises", config_id=5, on_error="reject"), step(Keep(), "keep"), verbose=True)
+    assert [(e.outcome, e.stopped, e.after_stop) for e in failed.trail] == [("error", True, False),
+                                                                             ("kept", False, True)]
+    assert (failed.verdict, failed.decided_by) == ("rejected", 5)
+
+
+def test_verbose_records_the_payload_after_each_transform():
+    result = run(step(Upper(), "upper"), step(Keep(), "keep"), step(SetKey("n", 2), "set_n"),
+                 step(ReturnsSame(), "same"), payload={"text": "hi"}, verbose=True)
+
+    assert [e.payload for e in result.trail] == [{"text": "HI"}, None, {"text": "HI", "n": 2}, None]
+    assert result.payload == {"text": "HI", "n": 2} and result.transformed
+    assert not any(e.stopped or e.after_stop for e in result.trail)
+
+
+def test_verbose_shows_transforms_after_the_stop_but_the_result_keeps_the_payload_it_was_decided_on():
+    upper = Upper()
+    result = run(step(SetKey("n", 1), "set_n"), step(Drop(), "drop", config_id=2), step(upper, "upper"),
+                 payload={"text": "hi"}, verbose=True)
+
+    assert upper.seen == [{"text": "hi", "n": 1}]  # the later transform sees the payload as changed
+    assert [(e.hook, e.outcome, e.payload) for e in result.trail] == [
+        ("set_n", "transformed", {"text": "hi", "n": 1}), ("drop", "dropped", None),
+        ("upper", "transformed", {"text": "HI", "n": 1})]
+    normal = run(step(SetKey("n", 1), "set_n"), step(Drop(), "drop", config_id=2), step(Upper(), "upper"),
+                 payload={"text": "hi"})
+    assert (result.verdict, result.payload, result.transformed) == (normal.verdict, normal.payload, True)
+    assert result.payload == {"text": "hi", "n": 1}
+
+
+def test_verbose_records_what_an_observing_transform_would_have_produced():
+    result = run(step(Upper(), "upper", mode="observe"), step(Keep(), "keep"), payload={"text": "hi"},
+                 verbose=True)
+
+    assert (result.trail[0].outcome, result.trail[0].payload) == ("observed", {"text": "HI"})
+    assert result.payload == {"text": "hi"} and not result.transformed
+
+
+def test_a_normal_run_keeps_no_payloads_and_stores_its_trail_as_before():
+    result = run(step(Upper(), "upper"), step(Drop(), "drop"), payload={"text": "hi"})
+
+    assert [e.payload for e in result.trail] == [None, None]
+    assert [e.stopped for e in result.trail] == [False, True]
+    assert set(result.trail[1].as_dict()) == {"config_id", "hook", "label", "position", "outcome", "code",
+                                              "message", "duration_ms", "would"}
+    assert result.as_dict()["verbose"] is False
+
+
+def test_a_verbose_result_as_dict_carries_the_marks_and_payloads():
+    result = run(step(Upper(), "upper"), step(Drop("no"), "drop"), step(Keep(), "keep"), payload={"text": "hi"},
+                 verbose=True)
+
+    data = result.as_dict()
+    assert data["verbose"] is True and data["payload"] == {"text": "HI"}
+    assert [(e["hook"], e["stopped"], e["after_stop"], e["payload"]) for e in data["trail"]] == [
+        ("upper", False, False, {"text": "HI"}), ("drop", True, False, None), ("keep", False, True, None)]
+
+
 # --- trail ------------------------------------------------------------------------------------
 
 

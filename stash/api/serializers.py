@@ -273,8 +273,42 @@ class QueuePageSerializer(serializers.Serializer):
     next = serializers.URLField(help_text="The next page (may be empty until more items are accepted).")
 
 
+VERBOSE_HELP = ("Run every enabled hook, even after one rejects or holds (that one is marked `stopped`, the "
+                "later ones `after_stop`), and show the payload after each transform. The verdict is the same.")
+
+
+class SimulateParamsSerializer(QueryParamsSerializer):
+    """Query parameters of a simulation."""
+
+    verbose = serializers.BooleanField(default=False, help_text=VERBOSE_HELP + " As `verbose` in the body.")
+
+
 class SimulateSerializer(serializers.Serializer):
-    payload = ParsedPayloadField()
+    """A payload, or the id of an item of the stash to run on its current payload; not both."""
+
+    payload = ParsedPayloadField(required=False, help_text="The payload to try. Give it, or `content_id`.")
+    content_id = serializers.UUIDField(required=False, help_text=(
+        "Run on the current payload of this item of the stash instead (one you may read)."))
+    verbose = serializers.BooleanField(default=False, help_text=VERBOSE_HELP)
+
+    def validate(self, attrs):
+        given = [name for name in ("payload", processing.CONTENT_FIELD) if name in attrs]
+        if len(given) != 1:
+            raise serializers.ValidationError("Give a payload or a content_id." if not given
+                                              else "Give a payload or a content_id, not both.")
+        return attrs
+
+
+class SimulatedStepSerializer(TrailEntrySerializer):
+    """What one hook did in a simulation; a verbose one says more."""
+
+    stopped = serializers.BooleanField(required=False, help_text=(
+        "Verbose only: this hook decided the run (it would have ended there)."))
+    after_stop = serializers.BooleanField(required=False, help_text=(
+        "Verbose only: the run was decided before this hook, which ran only because of verbose mode."))
+    payload = serializers.DictField(required=False, allow_null=True, help_text=(
+        "Verbose only: the payload this transform produced (an observing one: would have); null for filters "
+        "and for transforms that changed nothing."))
 
 
 class SimulationSerializer(serializers.Serializer):
@@ -285,9 +319,10 @@ class SimulationSerializer(serializers.Serializer):
     code = serializers.CharField(allow_blank=True)
     decided_by = serializers.IntegerField(allow_null=True, help_text="The HookConfig that rejected or held it.")
     transformed = serializers.BooleanField()
-    payload = serializers.DictField(help_text="The payload after transforms.")
+    payload = serializers.DictField(help_text="The payload after transforms (up to the hook that decided).")
     duration_ms = serializers.FloatField()
-    trail = TrailEntrySerializer(many=True)
+    verbose = serializers.BooleanField(help_text="Whether every hook ran (see the request's `verbose`).")
+    trail = SimulatedStepSerializer(many=True)
 
 
 class HookConfigSerializer(serializers.ModelSerializer):

@@ -32,6 +32,7 @@ from .serializers import (
     QueuePageSerializer,
     QueueParamsSerializer,
     ReorderSerializer,
+    SimulateParamsSerializer,
     SimulateSerializer,
     SimulationSerializer,
     StashSerializer,
@@ -225,8 +226,11 @@ class StashViewSet(SerializerPerAction, mixins.ListModelMixin, mixins.RetrieveMo
 
     @extend_schema(
         summary="Try a payload against a stash's hooks",
-        parameters=[SLUG],
-        description="Runs the current hooks and answers the verdict and the trail; nothing is saved or counted. "
+        parameters=[SLUG, SimulateParamsSerializer],
+        description="Runs the current hooks over `payload`, or over the current payload of the item `content_id` "
+                    "(of this stash, and one you may read), and answers the verdict and the trail; nothing is saved "
+                    "or counted. With `verbose` (in the body, or `?verbose=1`) every enabled hook runs, even after "
+                    "the one that decided, and each transform's entry carries the payload it made. "
                     "Needs `stash.view_hookconfig`.",
         request=SimulateSerializer,
         responses={200: SimulationSerializer, **errors(400, 401, 403, 404, 413, 415, 503)},
@@ -234,9 +238,17 @@ class StashViewSet(SerializerPerAction, mixins.ListModelMixin, mixins.RetrieveMo
     @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated, permissions.CanSimulate])
     def simulate(self, request, slug=None):
         stash = self.get_object()
+        params = SimulateParamsSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        result = processing.simulate(stash, serializer.validated_data["payload"])
+        data = serializer.validated_data
+        content = None
+        if processing.CONTENT_FIELD in data:
+            content = processing.simulation_item(stash, data[processing.CONTENT_FIELD],
+                                                 processing.visible_contents(request.user))
+        result = processing.simulate(stash, data.get("payload"), content=content,
+                                     verbose=data["verbose"] or params.validated_data["verbose"])
         return Response(result.as_dict())
 
 

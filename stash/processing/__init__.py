@@ -2,7 +2,9 @@
 so the rules live here once:
 
 - ``judging``: ``process`` claims and judges items and writes verdicts; ``sweep``, ``reprocess``,
-  ``simulate``, sink ``deliver``ies.
+  sink ``deliver``ies.
+- ``simulating``: ``simulate``, a stash's hooks (or a draft of them, ``drafted_hooks``) over a
+  payload or an existing item (``simulation_item``), verbose or not; nothing is saved.
 - ``claiming``: ``claim``, the compare-and-set that takes a batch of items for a message.
 - ``submitting``: ``submit``, ``submit_many``, ``edit`` (what people and programs send) and
   ``queue_page`` (how consumers read a stash's accepted items).
@@ -48,7 +50,6 @@ from .judging import (  # noqa: F401
     pipeline_for,
     process,
     reprocess,
-    simulate,
     sweep,
 )
 from .ordering import arrange_hooks, move_hooks, place_dragged_hooks, place_hooks, reorder_hooks  # noqa: F401
@@ -67,6 +68,7 @@ from .reviewing import (  # noqa: F401
     reject,
     replay,
 )
+from .simulating import CONTENT_FIELD, drafted_hooks, simulate, simulation_item  # noqa: F401
 from .stopping import recover, token_for  # noqa: F401
 from .submitting import (  # noqa: F401
     BULK_LIMIT,

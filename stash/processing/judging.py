@@ -1,4 +1,4 @@
-"""Judging: claim items, run their stash's pipeline, write verdicts; sweep, reprocess, simulate, deliver.
+"""Judging: claim items, run their stash's pipeline, write verdicts; sweep, reprocess, deliver.
 
 - ``process(ids, wake=None, clock=None)`` claims the given items by compare-and-set (only ``pending`` ones; a
   duplicate delivery claims nothing) together with other items of their stashes (or of stash
@@ -11,7 +11,6 @@
   back to the queue (see ``deadlines``).
 - ``sweep()`` gives up on items claimed too often (``failed``, with the reason) and sends again
   every item whose lease ran out (a lost message, a killed worker).
-- ``simulate(stash, payload)`` runs the pipeline and saves nothing.
 
 Whatever is sent again (released, swept, reprocessed) and every sink delivery goes to the queue
 of its item's stash (``dispatch``), grouped so that no message mixes queues.
@@ -35,10 +34,9 @@ from django.utils import timezone
 from .. import bulk_sql, dispatch, logs, pipeline, registry
 from ..exceptions import HookUnavailable
 from ..expressions import compile_condition
-from ..models import Content, HookConfig, PipelineRun, Stash, lease_end, validate_payload
+from ..models import Content, HookConfig, PipelineRun, Stash, lease_end
 from . import claiming, recording
 from .deadlines import Clock, time_limit_for
-from .isolation import call_with_deadline
 
 logger = logging.getLogger(__name__)
 
@@ -401,7 +399,7 @@ def _notify_sinks(judged: list[_Judged], report: BatchReport) -> None:
 
 
 
-# --- sweeping, reprocessing, simulating ----------------------------------------------------
+# --- sweeping, reprocessing ----------------------------------------------------------------
 
 
 def sweep(limit: int = 10_000) -> SweepReport:
@@ -441,23 +439,6 @@ def reprocess(queryset: QuerySet[Content]) -> int:
         lease_until=lease_end(now), updated_at=now)
     send_by_queue(rows)
     return count
-
-
-def simulate(stash: Stash, payload: Any) -> pipeline.Result:
-    """Run ``stash``'s current hooks over ``payload``; nothing is saved or counted.
-
-    The hooks run in a child process given ``STASH_SIMULATE_TIMEOUT`` seconds (see ``isolation``).
-    Raises ``ValidationError`` for a payload that is not a JSON object or is too large, and
-    ``DeadlineExceeded`` (naming the hook that was running) when the hooks take longer.
-    """
-    validate_payload(payload, stash)
-    item_pipeline = pipeline_for(stash)
-    item = pipeline.Item(payload=payload, stash=stash.slug, source="simulate")
-
-    def run(progress: Callable[[str], None]) -> pipeline.Result:
-        return item_pipeline.run(item, on_step=lambda step: progress(f"hook {step.title!r}"))
-
-    return call_with_deadline(run, settings.STASH_SIMULATE_TIMEOUT)
 
 
 class DeliveryError(Exception):

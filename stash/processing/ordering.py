@@ -54,13 +54,15 @@ def place_hooks(stash: Stash, positions: Mapping[int, int]) -> bool:
     end at the bottom. Ids of other stashes are ignored; ``{}`` closes gaps. See ``arrange_hooks``.
     """
     wanted = {int(pk): int(position) for pk, position in positions.items()}
+    return arrange_hooks(stash, lambda current: placed(current, wanted))
 
-    def arrange(current: list[tuple[int, int]]) -> list[int]:
-        keyed = sorted((wanted.get(pk, position), pk not in wanted, index, pk)
-                       for index, (pk, position) in enumerate(current))
-        return [key[-1] for key in keyed]
 
-    return arrange_hooks(stash, arrange)
+def placed(current: Sequence[tuple[int, int]], wanted: Mapping[int, int]) -> list[int]:
+    """The ids of ``current`` ([(id, position)] in run order) in the order ``place_hooks`` gives
+    them: those in ``wanted`` ({id: position}) at their wanted places, first where they tie."""
+    keyed = sorted((wanted.get(pk, position), pk not in wanted, index, pk)
+                   for index, (pk, position) in enumerate(current))
+    return [key[-1] for key in keyed]
 
 
 def place_dragged_hooks(moved: Sequence[Sequence[int | str]]) -> int:

@@ -6,7 +6,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import transaction
@@ -196,6 +196,22 @@ class ReplayChange:
     before: str
     result: pipeline.Result
 
+    @property
+    def submitted(self) -> dict[str, Any]:
+        """The payload the item was submitted with (before any transform): the one judged again."""
+        return submitted_payload(self.content)
+
+    @property
+    def decided_before(self) -> str:
+        """The title of the hook that rejected or held the item, as recorded; blank if none did."""
+        hook = self.content.decided_by if self.content.decided_by_id else None
+        return hook.title if hook is not None and self.before != Status.ACCEPTED else ""
+
+    @property
+    def decided_now(self) -> str:
+        """The title of the hook that would reject or hold it now; blank if none would."""
+        return next((entry.title for entry in self.result.trail if entry.stopped), "")
+
 
 @dataclass
 class ReplayReport:
@@ -224,14 +240,14 @@ def replay(stash: Stash, last_n: int) -> ReplayReport:
     report = ReplayReport()
     item_pipeline = pipeline_for(stash)
     judged = list(Content.objects.filter(stash=stash, status__in=[Status.ACCEPTED, Status.REJECTED, Status.HELD])
-                  .order_by("-created_at", "-pk")[:max(0, int(last_n))])
+                  .select_related("decided_by").order_by("-created_at", "-pk")[:max(0, int(last_n))])
     for content in judged:
         content.stash = stash
 
     def rejudge(progress: Callable[[str], None]) -> list[pipeline.Result]:
         results = []
         for content in judged:
-            submitted = content.payload if content.original_payload is None else content.original_payload
+            submitted = submitted_payload(content)
             on_step = lambda step, pk=content.pk: progress(f"hook {step.title!r} (item {pk})")  # noqa: E731
             results.append(item_pipeline.run(replace(item_for(content), payload=submitted), on_step=on_step))
         return results
@@ -241,3 +257,8 @@ def replay(stash: Stash, last_n: int) -> ReplayReport:
         if result.verdict != content.status:
             report.changes.append(ReplayChange(content=content, before=content.status, result=result))
     return report
+
+
+def submitted_payload(content: Content) -> dict[str, Any]:
+    """The payload ``content`` was submitted with: before the transforms that changed it, if any."""
+    return content.payload if content.original_payload is None else content.original_payload

@@ -1,5 +1,5 @@
 """Template filters for ``stash.formatting``: ``{% load stash_format %}`` then ``{{ entry.duration_ms|duration }}``,
-``{{ rate|percent }}``, ``{{ entry.outcome|badge }}``."""
+``{{ rate|percent }}``, ``{{ entry.outcome|badge }}``, ``{{ entry.payload|pretty_json }}``."""
 from django import template
 
 from .. import formatting
@@ -10,3 +10,4 @@ register.filter("duration", formatting.duration)
 register.filter("age", formatting.age)
 register.filter("percent", formatting.percent)
 register.filter("badge", formatting.badge, is_safe=True)
+register.filter("pretty_json", formatting.pretty_json)

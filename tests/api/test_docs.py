@@ -63,3 +63,16 @@ def test_the_schema_says_filters_are_never_blank(client):
     parameters = {p["name"]: p for p in schema_of(client)["paths"]["/api/contents/"]["get"]["parameters"]}
     assert parameters["stash"]["schema"]["minLength"] == 1
     assert parameters["status"]["schema"]["minLength"] == 1
+
+
+def test_the_schema_documents_verbose_simulation(client):
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    operation = schema["paths"]["/api/stashes/{slug}/simulate/"]["post"]
+    [verbose] = [p for p in operation["parameters"] if p["name"] == "verbose"]
+    assert (verbose["in"], verbose["schema"]["type"]) == ("query", "boolean")
+    components = schema["components"]["schemas"]
+    request = components[operation["requestBody"]["content"]["application/json"]["schema"]["$ref"].split("/")[-1]]
+    assert {"payload", "content_id", "verbose"} <= set(request["properties"])
+    step = components["SimulatedStep"]["properties"]
+    assert {"stopped", "after_stop", "payload"} <= set(step)
+    assert "verbose" in components["Simulation"]["properties"]
