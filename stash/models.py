@@ -274,7 +274,7 @@ class HookConfig(LoadedStateModel):
         ]
 
     def __str__(self):
-        return f"{self.title} ({self.stash_id}#{self.position})"
+        return gettext("%(title)s (position %(position)d)") % {"title": self.title, "position": self.position}
 
     # Compared with what was loaded: a change must validate; an unchanged position is not
     # written back, so a stale instance cannot undo a reorder.

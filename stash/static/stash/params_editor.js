@@ -1,0 +1,84 @@
+/* Params editor: switching between the form made from the hook's schema and raw JSON keeps what was typed. */
+'use strict';
+{
+    const SAVE_FIRST = 'Save to edit the params of this hook in a form.';
+
+    const isBlank = (value) => value === '' || value === null || value === undefined ||
+        (Array.isArray(value) && !value.length) ||
+        (typeof value === 'object' && !Array.isArray(value) && !Object.keys(value).length);
+
+    // As the server reads the form (admin_params.filled_in): blank list items and blank params left out.
+    const filledIn = (data) => Object.fromEntries(Object.entries(data || {})
+        .map(([key, value]) => [key, Array.isArray(value) ? value.filter((item) => !isBlank(item)) : value])
+        .filter(([, value]) => !isBlank(value)));
+
+    function parts(editor) {
+        const formData = editor.querySelector('.stash-params-form textarea[data-django-jsonform]');
+        return {
+            toggle: editor.querySelector('input.stash-params-raw-toggle'),
+            note: editor.querySelector('.stash-params-note'),
+            raw: editor.querySelector('.stash-params-raw textarea'),
+            formData,
+            form: formData && window.reactJsonForm ? window.reactJsonForm.getFormInstance(formData.id + '_jsonform') : null,
+        };
+    }
+
+    function parseObject(text) {
+        try {
+            const value = JSON.parse(text.trim() || '{}');
+            return value && typeof value === 'object' && !Array.isArray(value) ? value : null;
+        } catch (error) {
+            return null;
+        }
+    }
+
+    function toRaw(editor) {
+        const {raw, formData} = parts(editor);
+        const data = formData ? parseObject(formData.value || '{}') : null;
+        if (data) raw.value = JSON.stringify(filledIn(data), null, 2);
+    }
+
+    // The form is made for the hook saved; another one picked is edited as raw JSON until saved.
+    function otherHookPicked(editor, raw) {
+        const select = document.getElementById(raw.id.replace(/params$/, 'hook'));
+        return Boolean(select) && select.value !== editor.dataset.hook;
+    }
+
+    function toForm(editor) {
+        const {toggle, note, raw, form} = parts(editor);
+        const data = parseObject(raw.value);
+        let problem = '';
+        if (otherHookPicked(editor, raw)) problem = SAVE_FIRST;
+        else if (!data) problem = 'Fix the JSON first: it must be one JSON object.';
+        else if (!form) problem = 'The form could not be shown.';
+        note.textContent = problem;
+        if (problem) toggle.checked = true;
+        else form.update({data});
+    }
+
+    document.addEventListener('change', (event) => {
+        const target = event.target;
+        if (target instanceof HTMLInputElement && target.classList.contains('stash-params-raw-toggle')) {
+            const editor = target.closest('.stash-params-editor');
+            if (target.checked) toRaw(editor); else toForm(editor);
+        }
+    });
+
+    // Another hook picked: switch to raw JSON, capturing the event so that this runs before the
+    // hook picker fills in the new hook's defaults (it reads the raw JSON).
+    document.addEventListener('change', (event) => {
+        const select = event.target;
+        if (!(select instanceof HTMLSelectElement) || !select.hasAttribute('data-hook-picker')) return;
+        const raw = document.getElementById(select.id.replace(/hook$/, 'params'));
+        const editor = raw && raw.closest('.stash-params-editor');
+        const {toggle, note} = editor ? parts(editor) : {};
+        if (!toggle) return;
+        if (select.value !== editor.dataset.hook) {
+            if (!toggle.checked) toRaw(editor);
+            toggle.checked = true;
+            note.textContent = SAVE_FIRST;
+        } else {
+            note.textContent = '';
+        }
+    }, true);
+}
