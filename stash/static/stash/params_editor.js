@@ -53,7 +53,23 @@
         else if (!form) problem = 'The form could not be shown.';
         note.textContent = problem;
         if (problem) toggle.checked = true;
-        else form.update({data});
+        else form.update({data: complete(data, schemaOf(editor))});
+    }
+
+    function schemaOf(editor) {
+        const {formData} = parts(editor);
+        return JSON.parse(formData.dataset.djangoJsonform).schema;
+    }
+
+    // The form expects a value for each of its inputs (it fills them in only when it starts): what
+    // the raw JSON leaves out gets its default, or stays blank (and is left out again when saved).
+    function complete(data, schema) {
+        const blank = {array: [], boolean: false};
+        const filled = {...data};
+        Object.entries(schema.keys || schema.properties || {}).forEach(([key, spec]) => {
+            if (!(key in filled)) filled[key] = 'default' in spec ? spec.default : (blank[spec.type] ?? '');
+        });
+        return filled;
     }
 
     document.addEventListener('change', (event) => {
