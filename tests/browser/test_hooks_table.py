@@ -147,3 +147,24 @@ def test_the_hooks_list_of_the_only_stash_drags(logged_in, live_server, audit):
     drag(page, handles.nth(2), handles.nth(0))
     wait_for(lambda: labels(audit)[0] == "At most 64 KB", timeout=15, message="the drag to reach the database")
     assert labels(audit) == ["At most 64 KB", "Needs text", LONG_LABEL, "Notify"]
+
+
+def test_picking_another_hook_switches_its_params_to_raw_json_until_saved(logged_in, live_server, audit):
+    page = logged_in
+    size = audit.hooks.get(hook="max_size")
+    page.goto(f"{live_server.url}/admin/stash/hookconfig/{size.pk}/change/")
+    expect(page.get_by_label("edit as raw JSON")).not_to_be_checked()
+    page.select_option("#id_hook", "require_fields")
+    expect(page.get_by_label("edit as raw JSON")).to_be_checked()
+    expect(page.locator(".stash-params-note")).to_have_text("Save to edit the params of this hook in a form.")
+    expect(page.locator("#id_params")).to_have_value('{\n  "max_bytes": 65536\n}')  # what the form held
+    page.get_by_label("edit as raw JSON").click()  # the form is the old hook's: refused
+    expect(page.get_by_label("edit as raw JSON")).to_be_checked()
+    page.fill("#id_params", '{"fields": ["title"]}')
+    page.click("input[name=_continue]")
+    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
+    size.refresh_from_db()
+    assert (size.hook, size.params) == ("require_fields", {"fields": ["title"]})
+    # Saved: the form is the new hook's.
+    expect(page.get_by_label("edit as raw JSON")).not_to_be_checked()
+    expect(page.locator(".stash-params-form input[type=text]").first).to_have_value("title")
