@@ -137,15 +137,17 @@ class HookConfigForm(forms.ModelForm):
                 self.fields["params"].widget.errors = error_map(exc.errors)
         return cleaned
 
-    def _post_clean(self):
-        # The model checks the params it holds. When what was typed was refused already, it holds
-        # the saved (or default) ones, and its complaint about those would only mislead.
-        refused = self.errors["params"].copy() if "params" in self.errors else None
-        super()._post_clean()
-        if refused is not None:
-            self.errors["params"] = refused
-        if "params" in self.errors and "params" in self.fields:
-            self.fields["params"].widget.open = True
+    def add_error(self, field, error):
+        if field is None and self.has_error("params") and hasattr(error, "error_dict"):
+            # The model's check, after the form's: it checks the params it holds. When what was
+            # typed was refused already, it holds the saved (or default) ones, and its complaint
+            # about those would only mislead ("'fields' is a required property" for broken JSON).
+            error = ValidationError({name: errors for name, errors in error.error_dict.items() if name != "params"})
+            if not error.error_dict:
+                return
+        super().add_error(field, error)
+        if self.has_error("params") and "params" in self.fields:
+            self.fields["params"].widget.open = True  # the hooks table unfolds the params in error
 
 
 class HookConfigInlineForm(HookConfigForm):
