@@ -72,6 +72,20 @@
         return filled;
     }
 
+    // The generated form's labels stand beside its inputs, not tied to them: name each input after
+    // its place in the params ("max_bytes", "words 2"), which its name attribute spells: rjf§words§1.
+    // The form draws its inputs after the page has loaded, and again on every change.
+    function nameInputs() {
+        document.querySelectorAll('.stash-params-form :is(input, select, textarea):not([type=hidden]):not([aria-label])')
+            .forEach((input) => {
+                if ((input.labels && input.labels.length) || !input.name.startsWith('rjf')) return;
+                const place = input.name.split('\u00a7').slice(1)
+                    .map((part) => (/^\d+$/.test(part) ? String(Number(part) + 1) : part));
+                input.setAttribute('aria-label', place.join(' ') || 'params');
+            });
+    }
+    new MutationObserver(nameInputs).observe(document.documentElement, {childList: true, subtree: true});
+
     document.addEventListener('change', (event) => {
         const target = event.target;
         if (target instanceof HTMLInputElement && target.classList.contains('stash-params-raw-toggle')) {
