@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "adminsortable2",
+    "django_jsonform",
     "axes",
     "django_prometheus",
     "stash",

@@ -85,8 +85,17 @@ def counters(config):
 
 
 def single_stash(request):
-    """The stash a changelist is narrowed to by its stash filter alone (so it can be dragged), or None."""
-    if set(request.GET) - {STASH_FILTER, "p", "o"} or not request.GET.get(STASH_FILTER, "").isdigit():
+    """The stash a changelist is narrowed to by its stash filter alone (so it can be dragged), or None.
+
+    With only one stash there is no stash filter to pick (the admin hides a filter with one
+    choice): the unfiltered list is that stash's.
+    """
+    if set(request.GET) - {STASH_FILTER, "p", "o"}:
+        return None
+    if STASH_FILTER not in request.GET:
+        stashes = list(Stash.objects.all()[:2])
+        return stashes[0] if len(stashes) == 1 else None
+    if not request.GET[STASH_FILTER].isdigit():
         return None
     return Stash.objects.filter(pk=request.GET[STASH_FILTER]).first()
 
@@ -115,7 +124,8 @@ class HookConfigInline(ShownParamsMixin, SortableTabularInline):
     ordering = HOOK_ORDERING
     extra = 0
     show_change_link = True
-    fields = ["hook", "label", "params", "condition", "enabled", "mode", "on_error", "hook_counters"]
+    # Laid out in lines by admin.css: the short fields, then params, condition and counters.
+    fields = ["hook", "label", "enabled", "mode", "on_error", "timeout_ms", "params", "condition", "hook_counters"]
     readonly_fields = ["hook_counters", "shown_params"]
 
     def get_fields(self, request, obj=None):

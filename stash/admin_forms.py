@@ -1,5 +1,5 @@
-"""Admin forms: the hook picker, indented JSON editors, the hooks inline that reorders atomically, and
-accessible names for the inputs of table rows."""
+"""Admin forms: the hook picker, the params editor, indented JSON editors, the hooks inline that reorders
+atomically, and accessible names for the inputs of table rows."""
 import json
 
 from adminsortable2.admin import CustomInlineFormSet
@@ -11,7 +11,8 @@ from django.forms.models import BaseModelFormSet
 from django.utils.translation import gettext, gettext_lazy as _
 
 from . import processing, registry, stats
-from .exceptions import PayloadTooLarge
+from .admin_params import ParamsWidget, error_map, form_schema
+from .exceptions import InvalidParams, PayloadTooLarge
 from .models import Content, HookConfig
 
 
@@ -75,14 +76,16 @@ class HookSelect(forms.Select):
 
 
 class HookConfigForm(forms.ModelForm):
-    """A configured hook: a registered hook picked by name, its params as JSON, checked on save."""
+    """A configured hook: a registered hook picked by name, its params in a form made from the hook's
+    schema (or as raw JSON), checked on save: a param that breaks the schema is named on the field."""
 
     hook = forms.ChoiceField(label=_("hook"), widget=HookSelect(attrs={"data-hook-picker": ""}),
                              help_text=_("A registered hook; its params are filled with its defaults."))
     params = PrettyJSONField(label=_("params"), required=False, initial=dict,
-                             widget=forms.Textarea(attrs={"rows": 6, "cols": 60, "class": "stash-json"}),
-                             help_text=_("A JSON object, checked against the hook's params schema. Secret "
-                                         "params are never shown: leave them out to keep them."))
+                             widget=ParamsWidget(attrs={"rows": 6, "cols": 60, "class": "stash-json"}),
+                             help_text=_("Checked against the hook's params schema: in a form made from it once "
+                                         "the hook is saved, or as a JSON object. Secret params are never shown: "
+                                         "leave them out (or empty) to keep them."))
 
     class Meta:
         model = HookConfig
@@ -98,6 +101,18 @@ class HookConfigForm(forms.ModelForm):
         if self.instance.pk is not None:
             # Secrets are written, never shown: the editor starts without them.
             self.initial["params"] = registry.shown_params(self.instance.hook, self.instance.params)
+        if "params" in self.fields:
+            hook = self.chosen_hook()
+            widget = self.fields["params"].widget
+            widget.hook = hook
+            widget.schema = form_schema(registry.get(hook).params_schema) if registry.is_registered(hook) else None
+            widget.open = self.instance.pk is None
+
+    def chosen_hook(self) -> str:
+        """The hook whose schema the params editor follows: as posted, or as saved."""
+        if self.is_bound:
+            return str(self.data.get(self.add_prefix("hook")) or "")
+        return self.initial.get("hook") or self.instance.hook
 
     def clean_params(self):
         params = self.cleaned_data.get("params")
@@ -113,15 +128,35 @@ class HookConfigForm(forms.ModelForm):
         # save by one atomic reorder, not row by row (which would collide with the unique
         # (stash, position)); without it in cleaned_data the instance keeps its position.
         self.wanted_position = cleaned.pop("position", None)
+        hook = cleaned.get("hook")
+        if "params" in cleaned and hook and registry.is_registered(hook):
+            try:
+                registry.get(hook).validate_params(cleaned["params"])
+            except InvalidParams as exc:
+                self.add_error("params", str(exc))
+                self.fields["params"].widget.errors = error_map(exc.errors)
         return cleaned
+
+    def add_error(self, field, error):
+        if field is None and self.has_error("params") and hasattr(error, "error_dict"):
+            # The model's check, after the form's: it checks the params it holds. When what was
+            # typed was refused already, it holds the saved (or default) ones, and its complaint
+            # about those would only mislead ("'fields' is a required property" for broken JSON).
+            error = ValidationError({name: errors for name, errors in error.error_dict.items() if name != "params"})
+            if not error.error_dict:
+                return
+        super().add_error(field, error)
+        if self.has_error("params") and "params" in self.fields:
+            self.fields["params"].widget.open = True  # the hooks table unfolds the params in error
 
 
 class HookConfigInlineForm(HookConfigForm):
-    """The picker in a row of the stash's hooks: compact editors."""
+    """The picker in a row of the stash's hooks: the params folded behind a summary, a short condition."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["params"].widget.attrs.update(rows=3, cols=30)
+        if "params" in self.fields:
+            self.fields["params"].widget.folded = True
         if "condition" in self.fields:
             self.fields["condition"].widget.attrs.update(rows=2, cols=22)
 

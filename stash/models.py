@@ -297,7 +297,7 @@ class HookConfig(LoadedStateModel):
         ]
 
     def __str__(self):
-        return f"{self.title} ({self.stash_id}#{self.position})"
+        return gettext("%(title)s (position %(position)d)") % {"title": self.title, "position": self.position}
 
     # Compared with what was loaded: a change of these moves the stash's ``config_version`` (an
     # unchanged save does not); a change of ``CONFIG_FIELDS`` must validate; an unchanged position

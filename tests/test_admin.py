@@ -45,7 +45,7 @@ def stash_post(stash, rows, **fields):
             "hooks-MIN_NUM_FORMS": 0, "hooks-MAX_NUM_FORMS": 1000, **fields}
     for index, row in enumerate(rows):
         row = {"stash": stash.pk, "label": "", "condition": "", "mode": "enforce", "on_error": "inherit",
-               "enabled": True, "params": {}, **row}
+               "timeout_ms": 2000, "enabled": True, "params": {}, **row}
         for name, value in row.items():
             if name == "params":
                 value = json.dumps(value) if not isinstance(value, str) else value

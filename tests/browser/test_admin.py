@@ -79,12 +79,10 @@ def test_dragging_a_hook_above_another_changes_the_order_the_next_item_is_judged
         judge(audit, {"text": text})
     HookConfig.objects.create(stash=audit, hook="require_fields", label="Needs a title", enabled=False,
                               params={"fields": ["title"]})
-    page.set_viewport_size({"width": 1500, "height": 1000})  # the table of hooks is wide
     page.goto(f"{live_server.url}/admin/stash/stash/{audit.pk}/change/")
     rows = page.locator("#hooks-group tr.has_original")
     expect(rows).to_have_count(4)
     expect(rows.nth(3).locator("td.field-label")).to_have_css("opacity", "0.45")  # disabled: greyed
-    page.click("#toggle-nav-sidebar")  # room for the table of hooks
     page.screenshot(path=SCREENSHOTS / "stash-admin.png", full_page=True)
 
     rows.nth(2).locator("td.original p").drag_to(rows.nth(0).locator("td.original p"))
