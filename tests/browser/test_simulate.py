@@ -78,13 +78,21 @@ def test_simulate_on_an_existing_item(logged_in, live_server, audit, make_stash)
     assert Content.objects.get(pk=item.pk).status == "accepted" and PipelineRun.objects.count() == 2
 
 
+def type_raw_params(page, index, text):
+    """Type ``text`` as the raw JSON params of the stash page's hook row ``index``."""
+    row = page.locator(f"#hooks-{index}")
+    row.locator(".stash-params-fold").evaluate("fold => { fold.open = true; }")
+    row.locator(".stash-params-raw-toggle").check()
+    page.fill(f"#id_hooks-{index}-params", text)
+
+
 def test_a_draft_of_the_hooks_runs_from_the_stash_page_and_saves_nothing(logged_in, live_server, audit):
     page = logged_in
     judge(audit, {"text": "hello there"})
     saved, runs = hooks_as_saved(), PipelineRun.objects.count()
     page.set_viewport_size({"width": 1500, "height": 1000})
     page.goto(f"{live_server.url}/admin/stash/stash/{audit.pk}/change/")
-    page.fill("#id_hooks-1-params", '{"words": ["hello"], "whole_word": true}')
+    type_raw_params(page, 1, '{"words": ["hello"], "whole_word": true}')
     page.uncheck("#id_hooks-2-enabled")  # the transform, off in the draft
     with page.context.expect_page() as opened:
         page.click("input[name=_draft]")
@@ -103,7 +111,7 @@ def test_a_draft_of_the_hooks_runs_from_the_stash_page_and_saves_nothing(logged_
     expect(trail_rows(draft)).to_have_count(3)  # still the draft: the transform stays off
 
     # A draft a save would refuse shows why, and runs nothing.
-    page.fill("#id_hooks-1-params", '{"words": "hello"}')
+    type_raw_params(page, 1, '{"words": "hello"}')
     with page.context.expect_page() as opened:
         page.click("input[name=_draft]")
     refused = opened.value
