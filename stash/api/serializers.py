@@ -3,6 +3,7 @@ import functools
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_slug
+from django.db import models as dj_models
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.authtoken.serializers import AuthTokenSerializer
@@ -120,7 +121,24 @@ class ErrorSerializer(serializers.Serializer):
     detail = serializers.CharField()
 
 
-class StashSerializer(serializers.ModelSerializer):
+class StringField(serializers.CharField):
+    """A string, and only a string: DRF's ``CharField`` takes the number 0 as "0", where the schema
+    says string."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class ModelSerializer(serializers.ModelSerializer):
+    """DRF's, with the model's text fields taking strings only."""
+
+    serializer_field_mapping = {**serializers.ModelSerializer.serializer_field_mapping,
+                                dj_models.CharField: StringField, dj_models.TextField: StringField}
+
+
+class StashSerializer(ModelSerializer):
     effective_queue = serializers.CharField(read_only=True,
                                             help_text="The Celery queue its items go to: `queue`, or the default.")
 
@@ -146,7 +164,7 @@ class TrailEntrySerializer(serializers.Serializer):
                                     help_text="What an observing hook would have done; blank otherwise.")
 
 
-class RunSerializer(serializers.ModelSerializer):
+class RunSerializer(ModelSerializer):
     trail = TrailEntrySerializer(many=True, read_only=True)
 
     class Meta:
@@ -156,14 +174,14 @@ class RunSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class HookRefSerializer(serializers.ModelSerializer):
+class HookRefSerializer(ModelSerializer):
     class Meta:
         model = HookConfig
         fields = ["id", "hook", "label"]
         read_only_fields = fields
 
 
-class ContentSerializer(serializers.ModelSerializer):
+class ContentSerializer(ModelSerializer):
     """An item: what was submitted, and where its judging stands."""
 
     stash = StashSlugField()
@@ -258,7 +276,7 @@ class QueueParamsSerializer(QueryParamsSerializer):
     limit = serializers.IntegerField(min_value=1, max_value=1000, default=100, help_text="Items per page.")
 
 
-class QueueItemSerializer(serializers.ModelSerializer):
+class QueueItemSerializer(ModelSerializer):
     seq = serializers.IntegerField(source="queue_seq", help_text="Queue number: increases in acceptance order.")
 
     class Meta:
@@ -325,7 +343,7 @@ class SimulationSerializer(serializers.Serializer):
     trail = SimulatedStepSerializer(many=True)
 
 
-class HookConfigSerializer(serializers.ModelSerializer):
+class HookConfigSerializer(ModelSerializer):
     """One configured hook of a stash. ``hook`` is one of the registered names."""
 
     params = ParamsField(required=False)

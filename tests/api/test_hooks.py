@@ -89,6 +89,8 @@ def test_adding_a_hook_appends_it_and_changes_the_stash_version(api, audit, mana
     ({"hook": "keyword_blocklist", "params": ["spam"]}, "params", "The params must be a JSON object, not an array."),
     ({"hook": "log", "condition": "payload.text == '\u0000'"}, "condition",
      "Null characters are not allowed."),
+    ({"hook": "log", "condition": 0}, "condition", "Not a valid string."),
+    ({"hook": "log", "label": 7}, "label", "Not a valid string."),
 ])
 def test_an_invalid_hook_config_is_a_400_naming_the_field(api, audit, manager, body, field, message):
     before = version()
