@@ -121,21 +121,41 @@ class ErrorSerializer(serializers.Serializer):
     detail = serializers.CharField()
 
 
-class StringField(serializers.CharField):
-    """A string, and only a string: DRF's ``CharField`` takes the number 0 as "0", where the schema
-    says string."""
+class JSONTyped:
+    """A field that takes only values of its JSON type: DRF's fields would take the number 0 as the
+    string "0" or as false, and the string "5" as 5, where the schema says otherwise."""
+
+    json_types: tuple[type, ...] = ()
 
     def to_internal_value(self, data):
-        if not isinstance(data, str):
+        if not isinstance(data, self.json_types) or (bool not in self.json_types and isinstance(data, bool)):
             self.fail("invalid")
         return super().to_internal_value(data)
 
 
-class ModelSerializer(serializers.ModelSerializer):
-    """DRF's, with the model's text fields taking strings only."""
+class StringField(JSONTyped, serializers.CharField):
+    json_types = (str,)
 
-    serializer_field_mapping = {**serializers.ModelSerializer.serializer_field_mapping,
-                                dj_models.CharField: StringField, dj_models.TextField: StringField}
+
+class BooleanField(JSONTyped, serializers.BooleanField):
+    json_types = (bool,)
+
+
+class IntegerField(JSONTyped, serializers.IntegerField):
+    json_types = (int,)
+
+
+class ModelSerializer(serializers.ModelSerializer):
+    """DRF's, with the model's text, boolean and integer fields taking values of that JSON type only
+    (the API reads JSON only)."""
+
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping,
+        dj_models.CharField: StringField, dj_models.TextField: StringField, dj_models.BooleanField: BooleanField,
+        **{field: IntegerField for field in (dj_models.IntegerField, dj_models.PositiveIntegerField,
+                                             dj_models.PositiveBigIntegerField, dj_models.PositiveSmallIntegerField,
+                                             dj_models.BigIntegerField, dj_models.SmallIntegerField)},
+    }
 
 
 class StashSerializer(ModelSerializer):

@@ -91,6 +91,8 @@ def test_adding_a_hook_appends_it_and_changes_the_stash_version(api, audit, mana
      "Null characters are not allowed."),
     ({"hook": "log", "condition": 0}, "condition", "Not a valid string."),
     ({"hook": "log", "label": 7}, "label", "Not a valid string."),
+    ({"hook": "log", "enabled": 0}, "enabled", "Must be a valid boolean."),
+    ({"hook": "log", "timeout_ms": "500"}, "timeout_ms", "A valid integer is required."),
 ])
 def test_an_invalid_hook_config_is_a_400_naming_the_field(api, audit, manager, body, field, message):
     before = version()
