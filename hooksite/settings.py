@@ -64,6 +64,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # Pipeline versions name who made each change (the API's user too, once it has authenticated).
+    "stash.middleware.ChangeAuthorMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
     # Last, as django-axes asks: turns a locked-out login into stash.access.lockout_response.
@@ -307,6 +309,8 @@ STASH_TIME_LIMIT = env.int("STASH_TIME_LIMIT", 30)
 STASH_TIME_LIMIT_MARGIN = env.int("STASH_TIME_LIMIT_MARGIN", 5)
 # Seconds simulate and replay may take: their hooks run in a child process, killed after it.
 STASH_SIMULATE_TIMEOUT = env.int("STASH_SIMULATE_TIMEOUT", 5)
+# Seconds a stash's golden examples may take together (stash_test, and before each change of its hooks).
+STASH_EXAMPLES_TIMEOUT = env.int("STASH_EXAMPLES_TIMEOUT", 30)
 
 # --- hooks: cache, webhooks, streams, email -------------------------------------------------
 # The cache holds rate_limit's counts (and the API's throttles), so every process must share

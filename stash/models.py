@@ -10,12 +10,13 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import models, transaction
+from django.db import models
 from django.db.models import F, Max, Min
 from django.utils import timezone
+from django.utils.functional import cached_property
 from django.utils.translation import gettext, gettext_lazy as _
 
-from . import dispatch, pipeline, registry, versioning
+from . import dispatch, documents, pipeline, registry, versioning
 from .exceptions import ExpressionError, InvalidParams, NotRegistered
 from .expressions import validate_condition
 
@@ -92,6 +93,11 @@ def validate_queue_name(value):
                               code="max_bytes")
 
 
+class ExamplesPolicy(models.TextChoices):
+    BLOCK = "block", _("refuse the change")
+    WARN = "warn", _("make the change, with a warning")
+
+
 class Stash(LoadedStateModel):
     """A named pipeline: the hooks that judge what is submitted to it, and its queue."""
 
@@ -115,6 +121,11 @@ class Stash(LoadedStateModel):
         help_text=_("The queue its items' messages and sink deliveries go to; blank: the default queue "
                     "(STASH_QUEUE). It needs workers of its own: celery -A hooksite worker -Q followed by this name."),
     )
+    examples_policy = models.CharField(
+        _("when an example breaks"), max_length=10, choices=ExamplesPolicy.choices, default=ExamplesPolicy.BLOCK,
+        help_text=_("A change of its hooks first runs its golden examples: a change that breaks one is refused "
+                    "(block) or made with a warning (warn)."),
+    )
     config_version = models.PositiveIntegerField(
         _("config version"), default=1, editable=False,
         help_text=_("Bumped on every change to the stash or its hooks; workers rebuild their pipeline on change."),
@@ -137,7 +148,7 @@ class Stash(LoadedStateModel):
     # (the workers keep their cached pipeline and stash); a save that moves the stash to another
     # queue says so (``queue_moved``), so that its waiting items follow it (see ``signals``).
     CONFIG_FIELDS = ("slug", "name", "description", "is_active", "allow_anonymous", "on_error", "max_payload_bytes",
-                     "queue")
+                     "queue", "examples_policy")
     TRACKED_FIELDS = CONFIG_FIELDS
     # Written by their own statements (bumps, the workers' queue numbers), never from memory.
     OWN_FIELDS = ("config_version", "queue_head", "created_at")
@@ -155,16 +166,19 @@ class Stash(LoadedStateModel):
         update_fields = kwargs.get("update_fields")
         changed = not adding and self._changed([f for f in self.CONFIG_FIELDS
                                                 if update_fields is None or f in update_fields])
-        if not adding and not kwargs.get("force_insert"):
-            written = ([f.name for f in self._meta.concrete_fields
-                        if not f.primary_key and f.name not in self.OWN_FIELDS]
-                       if update_fields is None else [f for f in update_fields if f != "config_version"])
-            if changed and versioning.to_bump([self.pk]):
-                # The default error policy, the queue, ...: cached pipelines and stashes must be read again.
-                self.config_version = F("config_version") + 1
-                written.append("config_version")
-            kwargs["update_fields"] = written
-        super().save(*args, **kwargs)
+        with versioning.one_change(using=kwargs.get("using") or "default"):
+            if not adding and not kwargs.get("force_insert"):
+                written = ([f.name for f in self._meta.concrete_fields
+                            if not f.primary_key and f.name not in self.OWN_FIELDS]
+                           if update_fields is None else [f for f in update_fields if f != "config_version"])
+                if changed and versioning.to_bump([self.pk]):
+                    # The default error policy, the queue, ...: cached pipelines and stashes must be read again.
+                    self.config_version = F("config_version") + 1
+                    written.append("config_version")
+                kwargs["update_fields"] = written
+            super().save(*args, **kwargs)
+            if adding:
+                versioning.created(self.pk)  # its first version
         self._remember()
         if changed:
             self.refresh_from_db(fields=["config_version"])
@@ -208,14 +222,14 @@ class HookConfigQuerySet(models.QuerySet):
         """Update, and mark the stashes' pipelines changed unless only counters moved."""
         if set(kwargs) - set(HookConfig.COUNTER_FIELDS):
             stash_ids = list(self.values_list("stash_id", flat=True).distinct())
-            with transaction.atomic(using=self.db):
+            with versioning.one_change(using=self.db):
                 Stash.bump_config_version(stash_ids)  # the stash row first: see processing._record
                 return super().update(**kwargs)
         return super().update(**kwargs)
 
     def delete(self):
         stash_ids = list(self.values_list("stash_id", flat=True).distinct())
-        with transaction.atomic(using=self.db):
+        with versioning.one_change(using=self.db):
             # Items first, then stashes, then hook configs: the lock order of processing.
             Content.objects.filter(decided_by__in=self.values("pk")).update(decided_by=None)
             Stash.bump_config_version(stash_ids)
@@ -373,7 +387,7 @@ class HookConfig(LoadedStateModel):
                 skip.add("position")
             kwargs["update_fields"] = [f.name for f in self._meta.concrete_fields
                                        if not f.primary_key and f.name not in skip]
-        with transaction.atomic():
+        with versioning.one_change():
             if self._state.adding and self.position <= 0:
                 Stash.lock_one(self.stash_id)
                 last = HookConfig.objects.filter(stash_id=self.stash_id).aggregate(m=Max("position"))["m"]
@@ -389,7 +403,7 @@ class HookConfig(LoadedStateModel):
         self._remember()
 
     def delete(self, *args, **kwargs):
-        with transaction.atomic():
+        with versioning.one_change():
             # Items first, then the stash, then this config: the lock order of processing.
             Content.objects.filter(decided_by_id=self.pk).update(decided_by=None)
             Stash.bump_config_version([self.stash_id])
@@ -647,6 +661,11 @@ class PipelineRun(models.Model):
     def __str__(self):
         return f"{self.content_id} r{self.revision}: {self.outcome}"
 
+    @cached_property
+    def version(self):
+        """The ``PipelineVersion`` that judged this run (None for runs older than versions)."""
+        return PipelineVersion.objects.filter(stash_id=self.content.stash_id, number=self.config_version).first()
+
 
 class EventCount(models.Model):
     """How often something happened on a worker that leaves no row of its own: a sweeper pass sent
@@ -675,3 +694,84 @@ class EventCount(models.Model):
 
     def __str__(self):
         return f"{self.name}{f' (hook config {self.config_id})' if self.config_id else ''}: {self.value}"
+
+
+class PipelineVersion(models.Model):
+    """A stash's pipeline as one change left it: its settings and hooks (``documents``), who made
+    the change, when, and what changed. ``number`` is the stash's ``config_version``: a run names
+    the version that judged it by its ``config_version`` (``PipelineRun.version``), and workers
+    build the pipeline of a version from its document."""
+
+    stash = models.ForeignKey(Stash, on_delete=models.CASCADE, related_name="versions", verbose_name=_("stash"))
+    number = models.PositiveIntegerField(_("version"))
+    document = models.JSONField(_("document"), help_text=_("The stash's settings and hooks, secrets included."))
+    summary = models.TextField(_("summary"), blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                   related_name="+", verbose_name=_("by"))
+    created_at = models.DateTimeField(_("when"), default=timezone.now)
+
+    class Meta:
+        verbose_name = _("pipeline version")
+        verbose_name_plural = _("pipeline versions")
+        ordering = ["stash_id", "-number"]
+        constraints = [models.UniqueConstraint(fields=["stash", "number"], name="stash_pipelineversion_unique")]
+
+    def __str__(self):
+        return gettext("%(stash)s version %(number)d") % {"stash": self.stash, "number": self.number}
+
+    @classmethod
+    def record(cls, stash_ids, *, note="", author=None, using="default"):
+        """Write the current version of each of ``stash_ids`` (``versioning.recorder``), with a
+        summary of what changed since its previous one."""
+        stashes = list(Stash.objects.using(using).filter(pk__in=stash_ids).order_by("pk"))
+        hooks = {}
+        for config in HookConfig.objects.using(using).filter(stash_id__in=stash_ids).in_order():
+            hooks.setdefault(config.stash_id, []).append(config)
+        previous = {pk: cls.objects.using(using).filter(stash_id=pk).order_by("-number").first() for pk in stash_ids}
+        versions = []
+        for stash in stashes:
+            document = documents.pipeline_document(stash, hooks.get(stash.pk, []), ids=True)
+            before = previous.get(stash.pk)
+            versions.append(cls(stash=stash, number=stash.config_version, document=document, created_by=author,
+                                summary=documents.summary(before.document if before else None, document, note)))
+        cls.objects.using(using).bulk_create(versions, ignore_conflicts=True)
+
+
+versioning.recorder = PipelineVersion.record
+
+
+class Example(models.Model):
+    """A golden example of a stash: a payload and the verdict its pipeline must give it (and, if
+    set, the reason code and the deciding hook). ``stash_test`` and every change of the hooks run them."""
+
+    class Verdict(models.TextChoices):
+        ACCEPTED = pipeline.ACCEPTED, _("accepted")
+        REJECTED = pipeline.REJECTED, _("rejected")
+        HELD = pipeline.HELD, _("held")
+
+    stash = models.ForeignKey(Stash, on_delete=models.CASCADE, related_name="examples", verbose_name=_("stash"))
+    name = models.CharField(_("name"), max_length=200)
+    payload = models.JSONField(_("payload"), help_text=_("What is submitted, as JSON."))
+    verdict = models.CharField(_("expected verdict"), max_length=10, choices=Verdict.choices)
+    reason_code = models.CharField(_("expected reason code"), max_length=100, blank=True,
+                                   help_text=_("If set, the deciding hook's reason code must be this."))
+    hook = models.CharField(_("expected deciding hook"), max_length=200, blank=True,
+                            help_text=_("If set, the label (or hook name) of the hook that must decide."))
+    content = models.ForeignKey(Content, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+                                verbose_name=_("made from item"))
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                   related_name="+", verbose_name=_("by"))
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("example")
+        verbose_name_plural = _("examples")
+        ordering = ["stash", "name"]
+        constraints = [models.UniqueConstraint(fields=["stash", "name"], name="stash_example_unique_name")]
+
+    def __str__(self):
+        return self.name
+
+    def clean(self):
+        super().clean()
+        validate_payload(self.payload, self.stash if self.stash_id else None)

@@ -1,4 +1,5 @@
-"""One change, one bump: the stashes whose ``config_version`` the current change has moved already.
+"""One change, one bump, one version: the stashes whose ``config_version`` the current change has
+moved already, and the record of each change as a pipeline version.
 
     with versioning.one_change():      # an admin save, an action, a reorder: one change
         stash.save()                   # moves audit's config_version ...
@@ -12,51 +13,110 @@ stash leave it: workers rebuild a pipeline once per change, however many rows it
 A part of the block that is rolled back (a savepoint) takes its bump with it; a later write of
 that stash in the block then moves the version again. Each bump is remembered by a marker
 registered with ``transaction.on_commit``, which such a rollback drops (``compat.on_commit_pending``).
+
+At the end of the outermost block, in its transaction, the ``recorder`` (``models`` sets it: it
+writes a ``PipelineVersion``) is given the stashes that were moved or created, the change's
+``note`` and its ``author`` (see ``authored_by``): every version of a pipeline is kept.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from django.db import transaction
 
 from .compat import on_commit_pending
 
-# stash id -> the marker of its bump in the current change; None outside a change.
-_bumped: ContextVar[dict[int, Callable[[], None]] | None] = ContextVar("stash_bumped", default=None)
+
+class Recorder(Protocol):
+    def __call__(self, stash_ids: list[int], *, note: str, author: Any, using: str) -> None: ...
+
+
+@dataclass
+class _Change:
+    #: stash id -> the marker of its bump (or creation) in this change.
+    moved: dict[int, Callable[[], None]] = field(default_factory=dict)
+    note: str = ""
+
+
+_change: ContextVar[_Change | None] = ContextVar("stash_change", default=None)
+# Who makes the changes of this context: a callable, read when a version is written (a request's
+# user is known only once the view has authenticated it).
+_author: ContextVar[Callable[[], Any] | None] = ContextVar("stash_change_author", default=None)
+
+#: Writes the versions of a change's stashes; ``models`` sets it.
+recorder: Recorder | None = None
 
 
 @contextmanager
-def one_change(using: str = "default") -> Iterator[None]:
-    """Make the block one transaction in which each stash's ``config_version`` moves at most once.
-    Nested blocks are savepoints of the outer change."""
-    if _bumped.get() is not None:
+def one_change(using: str = "default", note: str = "") -> Iterator[None]:
+    """Make the block one transaction in which each stash's ``config_version`` moves at most once,
+    and which ends by recording a version of each stash it changed. Nested blocks are savepoints
+    of the outer change; ``note`` (e.g. "restore of version 3") heads the version's summary."""
+    current = _change.get()
+    if current is not None:
+        if note:
+            current.note = note
         with transaction.atomic(using=using):
             yield
         return
-    token = _bumped.set({})
+    change = _Change(note=note)
+    token = _change.set(change)
     try:
         with transaction.atomic(using=using):
             yield
+            moved = [pk for pk, marker in change.moved.items() if on_commit_pending(marker, using)]
+            if moved and recorder is not None:
+                recorder(sorted(moved), note=change.note, author=current_author(), using=using)
     finally:
-        _bumped.reset(token)
+        _change.reset(token)
 
 
 def to_bump(stash_ids: Iterable[int], using: str = "default") -> list[int]:
     """Of ``stash_ids``, in order, those whose version the caller should move now: all of them
     outside a change; inside one, those it has not moved yet (which now count as moved)."""
     ids = sorted(set(stash_ids))
-    bumped = _bumped.get()
-    if bumped is None:
+    change = _change.get()
+    if change is None:
         return ids
-    fresh = [pk for pk in ids if pk not in bumped or not on_commit_pending(bumped[pk], using)]
-    for pk in fresh:
-        bumped[pk] = marker = _marker()
-        transaction.on_commit(marker, using=using)
+    fresh = [pk for pk in ids if pk not in change.moved or not on_commit_pending(change.moved[pk], using)]
+    _mark(change, fresh, using)
     return fresh
 
 
+def created(stash_id: int, using: str = "default") -> None:
+    """Note a stash created in the current change: its first version is recorded with it."""
+    change = _change.get()
+    if change is not None:
+        _mark(change, [stash_id], using)
+
+
+def _mark(change: _Change, stash_ids: list[int], using: str) -> None:
+    for pk in stash_ids:
+        # A callback of its own (``on_commit_pending`` tells callbacks apart by identity) that does nothing.
+        change.moved[pk] = marker = _marker()
+        transaction.on_commit(marker, using=using)
+
+
 def _marker() -> Callable[[], None]:
-    """A callback of its own (``on_commit_pending`` tells callbacks apart by identity) that does nothing."""
     return lambda: None
+
+
+@contextmanager
+def authored_by(author: Callable[[], Any]) -> Iterator[None]:
+    """Changes made in the block are ``author()``'s (a user, or None): called when a version is written."""
+    token = _author.set(author)
+    try:
+        yield
+    finally:
+        _author.reset(token)
+
+
+def current_author() -> Any:
+    """The user making the current changes, or None (a command, a worker, code)."""
+    author = _author.get()
+    user = author() if author is not None else None
+    return user if getattr(user, "is_authenticated", False) else None

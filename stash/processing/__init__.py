@@ -24,6 +24,11 @@ so the rules live here once:
   deliveries), for ``/metrics``.
 - ``activity``: ``hook_activity``, a stash's last 24 hours hour by hour (each hook's drop, hold
   and error rates and p95 time) and its queue lag, for its admin page.
+- ``importing``: ``export_document`` and ``import_document``, a stash's pipeline as a JSON document
+  (``stash.documents``), checked as the admin checks a save (``InvalidDocument``) and applied all
+  or nothing; ``versions``: ``compare`` and ``restore`` the versions every change records;
+  ``examples``: ``run_examples`` (golden examples, against the current or a drafted pipeline;
+  ``ExamplesBroken`` when a change breaks one of a stash that blocks that) and ``example_from``.
 - ``one_change`` (``stash.versioning``): a block in which each stash's ``config_version`` moves
   once, however many of its rows the block writes (an admin save, an action).
 
@@ -35,8 +40,10 @@ from .activity import Unsupported as ActivityUnsupported, for_stash as hook_acti
 from .configuring import delete_hooks, duplicate_hooks, save_hook, saving_hooks, set_enabled  # noqa: F401
 from .counting import count_sweep  # noqa: F401
 from .deadlines import Clock  # noqa: F401
+from .examples import ExampleResult, ExamplesBroken, decider_title, example_from, run_examples  # noqa: F401
 from .exporting import export_rows, write_jsonl  # noqa: F401
 from .housekeeping import BATCH_SIZE as PRUNE_BATCH_SIZE, PruneReport, prune, scheduled_prune  # noqa: F401
+from .importing import ImportPlan, InvalidDocument, export_document, import_document, public_document  # noqa: F401
 from .isolation import ChildFailed, DeadlineExceeded, Unanswered  # noqa: F401
 from .judging import (  # noqa: F401
     BatchReport,
@@ -85,3 +92,4 @@ from .submitting import (  # noqa: F401
     submittable_stashes,
     visible_contents,
 )
+from .versions import VersionDiff, compare as compare_versions, restore, shown as shown_version  # noqa: F401

@@ -32,9 +32,10 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from .. import bulk_sql, dispatch, logs, pipeline, registry
+from ..documents import HOOK_FIELDS
 from ..exceptions import HookUnavailable
 from ..expressions import compile_condition
-from ..models import Content, HookConfig, PipelineRun, Stash, lease_end
+from ..models import Content, HookConfig, PipelineRun, PipelineVersion, Stash, lease_end
 from . import claiming, recording
 from .deadlines import Clock, time_limit_for
 
@@ -96,8 +97,17 @@ def build_step(config: HookConfig, stash: Stash) -> pipeline.Step:
 
 
 def build_pipeline(stash: Stash) -> pipeline.Pipeline:
-    """A fresh pipeline of the stash's enabled hooks, in order (one query)."""
-    configs = HookConfig.objects.filter(stash_id=stash.pk).enabled().in_order()
+    """A fresh pipeline of the stash's enabled hooks, in order, as its version ``config_version``
+    recorded them (one query): exactly the hooks and params that the runs of that version name.
+    A stash with no such version (older than versions) is built from its hook configs."""
+    document = next(iter(PipelineVersion.objects.filter(stash_id=stash.pk, number=stash.config_version)
+                         .order_by().values_list("document", flat=True)), None)  # unique: no LIMIT
+    if document is None:
+        configs = list(HookConfig.objects.filter(stash_id=stash.pk).enabled().in_order())
+    else:
+        stash = Stash(pk=stash.pk, slug=stash.slug, on_error=document["stash"]["on_error"])
+        configs = [HookConfig(pk=hook["id"], stash_id=stash.pk, **{name: hook[name] for name in HOOK_FIELDS})
+                   for hook in document["hooks"] if hook["enabled"]]
     return pipeline.Pipeline([build_step(config, stash) for config in configs])
 
 

@@ -1,0 +1,127 @@
+"""A stash's pipeline as one JSON document, and what changed between two of them.
+
+    {"format": "stash.pipeline", "format_version": 1,
+     "stash": {"slug": "audit", "name": "Audit", ..., "examples_policy": "block"},
+     "hooks": [{"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]},
+                "enabled": true, "mode": "enforce", "position": 1, "on_error": "inherit",
+                "condition": "", "timeout_ms": 2000}, ...],
+     "examples": [{"name": "plain text", "payload": {"text": "hi"}, "verdict": "accepted",
+                   "reason_code": "", "hook": ""}, ...]}
+
+A version (``PipelineVersion.document``) is the same without ``examples``, each hook with its
+config ``id`` and its params with their secrets; an export has neither ids nor secrets. Plain
+data in, plain data out: this module reads attributes and compares dicts, nothing more.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+FORMAT = "stash.pipeline"
+FORMAT_VERSION = 1
+
+#: The stash's settings a document carries (its ``slug`` says where it came from; an import never renames).
+STASH_FIELDS = ("slug", "name", "description", "is_active", "allow_anonymous", "on_error", "max_payload_bytes",
+                "queue", "examples_policy")
+#: Each hook's fields, in the order a document lists them.
+HOOK_FIELDS = ("hook", "label", "params", "enabled", "mode", "position", "on_error", "condition", "timeout_ms")
+#: Each golden example's fields.
+EXAMPLE_FIELDS = ("name", "payload", "verdict", "reason_code", "hook")
+
+
+def pipeline_document(stash: Any, configs: Iterable[Any], *, ids: bool = False) -> dict[str, Any]:
+    """The document of ``stash`` with its hook ``configs`` (in run order); ``ids`` adds each config's id."""
+    hooks = []
+    for config in configs:
+        hook = {name: _plain(getattr(config, name)) for name in HOOK_FIELDS}
+        hooks.append({"id": config.pk, **hook} if ids else hook)
+    return {"format": FORMAT, "format_version": FORMAT_VERSION,
+            "stash": {name: getattr(stash, name) for name in STASH_FIELDS}, "hooks": hooks}
+
+
+def example_entries(examples: Iterable[Any]) -> list[dict[str, Any]]:
+    """Golden examples as a document lists them."""
+    return [{name: _plain(getattr(example, name)) for name in EXAMPLE_FIELDS} for example in examples]
+
+
+def _plain(value: Any) -> Any:
+    # Model choices are str subclasses: a document holds plain JSON values.
+    return str(value) if isinstance(value, str) else value
+
+
+def title(hook: dict[str, Any]) -> str:
+    """How a hook of a document is called: its label, or its hook's name."""
+    return str(hook.get("label") or hook.get("hook") or "?")
+
+
+def pair_hooks(old: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]
+               ) -> tuple[list[tuple[int, int]], list[int], list[int]]:
+    """Match the hooks of two documents: by ``id`` where both have one, else by the same hook
+    name and label, first come first served. Returns (pairs of (old index, new index), old
+    indexes left unmatched (removed), new indexes left unmatched (added))."""
+    pairs: list[tuple[int, int]] = []
+    free_old = list(range(len(old)))
+    unmatched_new = []
+    by_id = {hook["id"]: index for index, hook in enumerate(old) if hook.get("id") is not None}
+    for index, hook in enumerate(new):
+        match = by_id.get(hook.get("id")) if hook.get("id") is not None else None
+        if match is not None and match in free_old:
+            pairs.append((match, index))
+            free_old.remove(match)
+        else:
+            unmatched_new.append(index)
+    added = []
+    for index in unmatched_new:
+        hook = new[index]
+        match = next((o for o in free_old if old[o].get("hook") == hook.get("hook")
+                      and (old[o].get("label") or "") == (hook.get("label") or "")), None)
+        if match is None:
+            added.append(index)
+        else:
+            pairs.append((match, index))
+            free_old.remove(match)
+    return sorted(pairs, key=lambda pair: pair[1]), free_old, added
+
+
+def changes(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
+    """What changed from ``old`` to ``new``, one short phrase each, in the order of the document."""
+    if old is None:
+        return []
+    said = []
+    old_stash, new_stash = old.get("stash", {}), new.get("stash", {})
+    moved = [name for name in STASH_FIELDS if old_stash.get(name) != new_stash.get(name)]
+    if moved:
+        said.append(f"stash {', '.join(moved)} changed")
+    old_hooks, new_hooks = old.get("hooks", []), new.get("hooks", [])
+    pairs, removed, added = pair_hooks(old_hooks, new_hooks)
+    said += [f"removed {title(old_hooks[index])}" for index in removed]
+    said += [f"added {title(new_hooks[index])}" for index in added]
+    for before, after in pairs:
+        edited = [name for name in HOOK_FIELDS if name != "position"
+                  and old_hooks[before].get(name) != new_hooks[after].get(name)]
+        if edited:
+            said.append(f"{title(new_hooks[after])}: {', '.join(edited)} changed")
+    kept_order = [before for before, _after in pairs]
+    if kept_order != sorted(kept_order):
+        said.append("order changed")
+    return said
+
+
+def summary(old: dict[str, Any] | None, new: dict[str, Any], note: str = "") -> str:
+    """One line: ``note`` and what changed from ``old`` (None: this is the first version)."""
+    said = changes(old, new) if old is not None else [f"created with {len(new.get('hooks', []))} hooks"]
+    text = "; ".join(said) or "no change"
+    return f"{note}: {text}" if note else text
+
+
+def diff_lines(old: dict[str, Any], new: dict[str, Any], old_name: str = "a", new_name: str = "b") -> list[str]:
+    """A unified diff of the two documents as indented JSON."""
+    return list(difflib.unified_diff(dumps(old).splitlines(), dumps(new).splitlines(), old_name, new_name,
+                                     lineterm=""))
+
+
+def dumps(document: dict[str, Any]) -> str:
+    """A document as people read and diff it: indented JSON, keys in the document's order."""
+    return json.dumps(document, indent=2, ensure_ascii=False)

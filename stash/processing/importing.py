@@ -1,0 +1,289 @@
+"""A stash's pipeline as a document: export it, import one (into the same stash, another, or a new
+one), restore one of its versions.
+
+    document = export_document(stash)                   # no ids, no secrets; with its examples
+    plan = import_document("audit", document, dry_run=True)
+    print(plan.changes)                                 # ["No spam: params changed", "added Toxicity"]
+    plan = import_document("audit", document)           # all or nothing, one config_version bump
+    plan = restore(stash, 3)                            # version 3's hooks again, as a new version
+
+An import is checked as the admin checks a save (registry names, params schemas, conditions,
+choices), then its hooks are matched to the stash's (by config id for a version's document, else
+by hook name and label), so that a matched hook keeps its id, counters and stored secrets; the
+rest are removed or added. Before anything is written the stash's golden examples (or the
+document's) run against the new pipeline; a stash that blocks broken examples refuses the change
+(``ExamplesBroken``). Everything happens under the stash's row lock, in one ``one_change``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from .. import documents, registry
+from ..exceptions import StashError
+from ..models import Example, ExamplesPolicy, HookConfig, PipelineVersion, Stash
+from ..versioning import one_change
+from .examples import ExampleResult, ExamplesBroken, run_examples
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "slug": (str,), "name": (str,), "description": (str,), "is_active": (bool,), "allow_anonymous": (bool,),
+    "on_error": (str,), "max_payload_bytes": (int,), "queue": (str,), "examples_policy": (str,),
+    "id": (int,), "hook": (str,), "label": (str,), "params": (dict,), "enabled": (bool,), "mode": (str,),
+    "position": (int,), "condition": (str,), "timeout_ms": (int,),
+    "payload": (dict,), "verdict": (str,), "reason_code": (str,),
+}
+_TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", dict: "a JSON object"}
+
+
+class InvalidDocument(StashError):
+    """A document that cannot be imported; nothing was changed. ``errors`` maps a path
+    (``hooks[2].params``) to its messages, each naming the hook (``hook_errors`` nests them by
+    hook index and field, as the API answers)."""
+
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        self.errors = errors
+        super().__init__("; ".join(f"{path}: {' '.join(messages)}" for path, messages in errors.items()))
+
+    def nested(self) -> dict[str, Any]:
+        """``{"hooks": {"2": {"params": [...]}}, "stash": {"on_error": [...]}, "format": [...]}``."""
+        tree: dict[str, Any] = {}
+        for path, messages in self.errors.items():
+            head, _dot, rest = path.partition(".")
+            name, _bracket, index = head.partition("[")
+            node = tree.setdefault(name, {} if (rest or index) else [])
+            if index:
+                node = node.setdefault(index.rstrip("]"), {} if rest else [])
+            if rest:
+                node = node.setdefault(rest, [])
+            node.extend(messages)
+        return tree
+
+
+@dataclass
+class ImportPlan:
+    """What an import does (or, dry, would do) to a stash."""
+
+    stash: Stash
+    created: bool
+    changes: list[str]
+    results: list[ExampleResult] = field(default_factory=list)
+    applied: bool = False
+    version: PipelineVersion | None = None
+
+    @property
+    def broken(self) -> list[ExampleResult]:
+        return [result for result in self.results if not result.passed]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"stash": self.stash.slug, "created": self.created, "changes": self.changes, "applied": self.applied,
+                "version": self.version.number if self.version else None,
+                "examples": [result.as_dict() for result in self.results]}
+
+
+def export_document(stash: Stash) -> dict[str, Any]:
+    """``stash``'s pipeline and golden examples as a document: no config ids, no secret params."""
+    document = public_document(documents.pipeline_document(stash, stash.hooks.in_order()))
+    document["examples"] = documents.example_entries(stash.examples.order_by("name"))
+    return document
+
+
+def public_document(document: dict[str, Any]) -> dict[str, Any]:
+    """A stored document as anyone may see it: hooks without ids and without secret params."""
+    hooks = [{name: registry.shown_params(hook["hook"], value) if name == "params" else value
+              for name, value in hook.items() if name != "id"} for hook in document.get("hooks", [])]
+    return {**document, "hooks": hooks}
+
+
+def import_document(target: Stash | str, document: Any, *, dry_run: bool = False, note: str = "import"
+                    ) -> ImportPlan:
+    """Make the stash ``target`` (a stash, or a slug: created if missing) what ``document`` says,
+    all or nothing; with ``dry_run``, only say what would change. Raises ``InvalidDocument``
+    (nothing changed) and ``ExamplesBroken`` (nothing changed, the stash blocks such changes)."""
+    parsed = _check_shape(document)
+    with one_change(note=note):
+        slug = target.slug if isinstance(target, Stash) else target
+        found = Stash.objects.select_for_update().filter(slug=slug).first()
+        created = found is None
+        stash = Stash(slug=slug) if found is None else found
+        policy = stash.examples_policy
+        before: list[HookConfig] = list(HookConfig.objects.filter(stash=stash).in_order()) if not created else []
+        current = documents.pipeline_document(stash, before, ids=True)
+        _set_stash(stash, parsed.get("stash", {}), created)
+        if created:
+            policy = stash.examples_policy
+        configs, removed = _plan_hooks(stash, before, parsed["hooks"])
+        examples = _plan_examples(stash, parsed.get("examples"))
+        changes = documents.changes(current, documents.pipeline_document(stash, configs, ids=True))
+        if examples is not None and not created and _example_set(examples) != _example_set(stash.examples.all()):
+            changes.append(_("examples replaced (%(count)d)") % {"count": len(examples)})
+        results = run_examples(stash, hooks=configs,
+                               examples=examples if examples is not None else
+                               ([] if created else stash.examples.order_by("name")))
+        plan = ImportPlan(stash=stash, created=created, changes=changes, results=results)
+        if dry_run or not (changes or created):
+            return plan
+        if plan.broken and policy == ExamplesPolicy.BLOCK:
+            raise ExamplesBroken(stash, results)
+        _apply(stash, configs, removed, examples)
+        plan.applied = True
+    plan.version = stash.versions.order_by("-number").first()
+    return plan
+
+
+# --- checking ----------------------------------------------------------------------------------
+
+
+def _check_shape(document: Any) -> dict[str, Any]:
+    """The document, if its shape and JSON types are right; else ``InvalidDocument`` naming each fault."""
+    errors: dict[str, list[str]] = {}
+    if not isinstance(document, dict):
+        raise InvalidDocument({"document": [_("A pipeline document is a JSON object.")]})
+    if document.get("format") != documents.FORMAT:
+        errors["format"] = [_("Must be %(format)r.") % {"format": documents.FORMAT}]
+    if document.get("format_version") != documents.FORMAT_VERSION:
+        errors["format_version"] = [_("This server reads format version %(version)d.")
+                                    % {"version": documents.FORMAT_VERSION}]
+    for key in sorted(set(document) - {"format", "format_version", "stash", "hooks", "examples"}):
+        errors[key] = [_("Unknown field.")]
+    if not isinstance(document.get("stash", {}), dict):
+        errors["stash"] = [_("Must be a JSON object.")]
+    else:
+        _check_entry(document.get("stash", {}), "stash", documents.STASH_FIELDS, (), errors)
+    if not isinstance(document.get("hooks"), list):
+        errors["hooks"] = [_("Must be a list of hooks.")]
+    else:
+        for index, hook in enumerate(document["hooks"]):
+            _check_entry(hook, f"hooks[{index}]", ("id", *documents.HOOK_FIELDS), ("hook",), errors)
+        positions = [hook.get("position") for hook in document["hooks"]
+                     if isinstance(hook, dict) and isinstance(hook.get("position"), int)]
+        if len(positions) != len(set(positions)):
+            errors.setdefault("hooks", []).append(_("Two hooks have the same position."))
+    examples = document.get("examples")
+    if examples is not None and not isinstance(examples, list):
+        errors["examples"] = [_("Must be a list of examples.")]
+    elif examples is not None:
+        for index, example in enumerate(examples):
+            _check_entry(example, f"examples[{index}]", documents.EXAMPLE_FIELDS, ("name", "payload", "verdict"),
+                         errors)
+    if errors:
+        raise InvalidDocument(errors)
+    return document
+
+
+def _check_entry(entry: Any, path: str, known: tuple[str, ...], required: tuple[str, ...],
+                 errors: dict[str, list[str]]) -> None:
+    if not isinstance(entry, dict):
+        errors[path] = [_("Must be a JSON object.")]
+        return
+    name = f"{path} ({documents.title(entry)})" if path.startswith("hooks") else path
+    for key in sorted(set(entry) - set(known)):
+        errors[f"{path}.{key}"] = [_("%(where)s: unknown field.") % {"where": name}]
+    for key in required:
+        if key not in entry:
+            errors[f"{path}.{key}"] = [_("%(where)s: this field is required.") % {"where": name}]
+    for key in set(entry) & set(known):
+        types = _TYPES.get(key, (str,))
+        value = entry[key]
+        if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
+            errors[f"{path}.{key}"] = [_("%(where)s: must be %(type)s.") % {"where": name,
+                                                                          "type": _TYPE_NAMES[types[0]]}]
+
+
+def _set_stash(stash: Stash, settings: dict[str, Any], created: bool) -> None:
+    for name, value in settings.items():
+        if name != "slug":
+            setattr(stash, name, value)
+    try:
+        stash.full_clean(exclude=[] if created else ["slug"], validate_unique=created)
+    except ValidationError as exc:
+        raise InvalidDocument({f"stash.{name}": list(messages) for name, messages in exc.message_dict.items()}
+                              ) from None
+
+
+def _plan_hooks(stash: Stash, before: list[HookConfig], hooks: list[dict[str, Any]]
+                ) -> tuple[list[HookConfig], list[HookConfig]]:
+    """The stash's hook configs as the document wants them, in run order (matched ones edited in
+    memory, new ones unsaved), and those it removes; ``InvalidDocument`` naming each bad field."""
+    order = sorted(range(len(hooks)), key=lambda index: (hooks[index].get("position", index + 1), index))
+    wanted = [hooks[index] for index in order]
+    pairs, removed, _added = documents.pair_hooks(documents.pipeline_document(stash, before, ids=True)["hooks"],
+                                                  wanted)
+    matched = dict((new, before[old]) for old, new in pairs)
+    defaults = HookConfig()
+    configs, errors = [], {}
+    for place, (index, entry) in enumerate(zip(order, wanted, strict=True), start=1):
+        config = matched.get(place - 1)
+        stored = config.params if config is not None else {}
+        if config is None:
+            config = HookConfig(stash=stash)
+        for name in documents.HOOK_FIELDS:
+            if name != "position":
+                setattr(config, name, entry.get(name, getattr(defaults, name)))
+        config.params = registry.keep_secrets(config.hook, config.params, stored)
+        if config._state.adding:
+            config.position = place
+        try:
+            config.full_clean(exclude=["stash", "position"], validate_unique=False, validate_constraints=False)
+        except ValidationError as exc:
+            where = f"{documents.title(entry)} ({entry.get('hook')})"
+            for name, messages in exc.message_dict.items():
+                errors[f"hooks[{index}].{name}"] = [f"{where}: {message}" for message in messages]
+        configs.append(config)
+    if errors:
+        raise InvalidDocument(errors)
+    return configs, [before[index] for index in removed]
+
+
+def _plan_examples(stash: Stash, entries: list[dict[str, Any]] | None) -> list[Example] | None:
+    if entries is None:
+        return None
+    examples, errors, names = [], {}, set()
+    for index, entry in enumerate(entries):
+        example = Example(stash=stash, **{name: entry.get(name, "") for name in documents.EXAMPLE_FIELDS})
+        try:
+            example.full_clean(exclude=["stash", "content", "created_by"], validate_unique=False,
+                               validate_constraints=False)
+        except ValidationError as exc:
+            for name, messages in exc.message_dict.items():
+                errors[f"examples[{index}].{name}"] = [f"{example.name}: {message}" for message in messages]
+        if example.name in names:
+            errors[f"examples[{index}].name"] = [_("%(name)s: two examples have this name.") % {"name": example.name}]
+        names.add(example.name)
+        examples.append(example)
+    if errors:
+        raise InvalidDocument(errors)
+    return examples
+
+
+def _example_set(examples: Any) -> list[tuple[Any, ...]]:
+    return sorted((e.name, documents.dumps(e.payload), e.verdict, e.reason_code, e.hook) for e in examples)
+
+
+# --- applying ------------------------------------------------------------------------------------
+
+
+def _apply(stash: Stash, configs: list[HookConfig], removed: list[HookConfig], examples: list[Example] | None
+           ) -> None:
+    """Write the plan (inside the caller's change, under the stash's lock)."""
+    stash.save()
+    if removed:
+        HookConfig.objects.filter(pk__in=[config.pk for config in removed]).delete()
+    last = max((config.position for config in configs if not config._state.adding), default=0)
+    for extra, config in enumerate(config for config in configs if config._state.adding):
+        config.stash = stash
+        config.position = last + 1 + extra  # after the kept ones until the reorder below
+    with transaction.atomic():
+        for config in configs:
+            config.save()
+    ids = [config.pk for config in configs]
+    if ids != list(stash.hooks.in_order().values_list("pk", flat=True)):
+        HookConfig.objects.reorder(stash, ids)
+    if examples is not None:
+        stash.examples.all().delete()
+        for example in examples:
+            example.stash = stash
+        Example.objects.bulk_create(examples)
