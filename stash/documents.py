@@ -111,7 +111,8 @@ def changes(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
 
 def summary(old: dict[str, Any] | None, new: dict[str, Any], note: str = "") -> str:
     """One line: ``note`` and what changed from ``old`` (None: this is the first version)."""
-    said = changes(old, new) if old is not None else [f"created with {len(new.get('hooks', []))} hooks"]
+    count = len(new.get("hooks", []))
+    said = changes(old, new) if old is not None else [f"created with {count} hook{'' if count == 1 else 's'}"]
     text = "; ".join(said) or "no change"
     return f"{note}: {text}" if note else text
 

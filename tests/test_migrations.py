@@ -76,3 +76,29 @@ def test_a_fresh_database_migrates_from_zero_and_back(fresh_database):
     assert f"vendor: {connection.vendor} " in done.stdout
     assert "after zero: []" in done.stdout
     assert "verdict: rejected" in done.stdout
+
+
+# A stash saved before versions were kept gets its current pipeline as its first version.
+VERSIONS_OF_EARLIER_STASHES = """
+import django
+django.setup()
+from django.core.management import call_command
+from django.db.migrations.executor import MigrationExecutor
+from django.db import connection
+call_command("migrate", "stash", "0007", verbosity=0)
+apps = MigrationExecutor(connection).loader.project_state(("stash", "0007_content_source_code")).apps
+Stash, HookConfig = apps.get_model("stash", "Stash"), apps.get_model("stash", "HookConfig")
+stash = Stash.objects.create(slug="old", name="Old", config_version=7)
+HookConfig.objects.create(stash=stash, hook="max_size", label="Small", params={"max_bytes": 9}, position=1)
+call_command("migrate", verbosity=0)
+from stash.models import PipelineVersion
+version = PipelineVersion.objects.get(stash__slug="old")
+print("version:", version.number, version.summary, [hook["params"] for hook in version.document["hooks"]])
+"""
+
+
+def test_stashes_saved_before_versions_get_their_current_pipeline_as_a_version(fresh_database):
+    done = subprocess.run([sys.executable, "-c", VERSIONS_OF_EARLIER_STASHES], cwd=ROOT, env=fresh_database,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "version: 7 first kept version: created with 1 hook [{'max_bytes': 9}]" in done.stdout

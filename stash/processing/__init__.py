@@ -40,7 +40,7 @@ from .activity import Unsupported as ActivityUnsupported, for_stash as hook_acti
 from .configuring import delete_hooks, duplicate_hooks, save_hook, saving_hooks, set_enabled  # noqa: F401
 from .counting import count_sweep  # noqa: F401
 from .deadlines import Clock  # noqa: F401
-from .examples import ExampleResult, ExamplesBroken, decider_title, example_from, run_examples  # noqa: F401
+from .examples import ExampleResult, ExamplesBroken, example_from, run_examples  # noqa: F401
 from .exporting import export_rows, write_jsonl  # noqa: F401
 from .housekeeping import BATCH_SIZE as PRUNE_BATCH_SIZE, PruneReport, prune, scheduled_prune  # noqa: F401
 from .importing import ImportPlan, InvalidDocument, export_document, import_document, public_document  # noqa: F401

@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 
 from .. import pipeline
 from ..exceptions import StashError
-from ..models import Content, Example, HookConfig, Stash
+from ..models import Content, Example, HookConfig, PipelineRun, Stash
 from .isolation import call_with_deadline
 from .judging import build_step, pipeline_for
 
@@ -104,11 +104,11 @@ def _compare(example: Example, result: pipeline.Result) -> ExampleResult:
                          expected_code=example.reason_code, expected_hook=example.hook)
 
 
-def decider_title(content: Content) -> str:
-    """The label (or hook name) of the hook that decided ``content``'s latest run, or blank."""
-    run = content.runs.order_by("-finished_at", "-pk").first()
-    entry = next((entry for entry in (run.trail if run else []) if entry.get("stopped")), None)
-    return (entry.get("label") or entry.get("hook") or "") if entry else ""
+def _decider(run: PipelineRun | None) -> dict[str, Any]:
+    """The trail entry of the hook that decided ``run`` (a stored run stops at it), or {}."""
+    if run is None or run.outcome == pipeline.ACCEPTED or not run.trail:
+        return {}
+    return run.trail[-1]
 
 
 def example_from(content: Content, user: Any = None, verdict: str | None = None) -> Example:
@@ -120,9 +120,8 @@ def example_from(content: Content, user: Any = None, verdict: str | None = None)
         raise ValueError(_("Item %(id)s has no verdict yet (it is %(status)s).") % {"id": content.pk,
                                                                                      "status": content.status})
     run = content.runs.order_by("-finished_at", "-pk").first()
-    same = run is not None and run.outcome == verdict  # not when a reviewer decided otherwise
-    code = next((entry.get("code", "") for entry in (run.trail if run is not None and same else [])
-                 if entry.get("stopped")), "")
+    # The hook and code only when the item's verdict is its run's (not a reviewer's).
+    decider = _decider(run) if run is not None and run.outcome == verdict else {}
     base = _("item %(id)s") % {"id": str(content.pk)[:8]}
     payload = content.original_payload if content.original_payload is not None else content.payload
     for attempt in range(1, 100):
@@ -130,7 +129,8 @@ def example_from(content: Content, user: Any = None, verdict: str | None = None)
         try:
             with transaction.atomic():
                 return Example.objects.create(stash_id=content.stash_id, name=name, payload=payload, verdict=verdict,
-                                              reason_code=code, hook=decider_title(content) if same else "",
+                                              reason_code=decider.get("code", ""),
+                                              hook=decider.get("label") or decider.get("hook", ""),
                                               content=content, created_by=user)
         except IntegrityError:
             continue
