@@ -1,7 +1,9 @@
-"""The admin: stashes with their hooks in drag-and-drop order, the hooks, the items and their runs."""
+"""The admin: stashes with their hooks in drag-and-drop order, the hooks, the items and their runs (golden
+examples: ``admin_examples``)."""
 import json
 import uuid
 from contextlib import nullcontext
+from functools import partial
 
 from adminsortable2.admin import SortableAdminBase, SortableAdminMixin, SortableTabularInline
 from django.contrib import admin, messages
@@ -13,16 +15,28 @@ from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.translation import gettext_lazy as _, ngettext
 
-from . import admin_review, admin_views, charts, formatting, processing, registry, stats
+from . import (
+    admin_examples,
+    admin_guard,
+    admin_pipelines,
+    admin_review,
+    admin_versions,
+    admin_views,
+    charts,
+    formatting,
+    processing,
+    registry,
+    stats,
+)
 from .admin_forms import (
     ContentForm,
-    HookConfigForm,
     HookConfigInlineForm,
     HookConfigInlineFormSet,
+    HookConfigPageForm,
     HookListFormSet,
     ReviewActionForm,
 )
-from .models import Content, HookConfig, PipelineRun, Stash
+from .models import Content, Example, HookConfig, PipelineRun, Stash
 
 # sortable2 takes the first ordering field as the one it drags; the models order by stash first.
 HOOK_ORDERING = ["position", "pk"]
@@ -155,7 +169,7 @@ class StashAdmin(OneChangePerPost, SortableAdminBase, StyledAdmin):
     prepopulated_fields = {"slug": ["name"]}
     readonly_fields = ["config_version"]
     fields = ["name", "slug", "description", "is_active", "allow_anonymous", "on_error", "max_payload_bytes",
-              "queue", "config_version"]
+              "queue", "examples_policy", "config_version"]
     inlines = [HookConfigInline]
 
     def get_queryset(self, request):
@@ -186,21 +200,22 @@ class StashAdmin(OneChangePerPost, SortableAdminBase, StyledAdmin):
                            reverse("admin:stash_stash_replay", args=[obj.pk]), _("replay"))
 
     def get_urls(self):
+        def view(function, route, name):
+            return path(f"<path:object_id>/{route}", self.admin_site.admin_view(partial(function, self)),
+                        name=f"stash_stash_{name}")
+
         return [
-            path("<path:object_id>/simulate/", self.admin_site.admin_view(self.simulate_view),
-                 name="stash_stash_simulate"),
-            path("<path:object_id>/replay/", self.admin_site.admin_view(self.replay_view), name="stash_stash_replay"),
-            path("<path:object_id>/review/", self.admin_site.admin_view(self.review_view), name="stash_stash_review"),
+            view(admin_views.simulate, "simulate/", "simulate"),
+            view(admin_views.replay, "replay/", "replay"),
+            view(admin_review.review, "review/", "review"),
+            view(admin_pipelines.download, "pipeline/download/", "download"),
+            view(admin_pipelines.upload, "pipeline/upload/", "upload"),
+            view(admin_versions.versions, "versions/", "versions"),
+            view(admin_versions.compare, "versions/compare/", "compare"),
+            view(admin_versions.version, "versions/<int:number>/", "version"),
+            view(admin_versions.restore, "versions/<int:number>/restore/", "restore"),
+            view(admin_examples.examples, "examples/", "examples"),
         ] + super().get_urls()
-
-    def simulate_view(self, request, object_id):
-        return admin_views.simulate(self, request, object_id)
-
-    def replay_view(self, request, object_id):
-        return admin_views.replay(self, request, object_id)
-
-    def review_view(self, request, object_id):
-        return admin_review.review(self, request, object_id)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         stash = self.get_object(request, object_id)
@@ -212,21 +227,34 @@ class StashAdmin(OneChangePerPost, SortableAdminBase, StyledAdmin):
                                                  "its on-error policy. Disable or delete it.")
                                       % {"title": config.title, "hook": config.hook}, messages.WARNING)
             extra_context = {**activity_context(stash, configs), **(extra_context or {})}
+        if stash is not None:
+            extra_context = {"pipeline_tools": admin_pipelines.tools(self, request, stash), **(extra_context or {})}
         return super().change_view(request, object_id, form_url, extra_context)
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        # Golden examples that refused the hooks as edited are listed at the top of the page, with
+        # the stash's own errors (the hooks table only points there).
+        refused = [line for formset in context.get("inline_admin_formsets", [])
+                   for line in getattr(formset.formset, "examples_refused", ())]
+        if refused:
+            context["adminform"].form.add_error(None, refused)
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
     def save_related(self, request, form, formsets, change):
         # Rows are saved in place; then the dragged order, and no gaps from deleted rows.
+        hooks = next((formset for formset in formsets if isinstance(formset, HookConfigInlineFormSet)), None)
         dragged = None
-        if request.user.has_perm("stash.change_hookconfig"):
-            dragged = next((formset.wanted_positions() for formset in formsets
-                            if isinstance(formset, HookConfigInlineFormSet)), None)
+        if hooks is not None and request.user.has_perm("stash.change_hookconfig"):
+            dragged = hooks.wanted_positions()
         with processing.saving_hooks(form.instance, dragged):
             super().save_related(request, form, formsets, change)
+        if hooks is not None:
+            admin_guard.warn(request, hooks.example_warning)
 
 
 @admin.register(HookConfig)
 class HookConfigAdmin(OneChangePerPost, ShownParamsMixin, SortableAdminMixin, StyledAdmin):
-    form = HookConfigForm
+    form = HookConfigPageForm
     ordering = HOOK_ORDERING
     list_display = ["order", "title", "stash", "kind", "enabled", "mode", "on_error", "statistics"]
     list_display_links = ["title"]
@@ -292,6 +320,7 @@ class HookConfigAdmin(OneChangePerPost, ShownParamsMixin, SortableAdminMixin, St
         # A new hook keeps position 0: the model appends it under the stash's lock (sortable2's
         # save_model would read max + 1 without one).
         processing.save_hook(obj)
+        admin_guard.warn(request, getattr(form, "example_warning", ""))  # the list's forms run no examples
 
     def delete_model(self, request, obj):
         processing.delete_hooks(HookConfig.objects.filter(pk=obj.pk))
@@ -372,10 +401,15 @@ class DecidedByFilter(admin.RelatedFieldListFilter):
 
 
 def trail_table(run):
-    """A run's trail as a read-only table: hook, outcome, reason, duration."""
+    """A run's trail as a read-only table: hook, outcome, reason, duration, and the version that judged it."""
     if run is None:
         return _("Not judged yet.")
     return render_to_string("admin/stash/trail.html", {"trail": run.trail, "run": run})
+
+
+def version_link(run):
+    """The pipeline version that judged ``run``, linked to its page (plain, for runs older than versions)."""
+    return render_to_string("admin/stash/version_link.html", {"run": run})
 
 
 @admin.register(Content)
@@ -422,16 +456,19 @@ class ContentAdmin(StyledAdmin):
 
     def get_urls(self):
         return [
-            path("<path:object_id>/decide/", self.admin_site.admin_view(self.decide_view), name="stash_content_decide"),
+            path("<path:object_id>/decide/", self.admin_site.admin_view(partial(admin_review.decide, self)),
+                 name="stash_content_decide"),
+            path("<path:object_id>/make-example/",
+                 self.admin_site.admin_view(partial(admin_examples.make_example, self)),
+                 name="stash_content_make_example"),
         ] + super().get_urls()
-
-    def decide_view(self, request, object_id):
-        return admin_review.decide(self, request, object_id)
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         if obj is not None:
             context.update(admin_review.decision_context(
                 self, request, obj, reverse("admin:stash_content_decide", args=[obj.pk])))
+            context["may_make_example"] = (request.user.has_perm("stash.add_example")
+                                           and obj.status in Example.Verdict.values)
         return super().render_change_form(request, context, add, change, form_url, obj)
 
     def save_model(self, request, obj, form, change):
@@ -522,7 +559,7 @@ class PipelineRunAdmin(StyledAdmin):
     list_display = ["content", "revision", "config_version", "outcome_badge", "reason", "duration", "finished_at"]
     list_filter = ["outcome", "content__stash"]
     list_select_related = ["content"]
-    fields = ["content", "revision", "config_version", "outcome_badge", "reason", "started_at", "finished_at",
+    fields = ["content", "revision", "hooks_version", "outcome_badge", "reason", "started_at", "finished_at",
               "duration", "trail_table"]
     readonly_fields = fields
 
@@ -543,3 +580,7 @@ class PipelineRunAdmin(StyledAdmin):
     @admin.display(description=_("trail"))
     def trail_table(self, obj):
         return trail_table(obj)
+
+    @admin.display(description=_("hooks version"))
+    def hooks_version(self, obj):
+        return version_link(obj)

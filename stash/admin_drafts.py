@@ -58,6 +58,7 @@ def read_draft(model_admin, request, stash):
         prefix = formset_class.get_default_prefix()
         if issubclass(formset_class, HookConfigInlineFormSet):
             formset = formset_class(**model_admin.get_formset_kwargs(request, drafted_stash, inline, prefix))
+            formset.guard_examples = False  # simulated, not saved: a broken example is no reason to refuse it
     if formset is None:  # the page has no hooks table for this user
         raise PermissionDenied
     errors += _formset_errors(formset)

@@ -1,5 +1,7 @@
 """Admin forms: the hook picker, the params editor, indented JSON editors, the hooks inline that reorders
-atomically, and accessible names for the inputs of table rows."""
+atomically (and, like a hook's own page, checks the golden examples before a save), and accessible
+names for the inputs of table rows."""
+import copy
 import json
 
 from adminsortable2.admin import CustomInlineFormSet
@@ -10,10 +12,10 @@ from django.forms.fields import InvalidJSONInput
 from django.forms.models import BaseModelFormSet
 from django.utils.translation import gettext, gettext_lazy as _
 
-from . import processing, registry, stats
+from . import admin_guard, processing, registry, stats
 from .admin_params import ParamsWidget, error_map, form_schema
 from .exceptions import InvalidParams, PayloadTooLarge
-from .models import Content, HookConfig
+from .models import Content, HookConfig, Stash
 
 
 class PrettyJSONField(forms.JSONField):
@@ -179,8 +181,34 @@ def hook_row(config, index):
     return gettext("Hook %(n)d (%(title)s)") % {"n": index + 1, "title": config.title}
 
 
+class HookConfigPageForm(HookConfigForm):
+    """A hook's own page: once the hook is valid, the stash's golden examples run against its hooks
+    with this one as edited (``admin_guard``): a change they refuse is a form error, and
+    ``example_warning`` is what to say once the save goes through."""
+
+    example_warning = ""
+
+    def full_clean(self):
+        super().full_clean()
+        if self.is_bound and not self.errors and self.has_changed():
+            try:
+                self.example_warning = admin_guard.check(self.instance.stash, admin_guard.with_edited(self.instance))
+            except ValidationError as exc:
+                self.add_error(None, exc)
+
+
 class HookConfigInlineFormSet(CustomInlineFormSet):
-    """The hooks of a stash, with their statistics; see ``wanted_positions`` for their order."""
+    """The hooks of a stash, with their statistics; see ``wanted_positions`` for their order.
+
+    Before a save, the stash's golden examples run against the hooks as edited (``admin_guard``):
+    a change they refuse leaves the formset invalid, its lines in ``examples_refused`` (the stash
+    page shows them at its top); ``example_warning`` is what to say once the save goes through.
+    A draft that is only simulated turns ``guard_examples`` off.
+    """
+
+    guard_examples = True
+    example_warning = ""
+    examples_refused: list[str] | tuple[()] = ()
 
     def get_queryset(self):
         queryset = super().get_queryset()  # the same queryset on every call, evaluated once
@@ -198,6 +226,25 @@ class HookConfigInlineFormSet(CustomInlineFormSet):
         # under the stash's row lock (the maximum, read here, would be read without it).
         return -1
 
+    def clean(self):
+        super().clean()
+        if not self.guard_examples or any(self.errors) or not self.changes_judging():
+            return
+        try:
+            self.example_warning = admin_guard.check(self.instance, self.drafted())
+        except ValidationError as exc:
+            self.examples_refused = exc.messages
+            raise ValidationError(gettext("These hooks break golden examples: see the list at the top of the "
+                                          "page.")) from None
+
+    def changes_judging(self):
+        """Whether saving changes how the saved stash judges: its hooks (edited, added, deleted,
+        dragged) or its default on-error policy."""
+        stash = self.instance
+        if stash.pk is None:
+            return False
+        return self.has_changed() or Stash.objects.filter(pk=stash.pk).exclude(on_error=stash.on_error).exists()
+
     def wanted_positions(self):
         """{config id: position} as dragged, for the hooks that were on the page and stay."""
         deleted = self.deleted_forms
@@ -208,9 +255,10 @@ class HookConfigInlineFormSet(CustomInlineFormSet):
         """The hooks as saving this (valid) formset would leave them, in run order, saving nothing:
         the rows that stay, as edited and dragged, then the new ones (see ``processing.drafted_hooks``)."""
         deleted = self.deleted_forms
-        kept = [(form.instance, getattr(form, "wanted_position", None)) for form in self.initial_forms
+        # Copies: ``drafted_hooks`` numbers the configs it is given, and these are the ones a save writes.
+        kept = [(copy.copy(form.instance), getattr(form, "wanted_position", None)) for form in self.initial_forms
                 if form not in deleted]
-        added = [form.instance for form in self.extra_forms if form.has_changed() and form not in deleted]
+        added = [copy.copy(form.instance) for form in self.extra_forms if form.has_changed() and form not in deleted]
         return processing.drafted_hooks(kept, added)
 
 

@@ -32,7 +32,7 @@ REPLAY_VERDICTS = [(Content.Status.REJECTED, gettext_lazy("reject")), (Content.S
                    (Content.Status.HELD, gettext_lazy("hold"))]
 
 
-def _stash(model_admin, request, object_id):
+def stash_or_404(model_admin, request, object_id):
     """The stash ``object_id``; 404 if there is none, 403 if the user may not see it."""
     stash = model_admin.get_object(request, unquote(object_id))
     if stash is None:
@@ -42,12 +42,19 @@ def _stash(model_admin, request, object_id):
     return stash
 
 
-def _stash_page(model_admin, request, object_id, title, template, extra):
-    stash = _stash(model_admin, request, object_id)
-    context = {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta,
-               "original": stash, "stash": stash, "title": title % {"stash": stash},
+def stash_page(model_admin, request, object_id, title, template, extra):
+    """The page ``template`` of the stash ``object_id`` (see ``stash_or_404``), titled ``title % {"stash": ...}``,
+    with the admin's context, the stash and its enabled hooks, and what ``extra(stash)`` adds."""
+    stash = stash_or_404(model_admin, request, object_id)
+    context = {**stash_context(model_admin, request, stash, title % {"stash": stash}),
                "enabled_hooks": stash.hooks.enabled().in_order(), **extra(stash)}
     return TemplateResponse(request, template, context)
+
+
+def stash_context(model_admin, request, stash, title):
+    """What every page of ``stash`` shows (``stash_page.html``): the admin's frame, the stash, the title."""
+    return {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta, "original": stash,
+            "stash": stash, "title": title}
 
 
 def simulate(model_admin, request, object_id):
@@ -75,8 +82,8 @@ def simulate(model_admin, request, object_id):
             context["enabled_hooks"] = draft.enabled_hooks
         return context
 
-    return _stash_page(model_admin, request, object_id, _("Simulate %(stash)s"),
-                       "admin/stash/stash/simulate.html", extra)
+    return stash_page(model_admin, request, object_id, _("Simulate %(stash)s"),
+                      "admin/stash/stash/simulate.html", extra)
 
 
 def _latest_payload(stash):
@@ -115,14 +122,15 @@ def replay(model_admin, request, object_id):
                                     for verdict, verb in REPLAY_VERDICTS)
                 rows = [(change, short_preview(change.submitted)) for change in report.changes]
         return {"form": form, "report": report, "summary": summary, "rows": rows,
-                "may_judge_again": request.user.has_perm(JUDGE_AGAIN_PERMISSION)}
+                "may_judge_again": request.user.has_perm(JUDGE_AGAIN_PERMISSION),
+                "may_make_example": request.user.has_perm("stash.add_example")}
 
-    return _stash_page(model_admin, request, object_id, _("Replay %(stash)s"), "admin/stash/stash/replay.html", extra)
+    return stash_page(model_admin, request, object_id, _("Replay %(stash)s"), "admin/stash/stash/replay.html", extra)
 
 
 def _judge_again(model_admin, request, object_id):
     """Send the posted items (``ids``) of the stash to be judged again, as the items list's action does."""
-    stash = _stash(model_admin, request, object_id)
+    stash = stash_or_404(model_admin, request, object_id)
     if not request.user.has_perm(JUDGE_AGAIN_PERMISSION):
         raise PermissionDenied
     back = HttpResponseRedirect(request.path)

@@ -124,5 +124,22 @@ def diff_lines(old: dict[str, Any], new: dict[str, Any], old_name: str = "a", ne
 
 
 def dumps(document: dict[str, Any]) -> str:
-    """A document as people read and diff it: indented JSON, keys in the document's order."""
-    return json.dumps(document, indent=2, ensure_ascii=False)
+    """A document as people read and diff it: indented JSON, its keys in the format's order (a
+    database's JSON column may store them in another: PostgreSQL's jsonb does)."""
+    return json.dumps(in_order(document), indent=2, ensure_ascii=False)
+
+
+def in_order(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` with its keys, its stash's and each hook's and example's in the order this
+    module lists them (any other key after them, as it came)."""
+    ordered = _ordered(document, ("format", "format_version", "stash", "hooks", "examples"))
+    if isinstance(ordered.get("stash"), dict):
+        ordered["stash"] = _ordered(ordered["stash"], STASH_FIELDS)
+    for key, fields in (("hooks", ("id", *HOOK_FIELDS)), ("examples", EXAMPLE_FIELDS)):
+        if isinstance(ordered.get(key), list):
+            ordered[key] = [_ordered(entry, fields) if isinstance(entry, dict) else entry for entry in ordered[key]]
+    return ordered
+
+
+def _ordered(entry: dict[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    return {**{key: entry[key] for key in keys if key in entry}, **entry}

@@ -40,7 +40,7 @@ def change_url(obj):
 def stash_post(stash, rows, **fields):
     """The stash change form as the browser posts it; ``rows`` are dicts of inline fields."""
     data = {"name": stash.name, "slug": stash.slug, "description": stash.description, "on_error": stash.on_error,
-            "max_payload_bytes": stash.max_payload_bytes, "is_active": "on",
+            "max_payload_bytes": stash.max_payload_bytes, "is_active": "on", "examples_policy": stash.examples_policy,
             "hooks-TOTAL_FORMS": len(rows), "hooks-INITIAL_FORMS": sum(1 for row in rows if row.get("id")),
             "hooks-MIN_NUM_FORMS": 0, "hooks-MAX_NUM_FORMS": 1000, **fields}
     for index, row in enumerate(rows):

@@ -280,8 +280,9 @@ def test_queue_names_brokers_take_are_accepted(quiet, name):
 
 def stash_form(stash, **fields):
     return {"name": stash.name, "slug": stash.slug, "description": "", "on_error": stash.on_error,
-            "max_payload_bytes": stash.max_payload_bytes, "is_active": "on", "hooks-TOTAL_FORMS": 0,
-            "hooks-INITIAL_FORMS": 0, "hooks-MIN_NUM_FORMS": 0, "hooks-MAX_NUM_FORMS": 1000, **fields}
+            "max_payload_bytes": stash.max_payload_bytes, "is_active": "on", "examples_policy": stash.examples_policy,
+            "hooks-TOTAL_FORMS": 0, "hooks-INITIAL_FORMS": 0, "hooks-MIN_NUM_FORMS": 0, "hooks-MAX_NUM_FORMS": 1000,
+            **fields}
 
 
 def test_the_admin_edits_the_queue_and_refuses_a_bad_one_on_its_field(admin_client, quiet, broker):

@@ -28,7 +28,8 @@ so the rules live here once:
   (``stash.documents``), checked as the admin checks a save (``InvalidDocument``) and applied all
   or nothing; ``versions``: ``compare`` and ``restore`` the versions every change records;
   ``examples``: ``run_examples`` (golden examples, against the current or a drafted pipeline;
-  ``ExamplesBroken`` when a change breaks one of a stash that blocks that) and ``example_from``.
+  ``ExamplesBroken`` when a change breaks one of a stash that blocks that; ``check_change`` applies
+  that rule to hooks as edited) and ``example_from``.
 - ``one_change`` (``stash.versioning``): a block in which each stash's ``config_version`` moves
   once, however many of its rows the block writes (an admin save, an action).
 
@@ -40,7 +41,14 @@ from .activity import Unsupported as ActivityUnsupported, for_stash as hook_acti
 from .configuring import delete_hooks, duplicate_hooks, save_hook, saving_hooks, set_enabled  # noqa: F401
 from .counting import count_sweep  # noqa: F401
 from .deadlines import Clock  # noqa: F401
-from .examples import ExampleResult, ExamplesBroken, example_from, run_examples  # noqa: F401
+from .examples import (  # noqa: F401
+    ExampleResult,
+    ExamplesBroken,
+    check_change,
+    decider_title,
+    example_from,
+    run_examples,
+)
 from .exporting import export_rows, write_jsonl  # noqa: F401
 from .housekeeping import BATCH_SIZE as PRUNE_BATCH_SIZE, PruneReport, prune, scheduled_prune  # noqa: F401
 from .importing import ImportPlan, InvalidDocument, export_document, import_document, public_document  # noqa: F401

@@ -3,6 +3,7 @@
     results = run_examples(stash)                          # its examples, its current hooks
     results = run_examples(stash, hooks=drafted_hooks(...))  # against hooks as edited, not saved
     broken = [result for result in results if not result.passed]
+    broken = check_change(stash, hooks)                    # ExamplesBroken if the stash blocks such a change
 
 Like simulate, the hooks run in a forked child with a deadline (``isolation``); nothing is saved
 or counted and no sink is called. ``example_from(content)`` turns an item into an example that
@@ -20,7 +21,7 @@ from django.utils.translation import gettext as _
 
 from .. import pipeline
 from ..exceptions import StashError
-from ..models import Content, Example, HookConfig, PipelineRun, Stash
+from ..models import Content, Example, ExamplesPolicy, HookConfig, PipelineRun, Stash
 from .isolation import call_with_deadline
 from .judging import build_step, pipeline_for
 
@@ -97,6 +98,20 @@ def run_examples(stash: Stash, *, hooks: Iterable[HookConfig] | None = None,
     return [_compare(example, result) for example, result in zip(examples, results, strict=True)]
 
 
+def check_change(stash: Stash, hooks: Iterable[HookConfig]) -> list[ExampleResult]:
+    """Before ``stash``'s hooks become ``hooks`` (configs in run order, saved or not): run its
+    examples against them. Returns the broken ones when its ``examples_policy`` (as ``stash``
+    holds it) lets such a change through; raises ``ExamplesBroken`` when it blocks it, and
+    ``Unanswered`` when the examples ran out of time. A stash not saved yet has no examples."""
+    if stash.pk is None:
+        return []
+    results = run_examples(stash, hooks=hooks)
+    broken = [result for result in results if not result.passed]
+    if broken and stash.examples_policy == ExamplesPolicy.BLOCK:
+        raise ExamplesBroken(stash, results)
+    return broken
+
+
 def _compare(example: Example, result: pipeline.Result) -> ExampleResult:
     decider = next((entry for entry in result.trail if entry.stopped), None)
     return ExampleResult(name=example.name, expected=example.verdict, verdict=result.verdict, reason=result.reason,
@@ -104,11 +119,18 @@ def _compare(example: Example, result: pipeline.Result) -> ExampleResult:
                          expected_code=example.reason_code, expected_hook=example.hook)
 
 
-def _decider(run: PipelineRun | None) -> dict[str, Any]:
-    """The trail entry of the hook that decided ``run`` (a stored run stops at it), or {}."""
-    if run is None or run.outcome == pipeline.ACCEPTED or not run.trail:
-        return {}
-    return run.trail[-1]
+def decider_title(content: Content) -> str:
+    """The label (or hook name) of the hook that decided ``content``'s latest run, or blank."""
+    entry = _decider(content.runs.order_by("-finished_at", "-pk").first())
+    return (entry.get("label") or entry.get("hook") or "") if entry else ""
+
+
+def _decider(run: PipelineRun | None) -> dict[str, Any] | None:
+    """The stored trail entry of the hook that decided ``run``, or None (an accepted run has none).
+    A stored run is not verbose: it ends at that hook, and its entries carry no ``stopped`` mark."""
+    if run is None or not run.trail or run.outcome == pipeline.ACCEPTED:
+        return None
+    return next((entry for entry in run.trail if entry.get("stopped")), run.trail[-1])
 
 
 def example_from(content: Content, user: Any = None, verdict: str | None = None) -> Example:
@@ -120,8 +142,9 @@ def example_from(content: Content, user: Any = None, verdict: str | None = None)
         raise ValueError(_("Item %(id)s has no verdict yet (it is %(status)s).") % {"id": content.pk,
                                                                                      "status": content.status})
     run = content.runs.order_by("-finished_at", "-pk").first()
-    # The hook and code only when the item's verdict is its run's (not a reviewer's).
-    decider = _decider(run) if run is not None and run.outcome == verdict else {}
+    same = run is not None and run.outcome == verdict  # not when a reviewer decided otherwise
+    decider = _decider(run) if same else None
+    code = decider.get("code", "") if decider else ""
     base = _("item %(id)s") % {"id": str(content.pk)[:8]}
     payload = content.original_payload if content.original_payload is not None else content.payload
     for attempt in range(1, 100):
@@ -129,8 +152,7 @@ def example_from(content: Content, user: Any = None, verdict: str | None = None)
         try:
             with transaction.atomic():
                 return Example.objects.create(stash_id=content.stash_id, name=name, payload=payload, verdict=verdict,
-                                              reason_code=decider.get("code", ""),
-                                              hook=decider.get("label") or decider.get("hook", ""),
+                                              reason_code=code, hook=decider_title(content) if same else "",
                                               content=content, created_by=user)
         except IntegrityError:
             continue

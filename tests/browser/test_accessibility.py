@@ -6,6 +6,7 @@ without a line here (and fails the test if the demo data has no row of it to ope
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Callable
 
@@ -19,7 +20,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
 from stash import processing
-from stash.models import Content, HookConfig, PipelineRun
+from stash.models import Content, Example, HookConfig, PipelineRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -55,6 +56,20 @@ def _simulate(page):
 def _replay(page):
     page.click("input[type=submit]")
     page.wait_for_selector("#replay")
+
+
+def _upload(page):
+    document = {"format": "stash.pipeline", "format_version": 1,
+                "hooks": [{"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}}]}
+    page.set_input_files("#id_file", files=[{"name": "pipeline.json", "mimeType": "application/json",
+                                             "buffer": json.dumps(document).encode()}])
+    page.click("#upload input[type=submit]")
+    page.wait_for_selector("#preview")
+
+
+def _run_examples(page):
+    page.click("input[name=_run]")
+    page.wait_for_selector("#examples-run")
 
 
 #: Pages anyone may open, checked without logging in.
@@ -94,6 +109,14 @@ PAGES = [
     Page("review queue", of_stash("admin:stash_stash_review")),
     *per_status("item page", "admin:stash_content_change"),
     Page("run page", lambda demo: reverse("admin:stash_pipelinerun_change", args=[demo.run.pk])),
+    Page("upload a pipeline", of_stash("admin:stash_stash_upload")),
+    Page("upload a pipeline, its preview", of_stash("admin:stash_stash_upload"), _upload),
+    Page("versions", of_stash("admin:stash_stash_versions")),
+    Page("a version", lambda demo: reverse("admin:stash_stash_version", args=[demo.stash.pk, 2])),
+    Page("two versions compared", of_stash("admin:stash_stash_compare", "?a=2&b=5")),
+    Page("restore a version", lambda demo: reverse("admin:stash_stash_restore", args=[demo.stash.pk, 2])),
+    Page("golden examples", of_stash("admin:stash_stash_examples")),
+    Page("golden examples, run", of_stash("admin:stash_stash_examples"), _run_examples),
     Page("password change", lambda demo: reverse("admin:password_change")),
 ]
 
@@ -141,6 +164,8 @@ def demo(make_stash, admin_user, broker):
     Content.objects.filter(pk=items["processing"].pk).update(status="processing", attempts=1)
     Content.objects.filter(pk=items["failed"].pk).update(status="failed", attempts=3,
                                                           reason="No spam: the worker died 3 times")
+    Example.objects.create(stash=stash, name="plain text", payload={"text": "hello"}, verdict="accepted")
+    processing.example_from(items["rejected"], admin_user, verdict="rejected")
     Group.objects.create(name="Reviewers")
     # Someone else's failed logins, from elsewhere (the admin's own login would clear its own).
     seen = {"username": "intruder", "ip_address": "203.0.113.9", "user_agent": "curl/8", "http_accept": "*/*",
