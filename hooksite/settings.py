@@ -224,9 +224,13 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI from drf-spectacular-sidecar's static files (no CDN: /api/docs/ works offline).
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    # A trail entry's outcome is one enum wherever trails are shown (runs, simulations).
+    # A trail entry's outcome is one enum wherever trails are shown (runs, simulations); so are a
+    # verdict, and each on_error (a hook's and a stash's), in hook configs and pipeline documents.
     "ENUM_NAME_OVERRIDES": {"ContentStatusEnum": "stash.models.Content.Status",
-                            "TrailEntryOutcomeEnum": "stash.pipeline.OUTCOMES"},
+                            "TrailEntryOutcomeEnum": "stash.pipeline.OUTCOMES",
+                            "VerdictEnum": "stash.models.Example.Verdict",
+                            "HookConfigOnErrorEnum": "stash.models.HookOnError",
+                            "StashOnErrorEnum": "stash.models.OnError"},
 }
 
 # LOG_FORMAT: "text" (one readable line each) or "json" (one object each, for a log collector);

@@ -2,9 +2,11 @@
 
 ``exception_handler`` is DRF's ``EXCEPTION_HANDLER``: on top of DRF's own it answers a body over
 ``DATA_UPLOAD_MAX_MEMORY_SIZE`` or a payload over its stash's limit with 413, a reused
-idempotency key or a stale ``config_version`` with 409, a model ``ValidationError`` with 400
-per field, and hooks that outlast simulate's deadline with 503. ``bad_request``, ``page_not_found`` and ``server_error`` are the project's error
-views (``handler400`` and so on): JSON under ``/api/``, Django's pages elsewhere.
+idempotency key or a stale ``config_version`` with 409, a model ``ValidationError`` or a pipeline
+document that cannot be imported with 400 per field, a change that breaks golden examples with
+409 and the broken ones, and hooks that outlast simulate's deadline with 503. ``bad_request``,
+``page_not_found`` and ``server_error`` are the project's error views (``handler400`` and so on):
+JSON under ``/api/``, Django's pages elsewhere.
 """
 import logging
 
@@ -14,10 +16,12 @@ from django.http import JsonResponse
 from django.shortcuts import render
 from django.views import defaults
 from rest_framework import exceptions, status
-from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler, set_rollback
 
 from ..exceptions import IdempotencyConflict, PayloadTooLarge, StaleConfig
-from ..processing import InvalidItems, Unanswered
+from ..models import PipelineVersion
+from ..processing import ExamplesBroken, InvalidDocument, InvalidItems, Unanswered
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +53,11 @@ def body_too_large_message():
 
 def exception_handler(exc, context):
     """DRF's handler, after turning Django's and stash's errors into API errors."""
+    if isinstance(exc, ExamplesBroken):
+        # Not an APIException: DRF would turn every value of the results into a string.
+        set_rollback()
+        return Response({"detail": str(exc), "examples": [result.as_dict() for result in exc.broken]},
+                        status=status.HTTP_409_CONFLICT)
     return drf_exception_handler(as_api_exception(exc), context)
 
 
@@ -62,6 +71,10 @@ def as_api_exception(exc):
         return Conflict(str(exc))
     if isinstance(exc, Unanswered):
         return Unavailable(str(exc))
+    if isinstance(exc, InvalidDocument):  # by hook index and field, as DRF names a list's bad items
+        return exceptions.ValidationError(exc.nested())
+    if isinstance(exc, PipelineVersion.DoesNotExist):
+        return exceptions.NotFound(str(exc))
     if isinstance(exc, InvalidItems):  # as DRF names a list's bad items
         return exceptions.ValidationError({"items": {str(index): messages for index, messages in exc.by_index.items()}})
     if isinstance(exc, DjangoValidationError) and _payload_too_large(exc):

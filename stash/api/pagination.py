@@ -1,4 +1,4 @@
-"""Pagination of item lists: a cursor, so pages stay put while new items arrive."""
+"""Pagination of lists that grow (items, pipeline versions): a cursor, so pages stay put while new rows arrive."""
 from rest_framework.pagination import CursorPagination
 
 from .serializers import PageParamsSerializer
@@ -26,3 +26,9 @@ class ContentCursorPagination(CursorPagination):
             if parameter["name"] == self.page_size_query_param:
                 parameter["schema"].update(minimum=1, maximum=self.max_page_size)
         return parameters
+
+
+class VersionCursorPagination(ContentCursorPagination):
+    """A stash's pipeline versions, newest first, in pages as items are."""
+
+    ordering = ("-number",)

@@ -1,4 +1,4 @@
-"""Who may do what: Django's model permissions, applied to stashes, items and hook configs."""
+"""Who may do what: Django's model permissions, applied to stashes, items, hook configs, pipelines and examples."""
 from rest_framework.permissions import BasePermission, DjangoModelPermissions
 
 from .. import processing
@@ -24,12 +24,13 @@ class CanEditContent(BasePermission):
 
 
 class HasPerm(BasePermission):
-    """The user has the Django permission ``perm``."""
+    """The user has the Django permission ``perm`` (or every one of ``perms``)."""
 
     perm = ""
+    perms = ()
 
     def has_permission(self, request, view):
-        return request.user.has_perm(self.perm)
+        return request.user.has_perms(self.perms or (self.perm,))
 
 
 class CanBulkSubmit(HasPerm):
@@ -67,11 +68,61 @@ class CanReorderHooks(HasPerm):
     message = "Reordering hooks needs the permission to change hook configs."
 
 
-class HookConfigPermissions(DjangoModelPermissions):
-    """Hook configs follow their model permissions, reading (``view_hookconfig``) included."""
+class ModelPermissions(DjangoModelPermissions):
+    """The model permissions of the view's queryset, reading (``view_*``) included."""
 
     perms_map = {
         **DjangoModelPermissions.perms_map,
         "GET": ["%(app_label)s.view_%(model_name)s"],
         "HEAD": ["%(app_label)s.view_%(model_name)s"],
     }
+
+
+class HookConfigPermissions(ModelPermissions):
+    """Hook configs follow their model permissions, reading (``view_hookconfig``) included."""
+
+
+class ExamplePermissions(ModelPermissions):
+    """Golden examples follow their model permissions, reading (``view_example``) included."""
+
+
+class CanReadPipeline(HasPerm):
+    """Reading a stash's pipeline document and versions needs ``stash.view_hookconfig``."""
+
+    perm = "stash.view_hookconfig"
+    message = "Reading a stash's pipeline needs the permission to view hook configs."
+
+
+class CanChangePipeline(HasPerm):
+    """Importing a pipeline document or restoring a version changes the stash and adds, changes and
+    removes hooks: it needs all of those permissions."""
+
+    perms = ("stash.change_stash", "stash.add_hookconfig", "stash.change_hookconfig", "stash.delete_hookconfig")
+    message = ("Changing a stash's pipeline needs the permissions to change stashes and to add, change and "
+               "delete hook configs.")
+
+
+class CanReplaceExamples(BasePermission):
+    """A document that carries golden examples replaces the stash's: that needs ``stash.add_example``
+    and ``stash.delete_example`` too."""
+
+    message = ("This document carries golden examples, which replace the stash's: that needs the permissions to "
+               "add and delete examples (or leave \"examples\" out).")
+
+    def has_permission(self, request, view):
+        carries = isinstance(request.data, dict) and "examples" in request.data
+        return not carries or request.user.has_perms(("stash.add_example", "stash.delete_example"))
+
+
+class CanRunExamples(HasPerm):
+    """Running a stash's golden examples needs ``stash.view_example``."""
+
+    perm = "stash.view_example"
+    message = "Running golden examples needs the permission to view examples."
+
+
+class CanMakeExample(HasPerm):
+    """Making a golden example of an item needs ``stash.add_example``."""
+
+    perm = "stash.add_example"
+    message = "Making an example needs the permission to add examples."

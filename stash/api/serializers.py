@@ -192,6 +192,8 @@ class RunSerializer(ModelSerializer):
         fields = ["revision", "config_version", "outcome", "reason", "started_at", "finished_at", "duration_ms",
                   "trail"]
         read_only_fields = fields
+        extra_kwargs = {"config_version": {"help_text": "The pipeline version that judged it: "
+                                                        "stashes/<slug>/versions/<config_version>/."}}
 
 
 class HookRefSerializer(ModelSerializer):

@@ -3,7 +3,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
-from . import views
+from . import pipeline_views, views
 
 app_name = "api"
 
@@ -11,11 +11,16 @@ router = SimpleRouter()
 router.register("contents", views.ContentViewSet, basename="content")
 router.register("stashes", views.StashViewSet, basename="stash")
 router.register(r"stashes/(?P<stash_slug>[-a-zA-Z0-9_]+)/hooks", views.HookConfigViewSet, basename="hookconfig")
+router.register(r"stashes/(?P<stash_slug>[-a-zA-Z0-9_]+)/versions", pipeline_views.VersionViewSet,
+                basename="version")
+router.register(r"stashes/(?P<stash_slug>[-a-zA-Z0-9_]+)/examples", pipeline_views.ExampleViewSet,
+                basename="example")
 router.register("hooks", views.HookTypeViewSet, basename="hook")
 
 urlpatterns = [
     path("auth/token/", views.TokenView.as_view(), name="token"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("stashes/<slug:stash_slug>/pipeline/", pipeline_views.PipelineView.as_view(), name="pipeline"),
     *router.urls,
 ]

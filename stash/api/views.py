@@ -18,6 +18,7 @@ from . import permissions
 from .filters import ContentFilter
 from .pagination import ContentCursorPagination
 from .parsers import JSONParser
+from .pipeline_serializers import ExampleSerializer
 from .schema import errors
 from .serializers import (
     BulkResultSerializer,
@@ -55,6 +56,22 @@ IDEMPOTENCY_KEY = OpenApiParameter(
     description="Makes a retry safe: the same key with the same stash and payload answers the item it made "
                 "first (200); with another stash or payload, 409. Up to 200 characters; authenticated callers only.",
 )
+
+
+class StashScoped:
+    """A view under ``stashes/<stash_slug>/``: ``self.stash``, fetched after authentication and
+    permissions, so that who may not use the view learns nothing of stashes (a 404 comes only then)."""
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        self.stash = get_object_or_404(Stash, slug=kwargs["stash_slug"])
+
+    def of_stash(self, queryset):
+        """``queryset`` narrowed to the rows of the URL's stash (none while the schema is generated:
+        there is no URL then)."""
+        if getattr(self, "swagger_fake_view", False):
+            return queryset.none()
+        return queryset.filter(stash__slug=self.kwargs["stash_slug"])
 
 
 class SerializerPerAction:
@@ -178,6 +195,23 @@ class ContentViewSet(SerializerPerAction, mixins.ListModelMixin, mixins.Retrieve
         content.refresh_from_db()
         return self._detail(content, status.HTTP_202_ACCEPTED)
 
+    @extend_schema(
+        summary="Make a golden example of an item",
+        description="A new example of the item's stash: its payload as submitted, expecting the verdict the item "
+                    "has (with the reason code and the hook of its latest run, unless a reviewer decided "
+                    "otherwise). 400 if the item has no verdict yet. Needs `stash.add_example`.",
+        request=None,
+        responses={201: ExampleSerializer, **errors(400, 401, 403, 404)},
+    )
+    @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated, permissions.CanMakeExample])
+    def example(self, request, pk=None):
+        content = self.get_object()
+        try:
+            example = processing.example_from(content, request.user)
+        except ValueError as exc:
+            raise ValidationError({"non_field_errors": [str(exc)]}) from exc
+        return Response(represent(ExampleSerializer, example), status=status.HTTP_201_CREATED)
+
 
 @extend_schema_view(
     list=extend_schema(summary="List stashes",
@@ -266,7 +300,7 @@ class StashViewSet(SerializerPerAction, mixins.ListModelMixin, mixins.RetrieveMo
     destroy=extend_schema(summary="Remove a hook from a stash", parameters=[STASH_SLUG, HOOK_ID],
                           responses={204: None, **errors(401, 403, 404)}),
 )
-class HookConfigViewSet(SerializerPerAction, mixins.ListModelMixin, mixins.RetrieveModelMixin,
+class HookConfigViewSet(StashScoped, SerializerPerAction, mixins.ListModelMixin, mixins.RetrieveModelMixin,
                         mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.DestroyModelMixin,
                         viewsets.GenericViewSet):
     """A stash's configured hooks. Params, hook name and condition are checked as in the admin."""
@@ -277,15 +311,8 @@ class HookConfigViewSet(SerializerPerAction, mixins.ListModelMixin, mixins.Retri
     pagination_class = None
     lookup_value_regex = "[0-9]+"
 
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
-        # After authentication and permissions: who may not see hooks learns nothing of stashes.
-        self.stash = get_object_or_404(Stash, slug=kwargs["stash_slug"])
-
     def get_queryset(self):
-        if getattr(self, "swagger_fake_view", False):  # schema generation: no URL kwargs
-            return HookConfig.objects.none()
-        return HookConfig.objects.filter(stash__slug=self.kwargs["stash_slug"]).in_order()
+        return self.of_stash(HookConfig.objects.in_order())
 
     def perform_create(self, serializer):
         serializer.save(stash=self.stash)

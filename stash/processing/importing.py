@@ -25,7 +25,7 @@ from django.utils.translation import gettext as _
 
 from .. import documents, registry
 from ..exceptions import StashError
-from ..models import Example, ExamplesPolicy, HookConfig, PipelineVersion, Stash
+from ..models import Example, ExamplesPolicy, HookConfig, PipelineVersion, Stash, unstorable
 from ..versioning import one_change
 from .examples import ExampleResult, ExamplesBroken, run_examples
 
@@ -49,17 +49,23 @@ class InvalidDocument(StashError):
         super().__init__("; ".join(f"{path}: {' '.join(messages)}" for path, messages in errors.items()))
 
     def nested(self) -> dict[str, Any]:
-        """``{"hooks": {"2": {"params": [...]}}, "stash": {"on_error": [...]}, "format": [...]}``."""
+        """``{"hooks": {"2": {"params": [...]}}, "stash": {"on_error": [...]}, "format": [...]}``; the
+        messages of a path that also has fields under it (``hooks`` and ``hooks[0].label``) are its
+        ``non_field_errors``, as DRF nests them."""
         tree: dict[str, Any] = {}
         for path, messages in self.errors.items():
-            head, _dot, rest = path.partition(".")
-            name, _bracket, index = head.partition("[")
-            node = tree.setdefault(name, {} if (rest or index) else [])
-            if index:
-                node = node.setdefault(index.rstrip("]"), {} if rest else [])
-            if rest:
-                node = node.setdefault(rest, [])
-            node.extend(messages)
+            head, dot, rest = path.partition(".")
+            name, bracket, index = head.partition("[")
+            *parents, last = [name, *([index.rstrip("]")] if bracket else []), *([rest] if dot else [])]
+            node = tree
+            for key in parents:
+                if isinstance(node.get(key), list):
+                    node[key] = {"non_field_errors": node[key]}
+                node = node.setdefault(key, {})
+            if isinstance(node.get(last), dict):
+                node[last].setdefault("non_field_errors", []).extend(messages)
+            else:
+                node.setdefault(last, []).extend(messages)
         return tree
 
 
@@ -142,9 +148,13 @@ def _check_shape(document: Any) -> dict[str, Any]:
     errors: dict[str, list[str]] = {}
     if not isinstance(document, dict):
         raise InvalidDocument({"document": [_("A pipeline document is a JSON object.")]})
+    problem = unstorable(document, "document")  # a NUL in a label would fail the save on PostgreSQL
+    if problem:
+        raise InvalidDocument({"document": [problem]})
     if document.get("format") != documents.FORMAT:
         errors["format"] = [_("Must be %(format)r.") % {"format": documents.FORMAT}]
-    if document.get("format_version") != documents.FORMAT_VERSION:
+    version = document.get("format_version")
+    if type(version) is not int or version != documents.FORMAT_VERSION:  # true == 1 in Python, not in JSON
         errors["format_version"] = [_("This server reads format version %(version)d.")
                                     % {"version": documents.FORMAT_VERSION}]
     for key in sorted(set(document) - {"format", "format_version", "stash", "hooks", "examples"}):
@@ -163,7 +173,7 @@ def _check_shape(document: Any) -> dict[str, Any]:
         if len(positions) != len(set(positions)):
             errors.setdefault("hooks", []).append(_("Two hooks have the same position."))
     examples = document.get("examples")
-    if examples is not None and not isinstance(examples, list):
+    if "examples" in document and not isinstance(examples, list):  # null too: leave the key out to keep them
         errors["examples"] = [_("Must be a list of examples.")]
     elif examples is not None:
         for index, example in enumerate(examples):

@@ -7,7 +7,11 @@ pytestmark = pytest.mark.django_db
 PATHS = ["/api/auth/token/", "/api/contents/", "/api/contents/{id}/", "/api/contents/{id}/reprocess/",
          "/api/contents/bulk/", "/api/hooks/", "/api/stashes/", "/api/stashes/{slug}/", "/api/stashes/{slug}/queue/",
          "/api/stashes/{slug}/simulate/", "/api/stashes/{stash_slug}/hooks/", "/api/stashes/{stash_slug}/hooks/{id}/",
-         "/api/stashes/{stash_slug}/hooks/reorder/"]
+         "/api/stashes/{stash_slug}/hooks/reorder/", "/api/stashes/{stash_slug}/pipeline/",
+         "/api/stashes/{stash_slug}/versions/", "/api/stashes/{stash_slug}/versions/{number}/",
+         "/api/stashes/{stash_slug}/versions/{number}/restore/", "/api/stashes/{stash_slug}/versions/diff/",
+         "/api/stashes/{stash_slug}/examples/", "/api/stashes/{stash_slug}/examples/{id}/",
+         "/api/stashes/{stash_slug}/examples/run/", "/api/contents/{id}/example/"]
 
 
 def test_the_schema_is_openapi_3_and_describes_every_endpoint_and_its_errors(client):
@@ -76,3 +80,19 @@ def test_the_schema_documents_verbose_simulation(client):
     step = components["SimulatedStep"]["properties"]
     assert {"stopped", "after_stop", "payload"} <= set(step)
     assert "verbose" in components["Simulation"]["properties"]
+
+
+def test_the_schema_documents_pipeline_documents_and_their_refusals(client):
+    schema = schema_of(client)
+    put = schema["paths"]["/api/stashes/{stash_slug}/pipeline/"]["put"]
+    assert {"200", "400", "403", "404", "409"} <= set(put["responses"])
+    assert any(p["name"] == "dry_run" and p["in"] == "query" for p in put["parameters"])
+    components = schema["components"]["schemas"]
+    document = components[put["requestBody"]["content"]["application/json"]["schema"]["$ref"].split("/")[-1]]
+    assert document["required"] == ["format", "format_version", "hooks"]
+    refused = put["responses"]["409"]["content"]["application/json"]["schema"]["$ref"].split("/")[-1]
+    assert set(components[refused]["properties"]) == {"detail", "examples"}
+    plan = put["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].split("/")[-1]
+    assert set(components[plan]["properties"]) == {"stash", "created", "changes", "applied", "version", "examples"}
+    diff = schema["paths"]["/api/stashes/{stash_slug}/versions/diff/"]["get"]
+    assert {p["name"] for p in diff["parameters"] if p["in"] == "query"} == {"from", "to"}

@@ -1,11 +1,11 @@
 """Run a stash's hooks over a payload and print the per-hook trail; nothing is saved."""
 import json
-import sys
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from stash import processing
+from stash.management.documents import read_json
 from stash.models import Stash
 
 
@@ -47,17 +47,10 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(verdict) if result.verdict == "accepted" else self.style.WARNING(verdict))
 
 
+
 def read_payload(source):
     """The JSON object in file ``source`` (or stdin for ``-``); ``CommandError`` if it is not one."""
-    try:
-        text = sys.stdin.read() if source == "-" else open(source, encoding="utf-8").read()
-    except OSError as exc:
-        raise CommandError(f"Cannot read {source}: {exc.strerror}.") from exc
-    try:
-        payload = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CommandError(f"The payload is not valid JSON: {exc.msg} at line {exc.lineno}, "
-                           f"column {exc.colno}.") from exc
+    payload = read_json(source, "payload")
     if not isinstance(payload, dict):
         raise CommandError(f"The payload must be a JSON object, not {type(payload).__name__}.")
     return payload
