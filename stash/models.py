@@ -751,7 +751,7 @@ class Example(models.Model):
 
     stash = models.ForeignKey(Stash, on_delete=models.CASCADE, related_name="examples", verbose_name=_("stash"))
     name = models.CharField(_("name"), max_length=200)
-    payload = models.JSONField(_("payload"), help_text=_("What is submitted, as JSON."))
+    payload = models.JSONField(_("payload"), blank=True, help_text=_("What is submitted, as JSON."))
     verdict = models.CharField(_("expected verdict"), max_length=10, choices=Verdict.choices)
     reason_code = models.CharField(_("expected reason code"), max_length=100, blank=True,
                                    help_text=_("If set, the deciding hook's reason code must be this."))

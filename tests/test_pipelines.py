@@ -370,3 +370,13 @@ def test_an_item_becomes_an_example_expecting_its_verdict(make_stash, admin_user
     waiting = Content.objects.create(stash=stash, payload={"text": "x"})
     with pytest.raises(ValueError, match="no verdict yet"):
         processing.example_from(waiting)
+
+
+def test_an_empty_payload_is_an_example_too(make_stash):
+    stash = make_stash("audit", hooks=VARIED[1:2])
+    document = processing.export_document(stash)
+    document["examples"] = [{"name": "nothing", "payload": {}, "verdict": "rejected", "hook": "Needs text"}]
+
+    plan = processing.import_document(stash, document)
+
+    assert plan.applied and [result.passed for result in plan.results] == [True]

@@ -39,7 +39,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('name', models.CharField(max_length=200, verbose_name='name')),
-                ('payload', models.JSONField(help_text='What is submitted, as JSON.', verbose_name='payload')),
+                ('payload', models.JSONField(blank=True, help_text='What is submitted, as JSON.', verbose_name='payload')),
                 ('verdict', models.CharField(choices=[('accepted', 'accepted'), ('rejected', 'rejected'), ('held', 'held')], max_length=10, verbose_name='expected verdict')),
                 ('reason_code', models.CharField(blank=True, help_text="If set, the deciding hook's reason code must be this.", max_length=100, verbose_name='expected reason code')),
                 ('hook', models.CharField(blank=True, help_text='If set, the label (or hook name) of the hook that must decide.', max_length=200, verbose_name='expected deciding hook')),
