@@ -46,6 +46,10 @@ def drag(page, source, target):
     page.mouse.down()
     page.mouse.move(start["x"] + start["width"] / 2, start["y"] + start["height"] / 2 - 5, steps=3)
     page.mouse.move(end["x"] + end["width"] / 2, end["y"] + 2, steps=15)
+    # A person's hand rests a moment before letting go: the list has moved the row under it by then,
+    # however busy the browser is.
+    page.wait_for_timeout(300)
+    page.mouse.move(end["x"] + end["width"] / 2, end["y"] + 1)
     page.mouse.up()
 
 
