@@ -102,7 +102,8 @@ chaos: $(if $(wildcard $(BIN)/pytest),,venv)
 # The README's admin screenshots, taken by the browser tests.
 screenshots: venv browsers
 	env -u DATABASE_URL -u CELERY_BROKER_URL -u CACHE_URL STASH_VAR_DIR=$(CURDIR)/var/test-embedded \
-		STASH_SCREENSHOTS=$(CURDIR)/docs/img $(BIN)/pytest tests/browser/test_admin.py tests/browser/test_review.py -q
+		STASH_SCREENSHOTS=$(CURDIR)/docs/img $(BIN)/pytest tests/browser/test_admin.py tests/browser/test_review.py \
+		tests/browser/test_examples.py -q
 
 clean:
 	rm -rf var

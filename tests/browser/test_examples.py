@@ -6,6 +6,8 @@ from playwright.sync_api import expect
 
 from stash.models import Example, HookConfig, Stash
 
+from .test_admin import SCREENSHOTS
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
@@ -71,6 +73,7 @@ def test_run_examples_and_the_versions_pages_fit_a_1280_px_window(logged_in, liv
     # The words are for screen readers; the eye sees the + and - and the colours.
     expect(added.locator(".visually-hidden")).to_have_css("position", "absolute")
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    page.screenshot(path=SCREENSHOTS / "versions-diff.png", full_page=True)
 
 
 def test_downloading_and_uploading_a_pipeline(logged_in, live_server, audit, tmp_path):
