@@ -64,6 +64,7 @@ def test_an_exported_pipeline_imported_into_a_fresh_stash_judges_1000_varied_ite
 
     production = Stash.objects.get(slug="production")
     assert plan.created and plan.applied
+    assert plan.changes == ["new stash production", *[f"added {hook['label']}" for hook in VARIED]]
     assert processing.export_document(production)["hooks"] == document["hooks"]
     assert (production.on_error, production.max_payload_bytes) == ("skip", 5000)
     payloads = varied_payloads(1000)

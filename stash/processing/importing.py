@@ -124,6 +124,8 @@ def import_document(target: Stash | str, document: Any, *, dry_run: bool = False
         configs, removed = _plan_hooks(stash, before, parsed["hooks"])
         examples = _plan_examples(stash, parsed.get("examples"))
         changes = documents.changes(current, documents.pipeline_document(stash, configs, ids=True))
+        if created:  # its settings are new, not changed: say which hooks it starts with
+            changes = [_("new stash %(slug)s") % {"slug": slug}] + [c for c in changes if not c.startswith("stash ")]
         if examples is not None and not created and _example_set(examples) != _example_set(stash.examples.all()):
             changes.append(_("examples replaced (%(count)d)") % {"count": len(examples)})
         results = run_examples(stash, hooks=configs,

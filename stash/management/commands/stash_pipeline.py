@@ -54,8 +54,6 @@ class Command(BaseCommand):
             raise refused(exc) from exc
         except processing.Unanswered as exc:
             raise CommandError(str(exc)) from exc
-        if plan.created:
-            self.stdout.write(f"new stash {plan.stash.slug}")
         for change in plan.changes or ["no change"]:
             self.stdout.write(change)
         for result in plan.results:
