@@ -9,6 +9,7 @@ from adminsortable2.admin import SortableAdminBase, SortableAdminMixin, Sortable
 from django.contrib import admin, messages
 from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
+from django.http import HttpResponse
 from django.template.loader import render_to_string
 from django.urls import path, reverse
 from django.utils.html import format_html
@@ -253,7 +254,8 @@ class StashAdmin(OneChangePerPost, SortableAdminBase, StyledAdmin):
 
 
 @admin.register(HookConfig)
-class HookConfigAdmin(OneChangePerPost, ShownParamsMixin, SortableAdminMixin, StyledAdmin):
+class HookConfigAdmin(admin_guard.GuardedHookChanges, OneChangePerPost, ShownParamsMixin, SortableAdminMixin,
+                      StyledAdmin):
     form = HookConfigPageForm
     ordering = HOOK_ORDERING
     list_display = ["order", "title", "stash", "kind", "enabled", "mode", "on_error", "statistics"]
@@ -320,7 +322,7 @@ class HookConfigAdmin(OneChangePerPost, ShownParamsMixin, SortableAdminMixin, St
         # A new hook keeps position 0: the model appends it under the stash's lock (sortable2's
         # save_model would read max + 1 without one).
         processing.save_hook(obj)
-        admin_guard.warn(request, getattr(form, "example_warning", ""))  # the list's forms run no examples
+        admin_guard.warn(request, getattr(form, "example_warning", ""))  # the list's: ``guarded`` checks them
 
     def delete_model(self, request, obj):
         processing.delete_hooks(HookConfig.objects.filter(pk=obj.pk))
@@ -329,7 +331,9 @@ class HookConfigAdmin(OneChangePerPost, ShownParamsMixin, SortableAdminMixin, St
         processing.delete_hooks(queryset)
 
     def update_order(self, request):
-        return admin_views.update_order(self, request)
+        # A drag the golden examples refuse answers 409: hook_order.js reloads the list, which says why.
+        return admin_guard.guarded(request, partial(admin_views.update_order, self, request),
+                                   lambda why: HttpResponse(why, status=409, content_type="text/plain"))
 
     @admin.display(description="#", ordering="position")
     def order(self, obj):

@@ -1,15 +1,18 @@
-"""The golden examples' guard on the admin's saves of hooks: before the stash page or a hook's page
-saves, the stash's examples run against the hooks as edited. A stash that blocks (``examples_policy``)
-refuses a change that breaks one, with a form error listing each; one that warns saves it, and the
-page says which examples broke.
+"""The golden examples' guard on the admin's changes of hooks. Before the stash page or a hook's page
+saves, the stash's examples run against the hooks as edited; the hooks list's toggles and actions,
+deletes and drags run them against the hooks as the change leaves them, before it is kept. A stash
+that blocks (``examples_policy``) refuses a change that breaks one, with a form error (or an error
+message) listing each; one that warns keeps it, and the page says which examples broke.
 
     warning = check(stash, hooks)        # ValidationError (block), else what to warn of ("" if nothing)
     warn(request, warning)               # once saved, as a warning message
+    return guarded(request, view, refused)   # a view's change, kept only if the examples allow it
 """
 import copy
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.http import HttpResponseRedirect
 from django.utils.translation import gettext as _, ngettext
 
 from . import processing
@@ -34,11 +37,58 @@ def check(stash, hooks):
             raise ValidationError(_("Not saved: the golden examples could not be run. %(error)s")
                                   % {"error": exc}) from None
         return _("Saved, but the golden examples could not be run. %(error)s") % {"error": exc}
+    return saved_but(broken)
+
+
+def saved_but(broken):
+    """What to warn of once a change that breaks the examples ``broken`` was kept ("" if none)."""
     if not broken:
         return ""
     return ngettext("Saved, but this change breaks a golden example: %(lines)s",
                     "Saved, but this change breaks %(count)d golden examples: %(lines)s", len(broken)) % {
         "count": len(broken), "lines": " | ".join(lines(broken))}
+
+
+def guarded(request, view, refused=None):
+    """``view()``'s answer to a POST that may change hooks (a toggle, an action, a delete, a drag),
+    as one change the changed stashes' golden examples check before it is kept
+    (``processing.checked_change``). Refused, nothing of it is kept, the messages it queued are
+    dropped, an error message says why, and ``refused(why)`` answers (by default: back to the page).
+    Kept, the page warns of the examples it broke in stashes that only warn."""
+    if request.method != "POST":
+        return view()
+    try:
+        with processing.checked_change() as checked:
+            response = view()
+    except processing.ExamplesBroken as exc:
+        return _refuse(request, refusal(exc, _("Nothing was changed.")), refused)
+    except processing.Unanswered as exc:
+        return _refuse(request, _("Nothing was changed: the golden examples could not be run. %(error)s")
+                       % {"error": exc}, refused)
+    warn(request, saved_but(checked.broken))
+    for why in checked.unanswered:
+        warn(request, _("Saved, but the golden examples could not be run. %(error)s") % {"error": why})
+    return response
+
+
+def _refuse(request, why, refused):
+    # Iterating the message storage marks what it holds as used, so none of it is shown (Django's
+    # documented behaviour): the refused change's own "n hooks disabled." goes with it.
+    for _message in messages.get_messages(request):
+        pass
+    messages.error(request, why)
+    return refused(why) if refused is not None else HttpResponseRedirect(request.get_full_path())
+
+
+class GuardedHookChanges:
+    """A ``ModelAdmin`` of hook configs whose list (toggles, actions), deletes and drags are guarded
+    by the golden examples (``guarded``); its change page guards its own form."""
+
+    def changelist_view(self, request, *args, **kwargs):
+        return guarded(request, lambda: super(GuardedHookChanges, self).changelist_view(request, *args, **kwargs))
+
+    def delete_view(self, request, *args, **kwargs):
+        return guarded(request, lambda: super(GuardedHookChanges, self).delete_view(request, *args, **kwargs))
 
 
 def refusal(exc, outcome):

@@ -14,9 +14,11 @@ A part of the block that is rolled back (a savepoint) takes its bump with it; a 
 that stash in the block then moves the version again. Each bump is remembered by a marker
 registered with ``transaction.on_commit``, which such a rollback drops (``compat.on_commit_pending``).
 
-At the end of the outermost block, in its transaction, the ``recorder`` (``models`` sets it: it
-writes a ``PipelineVersion``) is given the stashes that were moved or created, the change's
-``note`` and its ``author`` (see ``authored_by``): every version of a pipeline is kept.
+At the end of the outermost block, in its transaction, the check of a ``checking`` context is
+given the stashes the change moved (it refuses the change by raising); then the ``recorder``
+(``models`` sets it: it writes a ``PipelineVersion``) is given the stashes that were moved or
+created, the change's ``note`` and its ``author`` (see ``authored_by``): every version of a
+pipeline is kept.
 """
 from __future__ import annotations
 
@@ -47,6 +49,9 @@ _change: ContextVar[_Change | None] = ContextVar("stash_change", default=None)
 # user is known only once the view has authenticated it).
 _author: ContextVar[Callable[[], Any] | None] = ContextVar("stash_change_author", default=None)
 
+# What each change of this context must pass before it is kept (see ``checking``).
+_check: ContextVar[Callable[[list[int]], None] | None] = ContextVar("stash_change_check", default=None)
+
 #: Writes the versions of a change's stashes; ``models`` sets it.
 recorder: Recorder | None = None
 
@@ -68,9 +73,12 @@ def one_change(using: str = "default", note: str = "") -> Iterator[None]:
     try:
         with transaction.atomic(using=using):
             yield
-            moved = [pk for pk, marker in change.moved.items() if on_commit_pending(marker, using)]
+            moved = sorted(pk for pk, marker in change.moved.items() if on_commit_pending(marker, using))
+            check = _check.get()
+            if moved and check is not None:
+                check(moved)
             if moved and recorder is not None:
-                recorder(sorted(moved), note=change.note, author=current_author(), using=using)
+                recorder(moved, note=change.note, author=current_author(), using=using)
     finally:
         _change.reset(token)
 
@@ -103,6 +111,20 @@ def _mark(change: _Change, stash_ids: list[int], using: str) -> None:
 
 def _marker() -> Callable[[], None]:
     return lambda: None
+
+
+@contextmanager
+def checking(check: Callable[[list[int]], None]) -> Iterator[None]:
+    """Each change made in the block ends, in its transaction and before its versions are written,
+    by calling ``check`` with the ids of the stashes it changed: an exception it raises undoes the
+    change. Not inside a change (whose end would come after the block)."""
+    if _change.get() is not None:
+        raise RuntimeError("checking() must start outside any change")
+    token = _check.set(check)
+    try:
+        yield
+    finally:
+        _check.reset(token)
 
 
 @contextmanager

@@ -1,14 +1,15 @@
 """Golden examples in the admin: their editor, "Run examples", "Make an example" from an item, and the
-guard they put on the stash page's and a hook's page's saves (refuse, or save with a warning)."""
+guard they put on the stash page's and a hook's page's saves, and on the hooks list's toggles, actions,
+deletes and drags (refuse, or save with a warning)."""
 import json
 
 import pytest
 from django.urls import reverse
 
-from stash.models import Content, Example, HookConfig
+from stash.models import Content, Example, HookConfig, PipelineVersion
 from stash.processing import examples as examples_module
 
-from .test_admin import change_url, judge, rows_of, staff, stash_post
+from .test_admin import act, change_url, judge, rows_of, staff, stash_post
 from .test_admin_simulate import draft_post, snapshot
 from .test_admin_views import replay_url, simulate_url
 
@@ -273,3 +274,106 @@ def test_a_draft_that_breaks_an_example_is_still_simulated(admin_client, audit):
     response = admin_client.post(simulate_url(audit), draft_post(audit, blocking(rows_of(audit))))
     assert response.context["draft"].valid and response.context["result"] is not None
     assert snapshot() == before
+
+
+# --- the guard on the hooks list: toggles, actions, deletes, drags --------------------------------
+
+
+def kept_nothing(stash, before, version):
+    """Nothing of a refused change was kept: the same hooks, version and versions as ``before``."""
+    stash.refresh_from_db()
+    return (hooks_as_saved(stash) == before and stash.config_version == version
+            and PipelineVersion.objects.filter(stash=stash).count() == version)
+
+
+def hooks_list(stash):
+    return reverse("admin:stash_hookconfig_changelist") + f"?stash__id__exact={stash.pk}"
+
+
+def list_toggle(stash, **enabled):
+    """The hooks list's editable column as the browser posts it, with ``enabled`` by label."""
+    configs = list(stash.hooks.in_order())
+    data = {"form-TOTAL_FORMS": len(configs), "form-INITIAL_FORMS": len(configs), "form-MIN_NUM_FORMS": 0,
+            "form-MAX_NUM_FORMS": 1000, "_save": "Save"}
+    for index, config in enumerate(configs):
+        data[f"form-{index}-id"] = config.pk
+        if enabled.get(config.label, config.enabled):
+            data[f"form-{index}-enabled"] = "on"
+    return data
+
+
+SPAM_BROKEN = "Example “spam”: expected rejected, got accepted"
+
+
+def test_disabling_a_hook_from_the_list_that_breaks_an_example_is_refused(admin_client, audit):
+    before, version = hooks_as_saved(audit), audit.config_version
+    response = act(admin_client, "disable", audit.hooks.filter(label="No spam"))
+    errors = [str(message) for message in response.context["messages"] if message.level_tag == "error"]
+    assert len(errors) == 1
+    assert errors[0].startswith("Nothing was changed. It breaks golden examples of audit, which refuses such changes.")
+    assert SPAM_BROKEN in errors[0]
+    assert "1 hook disabled." not in response.content.decode()  # the refused change's own message is gone
+    assert kept_nothing(audit, before, version)
+
+
+def test_a_stash_that_warns_lets_the_list_disable_the_hook_and_says_what_broke(admin_client, audit):
+    audit.examples_policy = "warn"
+    audit.save()
+    response = act(admin_client, "disable", audit.hooks.filter(label="No spam"))
+    assert "1 hook disabled." in said(response)
+    assert [message for message in said(response) if message.startswith("Saved, but")] == [
+        (f"Saved, but this change breaks a golden example: {SPAM_BROKEN}; expected reason code 'blocked_word', "
+         "got ''; expected 'No spam' to decide, got 'no hook'")]
+    assert not audit.hooks.get(label="No spam").enabled
+
+
+def test_unticking_enabled_in_the_list_is_refused_when_it_breaks_an_example(admin_client, audit):
+    before, version = hooks_as_saved(audit), audit.config_version
+    response = admin_client.post(hooks_list(audit), list_toggle(audit, **{"No spam": False}), follow=True)
+    assert any(SPAM_BROKEN in message for message in said(response))
+    assert not any("was changed successfully" in message for message in said(response))
+    assert kept_nothing(audit, before, version)
+    # Unticking a hook no example needs goes through, checked all the same.
+    response = admin_client.post(hooks_list(audit), list_toggle(audit, **{"Needs text": False}), follow=True)
+    assert "1 hook config was changed successfully." in said(response)
+    assert not audit.hooks.get(label="Needs text").enabled
+
+
+def test_deleting_a_hook_that_an_example_needs_is_refused_from_its_page_and_from_the_list(admin_client, audit):
+    before, version = hooks_as_saved(audit), audit.config_version
+    spam = audit.hooks.get(label="No spam")
+    delete = reverse("admin:stash_hookconfig_delete", args=[spam.pk])
+    response = admin_client.post(delete, {"post": "yes"}, follow=True)
+    assert any(message.startswith("Nothing was changed.") and SPAM_BROKEN in message for message in said(response))
+    assert kept_nothing(audit, before, version)
+    response = act(admin_client, "delete_selected", [spam], post="yes")
+    assert any(message.startswith("Nothing was changed.") and SPAM_BROKEN in message for message in said(response))
+    assert kept_nothing(audit, before, version)
+
+
+def test_a_drag_that_changes_which_hook_decides_an_example_is_refused_with_409(admin_client, make_stash):
+    stash = make_stash("sized", hooks=[
+        {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
+        {"hook": "max_size", "label": "At most 10 B", "params": {"max_bytes": 10}},
+    ])
+    Example.objects.create(stash=stash, name="no text", payload={"note": "a long note, and no text"},
+                           verdict="rejected", hook="Needs text")
+    before, version = hooks_as_saved(stash), stash.config_version
+    needs, size = stash.hooks.in_order()
+    update = reverse("admin:stash_hookconfig_sortable_update")
+    response = admin_client.post(update, json.dumps({"updatedItems": [[size.pk, 1], [needs.pk, 2]]}),
+                                 content_type="application/json")
+    assert response.status_code == 409
+    assert "Example “no text”: expected 'Needs text' to decide, got 'At most 10 B'" in response.content.decode()
+    assert kept_nothing(stash, before, version)
+    # The list, loaded again (as the page does after a refused drag), says why.
+    page = admin_client.get(hooks_list(stash))
+    assert any("Example “no text”" in message for message in said(page))
+
+
+def test_list_changes_in_a_stash_without_examples_start_no_process(admin_client, make_stash, monkeypatch):
+    stash = make_stash("plain", hooks=HOOKS)
+    runs = []
+    monkeypatch.setattr(examples_module, "call_with_deadline", lambda *args: runs.append(args))
+    response = act(admin_client, "disable", stash.hooks.all())
+    assert "2 hooks disabled." in said(response) and runs == []

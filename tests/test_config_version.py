@@ -197,3 +197,28 @@ def test_one_change_bumps_each_stash_once_and_a_rolled_back_part_does_not_count(
         HookConfig.objects.filter(stash__in=[audit, other]).update(timeout_ms=100)
         processing.place_hooks(audit, {audit.hooks.get(hook="max_size").pk: 1})
     assert [b - a for a, b in zip(before, versions(audit, other), strict=True)] == [1, 1]
+
+
+def test_a_checked_change_is_checked_once_at_its_end_and_a_refusal_undoes_all_of_it(audit, other):
+    from stash import versioning
+
+    seen, before = [], versions(audit, other)
+
+    def refuse_audit(stash_ids):
+        seen.append((stash_ids, list(audit.hooks.enabled().values_list("hook", flat=True))))
+        if audit.pk in stash_ids:
+            raise RuntimeError("refused")
+
+    with versioning.checking(refuse_audit):
+        with pytest.raises(RuntimeError), processing.one_change():
+            HookConfig.objects.filter(stash__in=[audit, other]).update(enabled=False)
+            processing.place_hooks(audit, {audit.hooks.get(hook="max_size").pk: 1})
+        # Checked once, with the hooks as the whole change left them; then nothing of it was kept.
+        assert seen == [(sorted([audit.pk, other.pk]), [])]
+        assert versions(audit, other) == before and audit.hooks.enabled().count() == len(HOOKS)
+        processing.set_enabled(other.hooks.all(), False)  # a change the check lets through is kept
+        assert seen[-1] == ([other.pk], list(audit.hooks.enabled().values_list("hook", flat=True)))
+        with pytest.raises(RuntimeError, match="outside any change"), processing.one_change():
+            with versioning.checking(refuse_audit):
+                pass
+    assert versions(audit, other) == [before[0], before[1] + 1]

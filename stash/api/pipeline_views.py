@@ -1,6 +1,6 @@
 """API views of pipelines as code, under ``stashes/<slug>/``: the pipeline document, its versions
 and the stash's golden examples; each a call into ``stash.processing``."""
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 from rest_framework.generics import GenericAPIView
@@ -13,7 +13,6 @@ from . import permissions
 from .pagination import VersionCursorPagination
 from .pipeline_serializers import (
     ExampleRunSerializer,
-    ExamplesBrokenSerializer,
     ExampleSerializer,
     ImportParamsSerializer,
     ImportPlanSerializer,
@@ -23,20 +22,12 @@ from .pipeline_serializers import (
     VersionDiffSerializer,
     VersionSerializer,
 )
-from .schema import errors
-from .serializers import ErrorSerializer
+from .schema import BROKEN, SLOW, errors
 from .views import STASH_SLUG, SerializerPerAction, StashScoped
 
 VERSION_NUMBER = OpenApiParameter("number", int, OpenApiParameter.PATH, description="The version's number.")
 EXAMPLE_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="The example's id.")
 
-#: A change that breaks golden examples of a stash whose examples_policy is "block".
-BROKEN = {409: OpenApiResponse(ExamplesBrokenSerializer, description=(
-    "The change breaks golden examples of a stash that refuses such changes (examples_policy block): nothing "
-    "changed; `examples` lists the broken ones."))}
-#: The golden examples run in a child process given STASH_EXAMPLES_TIMEOUT seconds.
-SLOW = {503: OpenApiResponse(ErrorSerializer, description=(
-    "The golden examples did not finish within STASH_EXAMPLES_TIMEOUT seconds (the detail names the hook)."))}
 CHANGE_PERMISSIONS = ("`stash.change_stash`, `stash.add_hookconfig`, `stash.change_hookconfig` and "
                       "`stash.delete_hookconfig`")
 

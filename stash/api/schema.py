@@ -5,6 +5,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse
 
 from .filters import QueryForm
+from .pipeline_serializers import ExamplesBrokenSerializer
 from .serializers import ContentEditSerializer, ErrorSerializer
 
 _MEANINGS = {
@@ -19,6 +20,14 @@ _MEANINGS = {
     429: "Too many requests: wait as Retry-After says.",
     503: "The hooks did not answer within STASH_SIMULATE_TIMEOUT seconds (the detail names the hook).",
 }
+
+#: A change that breaks golden examples of a stash whose examples_policy is "block".
+BROKEN = {409: OpenApiResponse(ExamplesBrokenSerializer, description=(
+    "The change breaks golden examples of a stash that refuses such changes (examples_policy block): nothing "
+    "changed; `examples` lists the broken ones."))}
+#: The golden examples run in a child process given STASH_EXAMPLES_TIMEOUT seconds.
+SLOW = {503: OpenApiResponse(ErrorSerializer, description=(
+    "The golden examples did not finish within STASH_EXAMPLES_TIMEOUT seconds (the detail names the hook)."))}
 
 
 def errors(*codes):

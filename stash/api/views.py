@@ -19,7 +19,7 @@ from .filters import ContentFilter
 from .pagination import ContentCursorPagination
 from .parsers import JSONParser
 from .pipeline_serializers import ExampleSerializer
-from .schema import errors
+from .schema import BROKEN, SLOW, errors
 from .serializers import (
     BulkResultSerializer,
     BulkSubmitSerializer,
@@ -286,24 +286,31 @@ class StashViewSet(SerializerPerAction, mixins.ListModelMixin, mixins.RetrieveMo
         return Response(result.as_dict())
 
 
+#: What a change of one hook config answers (the golden examples may refuse it).
+HOOK_CHANGED = {200: HookConfigSerializer, **errors(400, 401, 403, 404, 415), **BROKEN, **SLOW}
+
+
 @extend_schema_view(
     list=extend_schema(summary="List a stash's hooks, in order", parameters=[STASH_SLUG],
                        responses={200: HookConfigSerializer(many=True), **errors(401, 403, 404)}),
     create=extend_schema(summary="Add a hook to a stash (at the end)", parameters=[STASH_SLUG],
-                         responses={201: HookConfigSerializer, **errors(400, 401, 403, 404, 415)}),
+                         responses={201: HookConfigSerializer, **errors(400, 401, 403, 404, 415), **BROKEN,
+                                    **SLOW}),
     retrieve=extend_schema(summary="Read one hook config", parameters=[STASH_SLUG, HOOK_ID],
                            responses={200: HookConfigSerializer, **errors(401, 403, 404)}),
     update=extend_schema(summary="Replace a hook config", parameters=[STASH_SLUG, HOOK_ID],
-                         responses={200: HookConfigSerializer, **errors(400, 401, 403, 404, 415)}),
+                         responses=HOOK_CHANGED),
     partial_update=extend_schema(summary="Change a hook config", parameters=[STASH_SLUG, HOOK_ID],
-                                 responses={200: HookConfigSerializer, **errors(400, 401, 403, 404, 415)}),
+                                 responses=HOOK_CHANGED),
     destroy=extend_schema(summary="Remove a hook from a stash", parameters=[STASH_SLUG, HOOK_ID],
-                          responses={204: None, **errors(401, 403, 404)}),
+                          responses={204: None, **errors(401, 403, 404), **BROKEN, **SLOW}),
 )
 class HookConfigViewSet(StashScoped, SerializerPerAction, mixins.ListModelMixin, mixins.RetrieveModelMixin,
                         mixins.CreateModelMixin, mixins.UpdateModelMixin, mixins.DestroyModelMixin,
                         viewsets.GenericViewSet):
-    """A stash's configured hooks. Params, hook name and condition are checked as in the admin."""
+    """A stash's configured hooks. Params, hook name and condition are checked as in the admin, and
+    each change runs the stash's golden examples before it is kept, as the admin's do: 409 when
+    it breaks one and the stash refuses that (``processing.checked_change``)."""
 
     serializer_class = HookConfigSerializer
     serializer_classes = {"reorder": ReorderSerializer}
@@ -315,27 +322,35 @@ class HookConfigViewSet(StashScoped, SerializerPerAction, mixins.ListModelMixin,
         return self.of_stash(HookConfig.objects.in_order())
 
     def perform_create(self, serializer):
-        serializer.save(stash=self.stash)
+        with processing.checked_change():
+            serializer.save(stash=self.stash)
+
+    def perform_update(self, serializer):
+        with processing.checked_change():
+            serializer.save()
 
     def perform_destroy(self, instance):
-        processing.delete_hooks(HookConfig.objects.filter(pk=instance.pk))
+        with processing.checked_change():
+            processing.delete_hooks(HookConfig.objects.filter(pk=instance.pk))
 
     @extend_schema(
         summary="Put a stash's hooks in a new order",
         description="Give every hook id once, in the new order, and the stash's `config_version` you read them "
-                    "at: if the hooks changed since, nothing moves and the answer is 409. Needs "
-                    "`stash.change_hookconfig`.",
+                    "at: if the hooks changed since, nothing moves and the answer is 409; so too, with the "
+                    "broken `examples`, when the new order breaks golden examples of a stash that refuses "
+                    "that. Needs `stash.change_hookconfig`.",
         parameters=[STASH_SLUG],
         request=ReorderSerializer,
-        responses={200: HookOrderSerializer, **errors(400, 401, 403, 404, 409, 415)},
+        responses={200: HookOrderSerializer, **errors(400, 401, 403, 404, 409, 415), **SLOW},
     )
     @action(detail=False, methods=["post"], permission_classes=[IsAuthenticated, permissions.CanReorderHooks])
     def reorder(self, request, stash_slug=None):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            processing.reorder_hooks(self.stash, serializer.validated_data["order"],
-                                     serializer.validated_data["config_version"])
+            with processing.checked_change():
+                processing.reorder_hooks(self.stash, serializer.validated_data["order"],
+                                         serializer.validated_data["config_version"])
         except DjangoValidationError as exc:
             raise ValidationError({"order": exc.messages}) from exc
         hooks = HookConfigSerializer(self.get_queryset(), many=True, context=self.get_serializer_context()).data

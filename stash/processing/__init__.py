@@ -29,7 +29,8 @@ so the rules live here once:
   or nothing; ``versions``: ``compare`` and ``restore`` the versions every change records;
   ``examples``: ``run_examples`` (golden examples, against the current or a drafted pipeline;
   ``ExamplesBroken`` when a change breaks one of a stash that blocks that; ``check_change`` applies
-  that rule to hooks as edited) and ``example_from``.
+  that rule to hooks as edited, ``checked_change`` to a change as it is about to be kept) and
+  ``example_from``.
 - ``one_change`` (``stash.versioning``): a block in which each stash's ``config_version`` moves
   once, however many of its rows the block writes (an admin save, an action).
 
@@ -42,9 +43,11 @@ from .configuring import delete_hooks, duplicate_hooks, save_hook, saving_hooks,
 from .counting import count_sweep  # noqa: F401
 from .deadlines import Clock  # noqa: F401
 from .examples import (  # noqa: F401
+    CheckedChange,
     ExampleResult,
     ExamplesBroken,
     check_change,
+    checked_change,
     decider_title,
     example_from,
     run_examples,

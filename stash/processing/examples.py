@@ -4,6 +4,9 @@
     results = run_examples(stash, hooks=drafted_hooks(...))  # against hooks as edited, not saved
     broken = [result for result in results if not result.passed]
     broken = check_change(stash, hooks)                    # ExamplesBroken if the stash blocks such a change
+    with checked_change() as checked:                      # each change in it kept only if the examples allow
+        set_enabled(configs, False)
+    checked.broken, checked.unanswered                     # what to warn of, from stashes that only warn
 
 Like simulate, the hooks run in a forked child with a deadline (``isolation``); nothing is saved
 or counted and no sink is called. ``example_from(content)`` turns an item into an example that
@@ -11,8 +14,9 @@ expects the verdict the item has.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -22,7 +26,8 @@ from django.utils.translation import gettext as _
 from .. import pipeline
 from ..exceptions import StashError
 from ..models import Content, Example, ExamplesPolicy, HookConfig, PipelineRun, Stash
-from .isolation import call_with_deadline
+from ..versioning import checking
+from .isolation import Unanswered, call_with_deadline
 from .judging import build_step, pipeline_for
 
 
@@ -110,6 +115,40 @@ def check_change(stash: Stash, hooks: Iterable[HookConfig]) -> list[ExampleResul
     if broken and stash.examples_policy == ExamplesPolicy.BLOCK:
         raise ExamplesBroken(stash, results)
     return broken
+
+
+@dataclass
+class CheckedChange:
+    """What the examples said of a change that was kept: the broken ones of stashes that only warn,
+    and why examples that could not run in time did not (one line per such stash)."""
+
+    broken: list[ExampleResult] = field(default_factory=list)
+    unanswered: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def checked_change() -> Iterator[CheckedChange]:
+    """A block each of whose changes (``one_change``: an admin save, an action, a reorder) runs, in
+    its transaction before it is kept, the golden examples of the stashes it changed against the
+    hooks it leaves them (``check_change``).
+
+    A stash that blocks a change breaking its examples (or whose examples cannot run in time)
+    makes the change raise ``ExamplesBroken`` (or ``Unanswered``), and nothing of it is kept;
+    otherwise the yielded ``CheckedChange`` gathers what to warn of. Starts outside any change.
+    """
+    checked = CheckedChange()
+
+    def check(stash_ids: list[int]) -> None:
+        for stash in Stash.objects.filter(pk__in=stash_ids).order_by("pk"):
+            try:
+                checked.broken += check_change(stash, stash.hooks.in_order())
+            except Unanswered as exc:
+                if stash.examples_policy == ExamplesPolicy.BLOCK:
+                    raise
+                checked.unanswered.append(f"{stash.slug}: {exc}")
+
+    with checking(check):
+        yield checked
 
 
 def _compare(example: Example, result: pipeline.Result) -> ExampleResult:

@@ -324,6 +324,43 @@ def test_running_the_examples_says_which_pass(client, audit):
     assert client.post(f"{EXAMPLES}run/").json()["passed"] is True
 
 
+def broken_names(response):
+    return [(result["name"], result["problems"]) for result in response.json()["examples"]]
+
+
+def test_hook_changes_through_the_api_that_break_an_example_are_refused(client, audit):
+    spam_example(audit)
+    Example.objects.create(stash=audit, name="plain", payload={"text": "hi"}, verdict="accepted")
+    require, blocklist = audit.hooks.in_order()
+    before, count = version(), versions()
+    hooks = "/api/stashes/audit/hooks/"
+    answers = [
+        client.patch(f"{hooks}{blocklist.pk}/", {"enabled": False}, format="json"),
+        client.delete(f"{hooks}{blocklist.pk}/"),
+        client.post(hooks, {"hook": "keyword_blocklist", "params": {"words": ["hi"]}}, format="json"),
+    ]
+    assert [response.status_code for response in answers] == [409, 409, 409]
+    assert broken_names(answers[0]) == broken_names(answers[1]) == [("spam", ["expected rejected, got accepted"])]
+    assert broken_names(answers[2]) == [("plain", ["expected accepted, got rejected"])]
+    assert (version(), versions(), list(audit.hooks.in_order().values_list("pk", "enabled"))) == (
+        before, count, [(require.pk, True), (blocklist.pk, True)])
+
+    # A reorder that changes which hook decides an example, too.
+    Example.objects.create(stash=audit, name="no text", payload={"note": "spam"}, verdict="rejected",
+                           hook="require_fields")
+    response = client.post(f"{hooks}reorder/", {"order": [blocklist.pk, require.pk], "config_version": before},
+                           format="json")
+    assert response.status_code == 409
+    assert broken_names(response) == [("no text", ["expected 'require_fields' to decide, got 'keyword_blocklist'"])]
+    assert list(audit.hooks.in_order().values_list("pk", flat=True)) == [require.pk, blocklist.pk]
+
+    # Changes no example minds go through; so do breaking ones once the stash only warns.
+    assert client.patch(f"{hooks}{blocklist.pk}/", {"label": "No spam"}, format="json").status_code == 200
+    Stash.objects.filter(pk=audit.pk).update(examples_policy="warn")
+    assert client.delete(f"{hooks}{blocklist.pk}/").status_code == 204
+    assert audit.hooks.count() == 1
+
+
 def test_an_item_with_a_verdict_becomes_an_example(client, audit, owner):
     content = processing.submit(audit, {"text": "cheap spam"}, owner)[0]
     pending = client.post(f"/api/contents/{content.pk}/example/")

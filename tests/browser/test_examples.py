@@ -1,4 +1,5 @@
-"""Golden examples guarding the stash page in real Chromium, and the pipeline pages at 1280 px."""
+"""Golden examples guarding the stash page and the hooks list in real Chromium, and the pipeline pages
+at 1280 px."""
 import json
 
 import pytest
@@ -6,7 +7,7 @@ from playwright.sync_api import expect
 
 from stash.models import Example, HookConfig, Stash
 
-from .test_admin import SCREENSHOTS
+from .test_admin import SCREENSHOTS, drag
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -51,6 +52,29 @@ def test_an_edit_that_breaks_an_example_is_refused_then_saved_with_a_warning_onc
                                     "expected accepted, got rejected")
     assert size_limit() == {"max_bytes": 10}
     assert Stash.objects.get(pk=audit.pk).examples_policy == "warn"
+
+
+def test_a_drag_in_the_hooks_list_that_breaks_an_example_is_undone_and_says_why(logged_in, live_server,
+                                                                               make_stash):
+    page = logged_in
+    stash = make_stash("sized", hooks=[
+        {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
+        {"hook": "max_size", "label": "At most 10 B", "params": {"max_bytes": 10}},
+    ])
+    Example.objects.create(stash=stash, name="no text", payload={"note": "a long note, and no text"},
+                           verdict="rejected", hook="Needs text")
+    page.goto(f"{live_server.url}/admin/stash/hookconfig/?stash__id__exact={stash.pk}")
+    handles = page.locator("#result_list div.drag.handle")
+    expect(handles).to_have_count(2)
+    drag(page, handles.nth(1), handles.nth(0))
+
+    # Refused: the list is loaded again, in the order that holds, with the reason on top.
+    error = page.locator(".messagelist .error")
+    expect(error).to_contain_text("Nothing was changed. It breaks golden examples of sized, which refuses such "
+                                  "changes.")
+    expect(error).to_contain_text("Example “no text”: expected 'Needs text' to decide, got 'At most 10 B'")
+    expect(page.locator("#result_list tbody .field-title")).to_have_text(["Needs text", "At most 10 B"])
+    assert list(stash.hooks.in_order().values_list("label", flat=True)) == ["Needs text", "At most 10 B"]
 
 
 def test_run_examples_and_the_versions_pages_fit_a_1280_px_window(logged_in, live_server, audit):
