@@ -9,6 +9,7 @@ message) listing each; one that warns keeps it, and the page says which examples
     return guarded(request, view, refused)   # a view's change, kept only if the examples allow it
 """
 import copy
+from functools import partial
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
@@ -36,7 +37,7 @@ def check(stash, hooks):
         if stash.examples_policy == ExamplesPolicy.BLOCK:
             raise ValidationError(_("Not saved: the golden examples could not be run. %(error)s")
                                   % {"error": exc}) from None
-        return _("Saved, but the golden examples could not be run. %(error)s") % {"error": exc}
+        return not_run(exc)
     return saved_but(broken)
 
 
@@ -47,6 +48,11 @@ def saved_but(broken):
     return ngettext("Saved, but this change breaks a golden example: %(lines)s",
                     "Saved, but this change breaks %(count)d golden examples: %(lines)s", len(broken)) % {
         "count": len(broken), "lines": " | ".join(lines(broken))}
+
+
+def not_run(error):
+    """What to warn of once a change was kept whose examples could not run in time (``error``: why)."""
+    return _("Saved, but the golden examples could not be run. %(error)s") % {"error": error}
 
 
 def guarded(request, view, refused=None):
@@ -67,7 +73,7 @@ def guarded(request, view, refused=None):
                        % {"error": exc}, refused)
     warn(request, saved_but(checked.broken))
     for why in checked.unanswered:
-        warn(request, _("Saved, but the golden examples could not be run. %(error)s") % {"error": why})
+        warn(request, not_run(why))
     return response
 
 
@@ -85,10 +91,10 @@ class GuardedHookChanges:
     by the golden examples (``guarded``); its change page guards its own form."""
 
     def changelist_view(self, request, *args, **kwargs):
-        return guarded(request, lambda: super(GuardedHookChanges, self).changelist_view(request, *args, **kwargs))
+        return guarded(request, partial(super().changelist_view, request, *args, **kwargs))
 
     def delete_view(self, request, *args, **kwargs):
-        return guarded(request, lambda: super(GuardedHookChanges, self).delete_view(request, *args, **kwargs))
+        return guarded(request, partial(super().delete_view, request, *args, **kwargs))
 
 
 def refusal(exc, outcome):
