@@ -9,6 +9,9 @@ over the configured broker: the first answer ends the wait; none within
 in seconds of its oldest item that is ``pending`` or ``processing`` (0 when none is). It answers
 503 when the database or the broker is down or no worker answered, and, when
 ``STASH_READY_MAX_LAG`` is set (seconds; 0 or blank: not checked), when a stash lags more.
+Anyone is told ``{"status": "ok"}`` or ``{"status": "unavailable"}``; the checks, the worker's
+name and the stashes' lag go only to staff and to the callers ``/metrics`` is open to
+(``metrics_views.allowed``: the metrics token, or an allowed network).
 
 A probe that fails is logged and named in the answer, never raised.
 """
@@ -21,6 +24,7 @@ from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from .metrics_views import allowed
 from .models import Content, Stash
 
 logger = logging.getLogger(__name__)
@@ -37,7 +41,10 @@ def healthz(request):
 @never_cache
 @require_GET
 def readyz(request):
-    return _answer(readiness())
+    body = readiness()
+    if not (allowed(request) or _is_staff(request)):
+        body = {"status": body["status"]}
+    return _answer(body)
 
 
 def health():
@@ -88,6 +95,15 @@ def queue_lag(now=None):
 
 def _answer(body):
     return JsonResponse(body, status=200 if body["status"] == OK else 503)
+
+
+def _is_staff(request):
+    """True for a signed-in staff member; False if the session cannot be read (the database down)."""
+    try:
+        return request.user.is_active and request.user.is_staff
+    except Exception:
+        logger.warning("Could not read the session of a /readyz caller; answering without details.")
+        return False
 
 
 def _status(checks):

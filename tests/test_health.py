@@ -82,3 +82,40 @@ def test_readiness_judges_the_lag_only_when_a_maximum_is_set(client, make_stash,
 
     settings.STASH_READY_MAX_LAG = 600
     assert client.get("/readyz").json()["checks"]["lag"] == "ok"
+
+
+OUTSIDE = "203.0.113.7"  # not in STASH_METRICS_ALLOWED_NETWORKS (loopback by default)
+
+
+def test_readiness_tells_an_anonymous_caller_outside_only_ok_or_not(client, make_stash):
+    make_stash("internal-audit")
+
+    response = client.get("/readyz", REMOTE_ADDR=OUTSIDE)
+
+    body = response.json()
+    assert body == {"status": "ok" if response.status_code == 200 else "unavailable"}
+    assert b"internal-audit" not in response.content
+
+
+def test_readiness_details_go_to_staff_and_to_metrics_scrapers(client, make_stash, django_user_model, settings):
+    make_stash("internal-audit")
+    settings.STASH_METRICS_TOKEN = "s3cret-metrics-token"
+
+    scraper = client.get("/readyz", REMOTE_ADDR=OUTSIDE, HTTP_AUTHORIZATION="Bearer s3cret-metrics-token")
+    inside = client.get("/readyz")  # the test client's address is loopback: an allowed network
+    client.force_login(django_user_model.objects.create_user("ops", password="x", is_staff=True))
+    staff = client.get("/readyz", REMOTE_ADDR=OUTSIDE)
+
+    for response in (scraper, inside, staff):
+        body = response.json()
+        assert set(body) == {"status", "checks", "worker", "lag"}
+        assert list(body["lag"]) == ["internal-audit"]
+
+
+def test_readiness_details_are_not_for_a_signed_in_user_who_is_not_staff(client, make_stash, django_user_model):
+    make_stash("internal-audit")
+    client.force_login(django_user_model.objects.create_user("someone", password="x"))
+
+    response = client.get("/readyz", REMOTE_ADDR=OUTSIDE)
+
+    assert set(response.json()) == {"status"}
