@@ -10,12 +10,18 @@ hook runs, ``hook`` (its registry name) and ``hook_config`` (its HookConfig id);
      "revision": 2, "hook": "keywords", "hook_config": 7, "level": "error",
      "logger": "stash.processing.judging", "timestamp": "2026-12-03T14:02:11.503Z"}
 
+With ``LOG_FORMAT=text`` a line is one line, whatever it says: control characters (a newline in
+a payload key, a regex excerpt or an exception's message; a terminal's escape codes) are written
+as escapes (``\\n``, ``\\x1b``, ``\\u2028``), as JSON writes them, so no value can start a forged line;
+a traceback follows its event on the same line.
+
 Values are bound in context variables (``structlog.contextvars``): hooks' own loggers, and
 Django's and Celery's, get them too.
 """
 from __future__ import annotations
 
 import contextlib
+import re
 
 import structlog
 from structlog.contextvars import bind_contextvars, merge_contextvars, reset_contextvars
@@ -30,7 +36,10 @@ def formatter(output: str = "text") -> structlog.stdlib.ProcessorFormatter:
     if output == "json":
         renderer = [structlog.processors.format_exc_info, structlog.processors.JSONRenderer()]
     else:
-        renderer = [structlog.dev.ConsoleRenderer(colors=False, pad_event_to=0)]
+        # The plain traceback whatever is installed: Rich's (a development tool's dependency)
+        # would draw boxes and show local values, a payload's included.
+        renderer = [structlog.dev.ConsoleRenderer(colors=False, pad_event_to=0,
+                                                  exception_formatter=structlog.dev.plain_traceback), _one_line]
     return structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=[
             merge_contextvars,
@@ -41,6 +50,21 @@ def formatter(output: str = "text") -> structlog.stdlib.ProcessorFormatter:
         ],
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *renderer],
     )
+
+
+# C0 and C1 controls (newline, carriage return, escape, NEL, ...) and the Unicode line and
+# paragraph separators: whatever a terminal or a log reader could take for the end of a line.
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with each control character written as its Python escape (``\\n``, ``\\x1b``)."""
+    return _CONTROLS.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def _one_line(logger, method_name, line: str) -> str:
+    """The rendered text line, its keys, values and traceback included, as one line."""
+    return escape_controls(line)
 
 
 def _drop_unset(logger, method_name, event_dict):

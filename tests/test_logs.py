@@ -104,6 +104,46 @@ def test_text_lines_carry_the_same_values(make_stash, lines):
     assert "[info" in line and "[stash.hooks.sinks]" in line
 
 
+# What a forged line would look like, were a newline before it written as it is.
+FORGED = "2026-12-03T14:02:11.503000Z [critical ] forged [stash.audit]"
+
+
+def test_a_newline_in_a_payload_key_or_a_regex_excerpt_starts_no_line_of_a_text_log(make_stash, lines):
+    stash = make_stash("news", hooks=[("regex", {"field": "text", "pattern": "spam[\\s\\S]*",
+                                                 "mode": "must_not_match"}),
+                                      ("keyword_blocklist", {"words": ["forbidden"]}), ("log", {})])
+    read = lines("text")
+    excerpt = Content.objects.create(stash=stash, payload={"text": f"spam\n{FORGED}"})
+    key = Content.objects.create(stash=stash, payload={"text": "fine", f"note\r\n{FORGED}": "forbidden"})
+
+    processing.process([excerpt.pk, key.pk])
+
+    written = read()
+    assert not [line for line in written if line.startswith(FORGED)]
+    (rejected,) = [line for line in written if f"item {excerpt.pk} r1 rejected" in line]
+    assert f"('spam\\n{FORGED[:50]}" in rejected  # the excerpt: 60 characters
+    (rejected,) = [line for line in written if f"item {key.pk} r1 rejected" in line]
+    assert f"in note\\r\\n{FORGED}" in rejected
+
+
+def test_text_lines_escape_every_control_character_and_keep_an_exception_on_its_line(lines):
+    read = lines("text")
+    logger = logging.getLogger("stash")
+
+    logger.warning("clear \x1b[2J screen, bell \x07, tab \t, C1 \x85 and a separator \u2028 here")
+    try:
+        raise ValueError(f"bad\n{FORGED}")
+    except ValueError:
+        logger.exception("Could not do it")
+
+    warning, error = read()
+    assert warning.endswith("clear \\x1b[2J screen, bell \\x07, tab \\t, C1 \\x85 and a separator \\u2028 here "
+                            "[stash]")
+    assert "Could not do it [stash]\\nTraceback (most recent call last):\\n" in error
+    assert error.endswith(f"ValueError: bad\\n{FORGED}")
+    assert "logger = " not in error  # a plain traceback: no local values
+
+
 def test_an_exception_is_one_json_line_with_its_traceback_and_no_local_values(lines):
     read = lines("json")
     secret = "s3cret-payload"  # noqa: F841 - a local a traceback with locals would show

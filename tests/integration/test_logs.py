@@ -46,3 +46,41 @@ def test_a_worker_logs_json_lines_with_the_item_stash_revision_hook_and_task(jso
 
 def json_lines(worker):
     return [json.loads(text) for text in worker.read_log().splitlines() if text.startswith("{")]
+
+
+class TextWorker(Worker):
+    def env(self):
+        return {**super().env(), "LOG_FORMAT": "text"}
+
+
+@pytest.fixture(scope="module")
+def text_worker(django_db_setup, django_db_blocker, worker_queue, tmp_path_factory):
+    worker = TextWorker(f"{worker_queue}-text", tmp_path_factory.mktemp("text-worker")).start()
+    yield worker
+    worker.stop()
+
+
+# What a forged line would look like, were a newline before it written as it is.
+FORGED = "2026-12-03T14:02:11.503000Z [critical ] forged [stash.audit]"
+
+
+def test_a_worker_writes_one_text_line_per_event_whatever_a_payload_key_or_a_reason_holds(text_worker,
+                                                                                         make_stash, settings):
+    settings.STASH_QUEUE = text_worker.queue
+    regex = {"field": "text", "pattern": "spam[\\s\\S]*", "mode": "must_not_match"}
+    stash = make_stash("news", hooks=[("regex", regex), ("keyword_blocklist", {"words": ["forbidden"]}),
+                                      ("log", {"level": "warning"})])
+    in_reason = Content.objects.create(stash=stash, payload={"text": f"spam\n{FORGED}"})
+    in_key = Content.objects.create(stash=stash, payload={"text": "fine", f"note\n{FORGED}": "forbidden"})
+
+    def sink_lines():
+        lines = [line for line in text_worker.read_log().splitlines() if "[stash.hooks.sinks]" in line]
+        return lines if len(lines) == 2 else None
+
+    written = wait_for(sink_lines, message="the log sink's two lines")
+
+    assert not [line for line in text_worker.read_log().splitlines() if line.startswith(FORGED)]
+    (reason,) = [line for line in written if f"item {in_reason.pk} r1 rejected: text matches" in line]
+    assert f"('spam\\n{FORGED[:50]}" in reason
+    (key,) = [line for line in written if f"item {in_key.pk} r1 rejected: contains blocked word" in line]
+    assert f"in note\\n{FORGED} [stash.hooks.sinks]" in key
