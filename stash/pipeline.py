@@ -25,6 +25,10 @@ Lifecycle callbacks, in the spirit of a training loop's ``CallbackList``: any ho
 ``on_pipeline_start(item)`` and ``on_accept`` / ``on_reject`` / ``on_hold`` / ``on_error`` /
 ``on_pipeline_end(item, result)``. ``run`` calls none of them (a simulation has no side
 effects); the caller does, in the order of ``LIFECYCLE_EVENTS``, through ``notify``.
+
+Runs that only look (simulate, replay, golden examples) run ``pipeline.looking()``, one per
+item: no sinks, and each hook that declares ``side_effects`` works on a scratch copy of its
+state (``hook.scratch()``), so it does what it would do and the real counters stay as they are.
 """
 from __future__ import annotations
 
@@ -275,6 +279,16 @@ class Pipeline:
         # Its condition is not evaluated again either: it may be what hung.
         return Pipeline([replace(step, hook=_Stopped(step.kind, message), condition=None)
                          if step.config_id == config_id else step for step in self.steps])
+
+    def looking(self) -> Pipeline:
+        """This pipeline for one item's run that only looks (simulate, replay, golden examples):
+        its filters and transforms, each hook that declares ``side_effects`` replaced by its
+        ``scratch()`` copy (the real state is read, never written), and no sinks::
+
+            result = pipeline.looking().run(item)   # rate_limit counts this item on a scratch count
+        """
+        return Pipeline([replace(step, hook=step.hook.scratch()) if getattr(step.hook, "side_effects", False)
+                         else step for step in self.judging])
 
     def listeners(self, event: str) -> tuple[Step, ...]:
         """The steps, of any kind and in order, whose hook takes the lifecycle callback ``event``."""

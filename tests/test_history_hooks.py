@@ -226,14 +226,15 @@ def test_rate_limit_anonymous_submitters_share_one_allowance_or_are_exempt(stash
     assert [exempt.filter(sent(stash_slug, None, at)).action for _ in range(5)] == ["keep"] * 5
 
 
-def test_rate_limit_simulation_reads_the_count_without_adding_to_it(stash_slug):
+def test_rate_limit_in_a_run_that_only_looks_reads_the_count_without_adding_to_it(stash_slug):
     hook = build_hook("rate_limit", {"max_items": 1, "window_seconds": 60})
     at = window_start(60)
     simulated = Item(payload={}, stash=stash_slug, submitted_by="7", created_at=at)
 
-    assert [hook.filter(simulated).action for _ in range(3)] == ["keep", "keep", "keep"]
+    assert [hook.scratch().filter(simulated).action for _ in range(3)] == ["keep", "keep", "keep"]
     assert hook.filter(sent(stash_slug, at=at)).action == "keep"
-    assert hook.filter(simulated).action == "drop"
+    assert hook.scratch().filter(simulated).action == "drop"
+    assert hook.filter(sent(stash_slug, at=at)).reason == "submitter 7 sent 2 items within 60 s; the limit is 1"
 
 
 def test_rate_limit_counts_are_shared_with_other_processes(stash_slug):

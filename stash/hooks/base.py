@@ -2,16 +2,19 @@
 
 A hook class declares ``params_schema`` and a docstring whose first line describes it; an
 instance is built once per pipeline from a HookConfig's params and then judges many items, so
-it must keep no per-item state.
+it must keep no per-item state. A hook whose judging changes anything besides the verdict
+declares ``side_effects`` and keeps that state in ``self.state`` (see ``Hook.side_effects``).
 """
 from __future__ import annotations
 
+import copy
 from typing import Any, ClassVar, Mapping
 
 import jsonschema
 
 from .. import pipeline
 from ..exceptions import InvalidParams
+from .state import Scratch
 
 
 class Hook:
@@ -20,9 +23,40 @@ class Hook:
     kind: ClassVar[str] = ""
     name: ClassVar[str] = ""  # set by ``registry.register``
     params_schema: ClassVar[dict[str, Any]] = {"type": "object", "additionalProperties": False}
+    #: True when judging an item changes something besides its verdict (a counter, a cache
+    #: entry). Such a hook reads and writes that state through ``self.state`` only, and names
+    #: the real store in ``open_state()``: runs that only look (simulate, replay, golden
+    #: examples) give it a scratch copy, so they show what it would do and change nothing.
+    side_effects: ClassVar[bool] = False
+    _scratch: Scratch | None = None
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:
         self.params = dict(params or {})
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Refused at import: a hook that writes to a store it does not name could not be given a scratch one.
+        if cls.side_effects and cls.kind != "sink" and cls.open_state is Hook.open_state:
+            raise TypeError(f"{cls.__qualname__} declares side_effects: define open_state() to return "
+                            "the store it writes to.")
+
+    def open_state(self) -> Any:
+        """The store a hook with ``side_effects`` writes to when judging for real: an object with
+        the methods of Django's cache that ``state.Scratch`` has (get, set, add, incr, touch, delete)."""
+        raise NotImplementedError(f"{type(self).__name__} declares no state")
+
+    @property
+    def state(self) -> Any:
+        """What a hook with ``side_effects`` reads and writes: ``open_state()`` when judging for
+        real, a ``Scratch`` over it in a run that only looks (``scratch()``)."""
+        return self._scratch if self._scratch is not None else self.open_state()
+
+    def scratch(self) -> Hook:
+        """A copy of this hook for a run that only looks: its ``state`` reads through to the real
+        store and keeps its writes to itself. The hook itself is left as it is."""
+        twin = copy.copy(self)
+        twin._scratch = Scratch(self.open_state())
+        return twin
 
     @classmethod
     def description(cls) -> str:
@@ -110,6 +144,8 @@ class Sink(Hook):
     """
 
     kind = "sink"
+    #: A sink's callbacks are its side effects: runs that only look never call them.
+    side_effects = True
     deliver_async: ClassVar[bool] = False
     #: The verdict events acted on when params give no ``events`` (None: every one it defines).
     default_events: ClassVar[tuple[str, ...] | None] = None

@@ -1,7 +1,9 @@
 """Filters that look at what came before: ``duplicate`` (the stash's items) and ``rate_limit`` (the cache).
 
 Unlike the other hooks these need Django: the database and the cache are imported inside the
-methods, so that importing the hook library never needs a configured project.
+methods, so that importing the hook library never needs a configured project. ``rate_limit``
+declares ``side_effects``: it counts in ``self.state``, a scratch copy of the cache in runs that
+only look; ``duplicate`` only reads.
 """
 from __future__ import annotations
 
@@ -68,16 +70,24 @@ class RateLimit(Filter):
         "required": ["max_items", "window_seconds"],
         "additionalProperties": False,
     }
+    # The counts: judging for real adds to them; simulate, replay and examples count on a scratch copy.
+    side_effects = True
+
+    def open_state(self):
+        from django.core.cache import cache
+
+        return cache
 
     def filter(self, item):
         """Counts each judged item in the window of its submission time.
 
-        A simulation reads the count without adding to it. An item judged again (reprocessed)
-        counts again. The count is exact on Redis; on the file cache of the embedded default,
-        two workers counting the same submitter at the same instant may lose one.
+        A run that only looks (simulate, replay, golden examples) counts on a scratch copy of
+        the count: it shows what this item would make it, and the real count stays. An item
+        judged again (reprocessed) counts again. The count is exact on Redis; on the file cache
+        of the embedded default, two workers counting the same submitter at the same instant
+        may lose one.
         """
-        from django.core.cache import cache
-
+        counts = self.state
         if item.submitted_by is None and self.params.get("anonymous", "shared") == "exempt":
             return self.keep()
         window, limit = self.params["window_seconds"], self.params["max_items"]
@@ -86,16 +96,13 @@ class RateLimit(Filter):
         key = f"stash:rate_limit:{item.stash}:{window}:{who}:{int(submitted // window)}"
         # Kept for two windows after the last count, so a backlog judged late still counts.
         timeout = 2 * window
-        if item.id is None:
-            count = (cache.get(key) or 0) + 1
-        else:
-            cache.add(key, 0, timeout)
-            try:
-                count = cache.incr(key)
-            except ValueError:  # expired between add and incr
-                cache.set(key, 1, timeout)
-                count = 1
-            cache.touch(key, timeout)  # incr on the file cache resets the timeout to the default
+        counts.add(key, 0, timeout)
+        try:
+            count = counts.incr(key)
+        except ValueError:  # expired between add and incr
+            counts.set(key, 1, timeout)
+            count = 1
+        counts.touch(key, timeout)  # incr on the file cache resets the timeout to the default
         if count > limit:
             label = f"submitter {who}" if item.submitted_by else "anonymous submitters"
             return self.drop(f"{label} sent {count} items within {window} s; the limit is {limit}", "rate_limited")

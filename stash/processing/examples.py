@@ -97,7 +97,8 @@ def run_examples(stash: Stash, *, hooks: Iterable[HookConfig] | None = None,
     items = [pipeline.Item(payload=example.payload, stash=stash.slug, source="example") for example in examples]
 
     def run(progress: Callable[[str], None]) -> list[pipeline.Result]:
-        return [checked.run(item, on_step=lambda step: progress(f"hook {step.title!r}")) for item in items]
+        # Each example alone, on scratch state (``looking``): nothing is counted, none counts for another.
+        return [checked.looking().run(item, on_step=lambda step: progress(f"hook {step.title!r}")) for item in items]
 
     results = call_with_deadline(run, settings.STASH_EXAMPLES_TIMEOUT)
     return [_compare(example, result) for example, result in zip(examples, results, strict=True)]

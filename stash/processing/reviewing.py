@@ -249,7 +249,8 @@ def replay(stash: Stash, last_n: int) -> ReplayReport:
         for content in judged:
             submitted = submitted_payload(content)
             on_step = lambda step, pk=content.pk: progress(f"hook {step.title!r} (item {pk})")  # noqa: E731
-            results.append(item_pipeline.run(replace(item_for(content), payload=submitted), on_step=on_step))
+            looking = item_pipeline.looking()  # each item on scratch state: the real counts stay
+            results.append(looking.run(replace(item_for(content), payload=submitted), on_step=on_step))
         return results
 
     for content, result in zip(judged, call_with_deadline(rejudge, settings.STASH_SIMULATE_TIMEOUT), strict=True):

@@ -49,7 +49,8 @@ def simulate(stash: Stash, payload: Any = None, *, content: Content | None = Non
         [build_step(config, stash) for config in hooks if config.enabled])
 
     def run(progress: Callable[[str], None]) -> pipeline.Result:
-        return item_pipeline.run(item, on_step=lambda step: progress(f"hook {step.title!r}"), verbose=verbose)
+        return item_pipeline.looking().run(item, on_step=lambda step: progress(f"hook {step.title!r}"),
+                                           verbose=verbose)
 
     return call_with_deadline(run, settings.STASH_SIMULATE_TIMEOUT)
 
