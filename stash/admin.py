@@ -431,7 +431,7 @@ class ContentAdmin(StyledAdmin):
     form = ContentForm
     readonly_fields = ["status_badge", "reason", "decider", "latest_trail", "original_payload_view", "revision",
                        "processed_revision", "attempts", "source", "submitted_by", "overturned", "reviewed_by",
-                       "reviewed_at", "review_note", "created_at", "processed_at", "payload_view"]
+                       "reviewed_at", "review_note", "review_history", "created_at", "processed_at", "payload_view"]
 
     def get_fieldsets(self, request, obj=None):
         editable = self.has_change_permission(request, obj) or obj is None
@@ -441,7 +441,7 @@ class ContentAdmin(StyledAdmin):
         return [
             (None, {"fields": payload + ["original_payload_view"]}),
             (_("Verdict"), {"fields": ["status_badge", "reason", "decider", "latest_trail"]}),
-            (_("Review"), {"fields": ["overturned", "reviewed_by", "reviewed_at", "review_note"]}),
+            (_("Review"), {"fields": ["overturned", "reviewed_by", "reviewed_at", "review_note", "review_history"]}),
             (_("History"), {"fields": ["revision", "processed_revision", "attempts", "source", "submitted_by",
                                        "created_at", "processed_at"]}),
         ]
@@ -523,10 +523,24 @@ class ContentAdmin(StyledAdmin):
     def latest_trail(self, obj):
         return trail_table(obj.runs.first())
 
+    @admin.display(description=_("decisions by people"))
+    def review_history(self, obj):
+        """Every review of the item, newest first; those the hooks replaced by judging it again say when."""
+        reviews = list(obj.reviews.select_related("reviewer"))
+        if not reviews:
+            return _("None.")
+        return render_to_string("admin/stash/content/reviews.html", {"reviews": reviews})
+
     @admin.action(description=_("Judge selected items again with the current hooks"), permissions=["change"])
     def reprocess(self, request, queryset):
-        count = processing.reprocess(queryset)
-        self.message_user(request, admin_views.sent_again(count), messages.SUCCESS)
+        # Items decided by people are judged again only when the confirmation's checkbox says so.
+        people = processing.decided_by_people(queryset)
+        if people and admin_views.CONFIRMED not in request.POST:
+            return admin_views.confirm_judge_again(self, request, people)
+        include = bool(people) and admin_views.INCLUDE_REVIEWED in request.POST
+        count = processing.reprocess(queryset, include_reviewed=include)
+        self.message_user(request, admin_views.sent_again(count), messages.SUCCESS if count else messages.WARNING)
+        admin_views.say_decided_by_people(self, request, people, include)
 
     @admin.action(description=_("Approve selected held items"), permissions=["change"])
     def approve(self, request, queryset):

@@ -4,6 +4,7 @@ import json
 import uuid
 
 from django.contrib import messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, ValidationError
 from django.http import (
@@ -27,6 +28,10 @@ from .previews import short_preview
 # The button of the replay page that sends its changed items to be judged again, and what it needs.
 JUDGE_AGAIN = "_judge_again"
 JUDGE_AGAIN_PERMISSION = "stash.change_content"
+# The checkbox that includes items decided by people (their decisions replaced), and the field the
+# items list's confirmation posts once it has been shown.
+INCLUDE_REVIEWED = "include_reviewed"
+CONFIRMED = "_confirmed"
 # What a replay counts, in the order it says it ("would newly reject 37, newly accept 4").
 REPLAY_VERDICTS = [(Content.Status.REJECTED, gettext_lazy("reject")), (Content.Status.ACCEPTED, gettext_lazy("accept")),
                    (Content.Status.HELD, gettext_lazy("hold"))]
@@ -121,8 +126,13 @@ def replay(model_admin, request, object_id):
                 summary = ", ".join(_("would newly %(verb)s %(n)d") % {"verb": verb, "n": report.newly(verdict)}
                                     for verdict, verb in REPLAY_VERDICTS)
                 rows = [(change, short_preview(change.submitted)) for change in report.changes]
+        people = None
+        if report is not None and rows and request.user.has_perm(JUDGE_AGAIN_PERMISSION):
+            people = processing.decided_by_people(
+                Content.objects.filter(pk__in=[change.content.pk for change in report.changes]))
         return {"form": form, "report": report, "summary": summary, "rows": rows,
                 "may_judge_again": request.user.has_perm(JUDGE_AGAIN_PERMISSION),
+                "include_reviewed": include_reviewed_label(people) if people else "",
                 "may_make_example": request.user.has_perm("stash.add_example")}
 
     return stash_page(model_admin, request, object_id, _("Replay %(stash)s"), "admin/stash/stash/replay.html", extra)
@@ -140,9 +150,13 @@ def _judge_again(model_admin, request, object_id):
         model_admin.message_user(request, _("Nothing was sent: the list of items is not one of item ids."),
                                  messages.ERROR)
         return back
-    count = processing.reprocess(Content.objects.filter(stash=stash, pk__in=ids))
+    items = Content.objects.filter(stash=stash, pk__in=ids)
+    people = processing.decided_by_people(items)
+    include = bool(people) and INCLUDE_REVIEWED in request.POST
+    left = len(set(ids)) - items.count()
+    count = processing.reprocess(items, include_reviewed=include)
     model_admin.message_user(request, sent_again(count), messages.SUCCESS if count else messages.WARNING)
-    left = len(set(ids)) - count
+    say_decided_by_people(model_admin, request, people, include)
     if left:
         model_admin.message_user(request, ngettext("%d item was left alone: it is not an item of this stash.",
                                                    "%d items were left alone: they are not items of this stash.",
@@ -153,6 +167,41 @@ def _judge_again(model_admin, request, object_id):
 def sent_again(count):
     """What the admin says after sending ``count`` items to be judged again."""
     return ngettext("%d item sent to be judged again.", "%d items sent to be judged again.", count) % count
+
+
+def include_reviewed_label(people):
+    """The label of the checkbox that includes the items ``people`` (``processing.PeoplesDecisions``) decided."""
+    return ngettext("Also judge again %(n)d item decided by people (%(who)s): their decision will be replaced.",
+                    "Also judge again %(n)d items decided by people (%(who)s): their decisions will be replaced.",
+                    people.count) % {"n": people.count, "who": people.who()}
+
+
+def say_decided_by_people(model_admin, request, people, included):
+    """Tell what became of the items ``people`` decided: replaced (``included``), or left out."""
+    if not people:
+        return
+    values = {"n": people.count, "who": people.who()}
+    if included:
+        model_admin.message_user(request, ngettext(
+            "%(n)d decision by people (%(who)s) was replaced; the item's history keeps it.",
+            "%(n)d decisions by people (%(who)s) were replaced; the items' history keeps them.",
+            people.count) % values, messages.WARNING)
+    else:
+        model_admin.message_user(request, ngettext(
+            "%(n)d item was left out: people decided it (%(who)s), and their decision stands.",
+            "%(n)d items were left out: people decided them (%(who)s), and their decisions stand.",
+            people.count) % values, messages.WARNING)
+
+
+def confirm_judge_again(model_admin, request, people):
+    """The items list's confirmation before judging again a selection that holds items decided by
+    people (``people``): one checkbox includes them. It posts the selection and the action back."""
+    context = {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta,
+               "title": _("Judge items again"), "people": people,
+               "include_label": include_reviewed_label(people), "include_name": INCLUDE_REVIEWED,
+               "confirmed_name": CONFIRMED, "selected": request.POST.getlist(ACTION_CHECKBOX_NAME),
+               "select_across": request.POST.get("select_across", "0"), "action_checkbox_name": ACTION_CHECKBOX_NAME}
+    return TemplateResponse(request, "admin/stash/content/judge_again.html", context)
 
 
 def update_order(model_admin, request):

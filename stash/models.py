@@ -775,3 +775,35 @@ class Example(models.Model):
     def clean(self):
         super().clean()
         validate_payload(self.payload, self.stash if self.stash_id else None)
+
+
+class Review(models.Model):
+    """A person's decision on an item (approve, reject, overturn), kept after the hooks judge the
+    item again: ``replaced_at`` says when its verdict stopped being the item's."""
+
+    class Decision(models.TextChoices):
+        APPROVE = "approve", _("approve")
+        REJECT = "reject", _("reject")
+        OVERTURN = "overturn", _("overturn")
+
+    content = models.ForeignKey(Content, on_delete=models.CASCADE, related_name="reviews", verbose_name=_("content"))
+    revision = models.PositiveIntegerField(_("revision"), help_text=_("The revision of the item decided on."))
+    decision = models.CharField(_("decision"), max_length=10, choices=Decision.choices)
+    status = models.CharField(_("status set"), max_length=12, choices=Content.Status.choices,
+                              help_text=_("The status the decision gave the item."))
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                 related_name="+", verbose_name=_("reviewer"))
+    note = models.TextField(_("note"), blank=True)
+    created_at = models.DateTimeField(_("decided"), default=timezone.now)
+    replaced_at = models.DateTimeField(_("replaced"), null=True, blank=True,
+                                       help_text=_("When the hooks judged the item again, replacing this decision."))
+
+    class Meta:
+        verbose_name = _("review")
+        verbose_name_plural = _("reviews")
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self):
+        return gettext("%(decision)s by %(reviewer)s") % {
+            "decision": self.get_decision_display(),
+            "reviewer": self.reviewer.get_username() if self.reviewer_id else gettext("a former user")}

@@ -278,6 +278,14 @@ class PageParamsSerializer(QueryParamsSerializer):
     page_size = serializers.IntegerField(min_value=1, max_value=MAX_PAGE_SIZE, required=False)
 
 
+class ReprocessParamsSerializer(QueryParamsSerializer):
+    """Query parameters of judging an item again."""
+
+    include_reviewed = serializers.BooleanField(
+        default=False, help_text="Also when a person's decision gave the item its status: the decision is replaced "
+                                 "(kept in the item's history). Otherwise such an item answers 409.")
+
+
 class BulkSubmitSerializer(serializers.Serializer):
     """Up to 1,000 payloads for one stash, saved all or none."""
 

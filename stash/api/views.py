@@ -15,6 +15,7 @@ from rest_framework.reverse import reverse
 from .. import processing, registry
 from ..models import Content, HookConfig, Stash
 from . import permissions
+from .exceptions import Conflict
 from .filters import ContentFilter
 from .pagination import ContentCursorPagination
 from .parsers import JSONParser
@@ -33,6 +34,7 @@ from .serializers import (
     QueuePageSerializer,
     QueueParamsSerializer,
     ReorderSerializer,
+    ReprocessParamsSerializer,
     SimulateParamsSerializer,
     SimulateSerializer,
     SimulationSerializer,
@@ -184,14 +186,26 @@ class ContentViewSet(SerializerPerAction, mixins.ListModelMixin, mixins.Retrieve
 
     @extend_schema(
         summary="Judge an item again",
-        description="With the stash's current hooks. Needs `stash.change_content`.",
+        description="With the stash's current hooks. An item whose status a person's decision gave (approved, "
+                    "rejected or overturned in review) answers 409 and is left as it is, unless "
+                    "`include_reviewed=true`: then the decision is replaced, kept in the item's history, and "
+                    "`reviewed_by` is null. Needs `stash.change_content`.",
+        parameters=[ReprocessParamsSerializer],
         request=None,
-        responses={202: ContentDetailSerializer, **errors(401, 403, 404)},
+        responses={202: ContentDetailSerializer, **errors(400, 401, 403, 404, 409)},
     )
     @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated, permissions.CanReprocess])
     def reprocess(self, request, pk=None):
         content = self.get_object()
-        processing.reprocess(Content.objects.filter(pk=content.pk))
+        params = ReprocessParamsSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        items = Content.objects.filter(pk=content.pk)
+        if not processing.reprocess(items, include_reviewed=params.validated_data["include_reviewed"]):
+            people = processing.decided_by_people(items)
+            if people:
+                raise Conflict(f"Not judged again: this item's status was decided in review (by {people.who()}). "
+                               "Send ?include_reviewed=true to replace that decision (the item's history keeps "
+                               "it); nothing was changed.", code="reviewed")
         content.refresh_from_db()
         return self._detail(content, status.HTTP_202_ACCEPTED)
 

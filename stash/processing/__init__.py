@@ -1,7 +1,8 @@
 """The one Django-side path. Every face (task, admin, API, form, command) calls these functions,
 so the rules live here once:
 
-- ``judging``: ``process`` claims and judges items and writes verdicts; ``sweep``, ``reprocess``,
+- ``judging``: ``process`` claims and judges items and writes verdicts; ``sweep``, ``reprocess``
+  (which leaves out items a person decided, ``decided_by_people``, unless told to include them),
   sink ``deliver``ies.
 - ``simulating``: ``simulate``, a stash's hooks (or a draft of them, ``drafted_hooks``) over a
   payload or an existing item (``simulation_item``), verbose or not; nothing is saved.
@@ -59,9 +60,11 @@ from .isolation import ChildFailed, DeadlineExceeded, Unanswered  # noqa: F401
 from .judging import (  # noqa: F401
     BatchReport,
     DeliveryError,
+    PeoplesDecisions,
     SweepReport,
     build_pipeline,
     build_step,
+    decided_by_people,
     deliver,
     forget_cached,
     item_for,

@@ -14,7 +14,7 @@ from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from .. import bulk_sql, dispatch, pipeline
-from ..models import Content, Stash
+from ..models import Content, Review, Stash
 from . import recording
 from .isolation import call_with_deadline
 from .judging import Status, item_for, pipeline_for, reprocess
@@ -29,14 +29,15 @@ class _Verdict:
 
     changes: dict[str, str]
     reason: str
+    decision: str
     overturning: bool = False
 
 
-_APPROVE = _Verdict({Status.HELD: Status.ACCEPTED}, "accepted in review")
-_REJECT = _Verdict({Status.HELD: Status.REJECTED}, "rejected in review")
+_APPROVE = _Verdict({Status.HELD: Status.ACCEPTED}, "accepted in review", Review.Decision.APPROVE)
+_REJECT = _Verdict({Status.HELD: Status.REJECTED}, "rejected in review", Review.Decision.REJECT)
 # A hold overturned is a hook's false alarm, like a rejection overturned: the item is accepted.
 _OVERTURN = _Verdict({Status.HELD: Status.ACCEPTED, Status.REJECTED: Status.ACCEPTED, Status.ACCEPTED: Status.REJECTED},
-                     "overturned in review", overturning=True)
+                     "overturned in review", Review.Decision.OVERTURN, overturning=True)
 _VERDICTS = {"approve": _APPROVE, "reject": _REJECT, "overturn": _OVERTURN}
 # Judging again applies to items the hooks are done with (a pending or processing item is being judged).
 _JUDGEABLE = (Status.HELD, Status.ACCEPTED, Status.REJECTED, Status.FAILED)
@@ -107,10 +108,14 @@ def decide(content_id: uuid.UUID | str, decision: str, user: User, note: str = "
 
 
 def _judge_again(items: QuerySet[Content]) -> bool:
-    """Send ``items`` to be judged again under their row locks, so no verdict slips in between."""
+    """Send ``items`` to be judged again under their row locks, so no verdict slips in between.
+
+    A person's decision on the item is replaced (kept in its history): this is a person
+    deciding, on the item's own page, that the hooks should judge it.
+    """
     with transaction.atomic():
         ids = list(items.select_for_update(of=("self",)).values_list("pk", flat=True))
-        return bool(ids) and reprocess(Content.objects.filter(pk__in=ids)) > 0
+        return bool(ids) and reprocess(Content.objects.filter(pk__in=ids), include_reviewed=True) > 0
 
 
 # --- the items awaiting review ------------------------------------------------------------------
@@ -141,7 +146,8 @@ def _review(queryset: QuerySet[Content], verdict: _Verdict, user: User, note: st
     """Move the items of ``queryset`` whose status is a key of ``verdict.changes`` to its value.
 
     Written with ``update``/``bulk_update``: no ``post_save``, so nothing is judged again.
-    Items accepted here join their stash's queue; items rejected here leave it.
+    Items accepted here join their stash's queue; items rejected here leave it. Each decision is
+    kept as a ``Review`` of the item (one ``bulk_create``).
     """
     changes, reason, overturning = verdict.changes, verdict.reason, verdict.overturning
     # An overturn is never undone by overturning again.
@@ -171,6 +177,9 @@ def _review(queryset: QuerySet[Content], verdict: _Verdict, user: User, note: st
         recording.add_counters(counters)
         bulk_sql.update_rows(Content, items, ["status", "reason", "overturned", "reviewed_by", "reviewed_at",
                                               "review_note", "queue_seq", "updated_at"])
+        Review.objects.bulk_create([Review(content=item, revision=item.revision, decision=verdict.decision,
+                                           status=item.status, reviewer=user, note=note, created_at=now)
+                                    for item in items])
         transaction.on_commit(lambda: _notify_reviewed(items))
     return len(items)
 

@@ -14,6 +14,9 @@ class Command(BaseCommand):
         parser.add_argument("--stash", help="Slug of a stash: its items.")
         parser.add_argument("--status", action="append", choices=Content.Status.values,
                             help="Only items with this status (repeatable).")
+        parser.add_argument("--include-reviewed", action="store_true",
+                            help="Also items whose status a person's decision gave: their decisions are "
+                                 "replaced (kept in each item's history). Left out by default.")
 
     def handle(self, *args, **options):
         if not (options["ids"] or options["stash"] or options["status"]):
@@ -35,5 +38,12 @@ class Command(BaseCommand):
             missing = set(wanted) - set(items.values_list("pk", flat=True))
             if missing:
                 raise CommandError(f"No such item(s): {', '.join(sorted(wanted[pk] for pk in missing))}.")
-        count = processing.reprocess(items)
+        people = processing.decided_by_people(items)
+        count = processing.reprocess(items, include_reviewed=options["include_reviewed"])
         self.stdout.write(f"{count} item(s) sent to be judged again.")
+        if people and options["include_reviewed"]:
+            self.stdout.write(f"{people.count} of them decided by people ({people.who()}): their decisions "
+                              "are replaced, kept in each item's history.")
+        elif people:
+            self.stdout.write(f"{people.count} item(s) left out: decided by people ({people.who()}). "
+                              "--include-reviewed judges them again too, replacing their decisions.")
