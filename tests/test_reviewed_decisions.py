@@ -9,21 +9,15 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from stash import hooks, processing
+from stash import processing
 from stash.models import Content, HookConfig, Review
 
 from .test_admin import change_url, judge
+from .test_admin_content import HoldLinks
 from .test_migrations import fresh_database  # noqa: F401 - a fixture
 from .worker import ROOT
 
 pytestmark = pytest.mark.django_db
-
-
-class HoldLinks(hooks.Filter):
-    """Hold content with a link for a person to look at."""
-
-    def filter(self, item):
-        return self.hold("has a link", "link") if "http" in item.payload.get("text", "") else self.keep()
 
 
 @pytest.fixture
