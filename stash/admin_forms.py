@@ -13,7 +13,7 @@ from django.forms.models import BaseModelFormSet
 from django.utils.translation import gettext, gettext_lazy as _
 
 from . import admin_guard, processing, registry, stats
-from .admin_params import ParamsWidget, error_map, form_schema
+from .admin_params import ParamsWidget, error_map, form_schema, indented
 from .exceptions import InvalidParams, PayloadTooLarge
 from .models import Content, HookConfig, Stash
 
@@ -24,9 +24,8 @@ class PrettyJSONField(forms.JSONField):
     def prepare_value(self, value):
         if isinstance(value, InvalidJSONInput):
             return value
-        text = json.dumps(value, indent=2, ensure_ascii=False, cls=self.encoder)
         # A refused value comes back to the page as typed: a lone surrogate as its escape, \ud800.
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+        return indented(value)
 
 
 def describe_params(schema) -> str:
@@ -82,7 +81,7 @@ class HookConfigForm(forms.ModelForm):
     schema (or as raw JSON), checked on save: a param that breaks the schema is named on the field."""
 
     hook = forms.ChoiceField(label=_("hook"), widget=HookSelect(attrs={"data-hook-picker": ""}),
-                             help_text=_("A registered hook; its params are filled with its defaults."))
+                             help_text=_("A registered hook; its params show its defaults, stored only once changed."))
     params = PrettyJSONField(label=_("params"), required=False, initial=dict,
                              widget=ParamsWidget(attrs={"rows": 6, "cols": 60, "class": "stash-json"}),
                              help_text=_("Checked against the hook's params schema: in a form made from it once "
@@ -108,6 +107,8 @@ class HookConfigForm(forms.ModelForm):
             widget = self.fields["params"].widget
             widget.hook = hook
             widget.schema = form_schema(registry.get(hook).params_schema) if registry.is_registered(hook) else None
+            saved = self.instance.params if self.instance.pk is not None and hook == self.instance.hook else {}
+            widget.stored = frozenset(saved) if isinstance(saved, dict) else frozenset()
             widget.open = self.instance.pk is None
 
     def chosen_hook(self) -> str:
@@ -122,6 +123,8 @@ class HookConfigForm(forms.ModelForm):
         if self.instance.pk is not None and self.cleaned_data.get("hook") == self.instance.hook:
             # Params sent back without a secret keep the stored one; a secret typed anew replaces it.
             params = registry.keep_secrets(self.instance.hook, params, self.instance.params)
+            if params == self.instance.params:
+                return self.instance.params  # unchanged: stored as it was, in its key order too
         return params
 
     def clean(self):

@@ -16,6 +16,8 @@ from django.utils.translation import gettext
 from django_jsonform.constants import JOIN_SYMBOL
 from django_jsonform.widgets import JSONFormWidget
 
+from . import registry
+
 _SCALARS = ("string", "number", "integer", "boolean")
 # The JSON type of an enum's values, when a schema names none: all of one kind, or no form.
 _ENUM_TYPES = ((bool, "boolean"), (int, "integer"), ((int, float), "number"), (str, "string"))
@@ -90,6 +92,17 @@ def filled_in(params: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in params.items() if not is_blank(value)}
 
 
+def without_defaults(params: dict[str, Any], defaults: dict[str, Any], stored: frozenset[str]) -> dict[str, Any]:
+    """``params`` without those at the hook's default that the saved config did not have (the form
+    fills defaults in; a config that stored one keeps it). An unchanged save then changes nothing."""
+    return {key: value for key, value in params.items()
+            if key in stored or key not in defaults or _json(value) != _json(defaults[key])}
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)  # tells false from 0, as JSON does
+
+
 def error_map(errors: dict[str, str]) -> dict[str, list[str]]:
     """``InvalidParams.errors`` (by dotted path) as the form's error map (by its coordinates)."""
     return {path.replace(".", JOIN_SYMBOL): [message] for path, message in errors.items() if path != "params"}
@@ -102,6 +115,15 @@ def summary(params: Any) -> str:
     if not params:
         return gettext("no params")
     return " · ".join(f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in params.items())
+
+
+def indented(value: Any) -> str:
+    """``value`` as indented JSON for a textarea; a lone surrogate as its escape (``\\ud800``), as typed."""
+    return json.dumps(value, indent=2, ensure_ascii=False).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _may_hold_secrets(hook: str) -> bool:
+    return not registry.is_registered(hook) or bool(registry.get(hook).secret_params())
 
 
 def _object(text: Any) -> dict[str, Any] | None:
@@ -118,6 +140,8 @@ class ParamsWidget(forms.Widget):
     It posts ``<name>`` (the raw JSON), ``<name>_form`` (the form's JSON) and ``<name>_raw`` (the
     switch, on while the raw JSON is edited); the form's JSON is read only while the switch is
     off, with the params nobody filled in left out (so a secret left empty keeps the saved one).
+    Either way a param the saved config lacks (``stored``) posted at the hook's default is left
+    out: the form shows defaults, a save stores them only once changed (``without_defaults``).
     ``schema`` (from ``form_schema``) None: raw JSON only. ``folded``: behind a one-line summary
     that opens, as in the stash's table of hooks.
     """
@@ -133,6 +157,7 @@ class ParamsWidget(forms.Widget):
         self.open = False
         self.errors: dict[str, list[str]] = {}
         self.posted_raw: bool | None = None  # how the params were posted: raw JSON or the form
+        self.stored: frozenset[str] = frozenset()  # the params the saved config has, of this hook
 
     @property
     def media(self) -> forms.Media:
@@ -142,19 +167,30 @@ class ParamsWidget(forms.Widget):
     def value_from_datadict(self, data, files, name):
         form_text = data.get(f"{name}_form")
         self.posted_raw = form_text is None or f"{name}_raw" in data
+        defaults = registry.get(self.hook).default_params() if registry.is_registered(self.hook) else {}
         if self.posted_raw:
-            return data.get(name)
+            text = data.get(name)
+            params = _object(text)
+            kept = None if params is None else without_defaults(params, defaults, self.stored)
+            return text if kept == params or kept is None else json.dumps(kept, ensure_ascii=False)
         params = _object(form_text)
         if params is None:
             return form_text  # not from the form's script: refused as not valid JSON
-        return json.dumps(filled_in(params), ensure_ascii=False)
+        return json.dumps(without_defaults(filled_in(params), defaults, self.stored), ensure_ascii=False)
 
     def value_omitted_from_data(self, data, files, name):
         return name not in data and f"{name}_form" not in data
 
     def render(self, name, value, attrs=None, renderer=None):
         attrs = self.build_attrs(self.attrs, attrs)
-        params = _object(value)
+        # A refused save comes back as typed, but for its secrets: those are never shown, and
+        # text that is not a JSON object is shown back only for a hook known to have none.
+        params = registry.shown_params(self.hook, _object(value))
+        withheld = params is None and bool(value) and _may_hold_secrets(self.hook)
+        if params is not None:
+            value = indented(params)
+        elif withheld:
+            value = ""
         raw = forms.Textarea(attrs=attrs).render(name, value, renderer=renderer)
         form_html, raw_mode = "", True
         if self.schema is not None:
@@ -168,4 +204,5 @@ class ParamsWidget(forms.Widget):
         return render_to_string(self.template_name, {
             "name": name, "raw": raw, "form": form_html, "raw_mode": raw_mode, "hook": self.hook,
             "folded": self.folded, "open": self.open or params is None, "summary": summary(params),
+            "withheld": withheld,
         })

@@ -14,6 +14,7 @@ import jsonschema
 
 from .. import pipeline
 from ..exceptions import InvalidParams
+from .params_errors import worded
 from .state import Scratch
 
 
@@ -85,9 +86,10 @@ class Hook:
         validator = jsonschema.Draft202012Validator(cls.params_schema)
         errors = sorted(validator.iter_errors(params), key=lambda e: list(e.absolute_path))
         by_field: dict[str, str] = {}
+        secrets = cls.secret_params()
         for error in errors:
             path = ".".join(str(part) for part in error.absolute_path) or "params"
-            by_field.setdefault(path, error.message)
+            by_field.setdefault(path, worded(error, secrets))  # never quoting a secret
         if not by_field:
             by_field = dict(cls.check_params(params))
         if by_field:
