@@ -315,6 +315,11 @@ STASH_TIME_LIMIT_MARGIN = env.int("STASH_TIME_LIMIT_MARGIN", 5)
 STASH_SIMULATE_TIMEOUT = env.int("STASH_SIMULATE_TIMEOUT", 5)
 # Seconds a stash's golden examples may take together (stash_test, and before each change of its hooks).
 STASH_EXAMPLES_TIMEOUT = env.int("STASH_EXAMPLES_TIMEOUT", 30)
+# How big a stash may grow (refused with a clear error on every face): its hooks, its golden
+# examples, and the bytes of a pipeline document imported into it. See README.
+STASH_MAX_HOOKS = env.int("STASH_MAX_HOOKS", 100)
+STASH_MAX_EXAMPLES = env.int("STASH_MAX_EXAMPLES", 500)
+STASH_MAX_DOCUMENT_BYTES = env.int("STASH_MAX_DOCUMENT_BYTES", 1024 * 1024)
 
 # --- hooks: cache, webhooks, streams, email -------------------------------------------------
 # The cache holds rate_limit's counts (and the API's throttles), so every process must share

@@ -7,6 +7,7 @@ from functools import partial
 
 from adminsortable2.admin import SortableAdminBase, SortableAdminMixin, SortableTabularInline
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.http import HttpResponse
@@ -371,7 +372,12 @@ class HookConfigAdmin(admin_guard.GuardedHookChanges, OneChangePerPost, ShownPar
     @admin.action(description=_("Duplicate selected hooks (the copies start disabled)"),
                   permissions=["add"])
     def duplicate(self, request, queryset):
-        copied, skipped = processing.duplicate_hooks(queryset)
+        try:
+            copied, skipped = processing.duplicate_hooks(queryset)
+        except ValidationError as exc:
+            self.message_user(request, _("Nothing was copied: %(error)s") % {"error": " ".join(exc.messages)},
+                              messages.ERROR)
+            return
         if copied:
             self.message_user(request, ngettext("%d hook copied, disabled, right after its original.",
                                                 "%d hooks copied, disabled, each right after its original.",

@@ -16,6 +16,7 @@ from . import formatting, processing
 from .admin_forms import PrettyJSONField
 from .admin_views import stash_context, stash_or_404
 from .models import Example
+from .processing import limits
 
 #: The button of the examples page that runs them.
 RUN = "_run"
@@ -31,6 +32,12 @@ class ExampleForm(forms.ModelForm):
     class Meta:
         model = Example
         fields = ["stash", "name", "payload", "verdict", "reason_code", "hook"]
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.instance.pk is None and cleaned.get("stash") is not None:
+            limits.check_new_examples(cleaned["stash"].pk)
+        return cleaned
 
 
 def examples(model_admin, request, object_id):

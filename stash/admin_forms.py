@@ -16,6 +16,7 @@ from . import admin_guard, processing, registry, stats
 from .admin_params import ParamsWidget, error_map, form_schema, indented
 from .exceptions import InvalidParams, PayloadTooLarge
 from .models import Content, HookConfig, Stash
+from .processing import limits
 
 
 class PrettyJSONField(forms.JSONField):
@@ -199,6 +200,12 @@ class HookConfigPageForm(HookConfigForm):
             except ValidationError as exc:
                 self.add_error(None, exc)
 
+    def clean(self):
+        cleaned = super().clean()
+        if self.instance.pk is None and cleaned.get("stash") is not None:
+            limits.check_new_hooks(cleaned["stash"].pk)
+        return cleaned
+
 
 class HookConfigInlineFormSet(CustomInlineFormSet):
     """The hooks of a stash, with their statistics; see ``wanted_positions`` for their order.
@@ -231,6 +238,9 @@ class HookConfigInlineFormSet(CustomInlineFormSet):
 
     def clean(self):
         super().clean()
+        added = [form for form in self.extra_forms if form.has_changed() and form not in self.deleted_forms]
+        if added:  # a stash already past the limit can still be edited, and shrink
+            limits.check_hooks(len(self.initial_forms) - len(self.deleted_forms) + len(added))
         if not self.guard_examples or any(self.errors) or not self.changes_judging():
             return
         try:

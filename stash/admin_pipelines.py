@@ -16,9 +16,8 @@ from . import admin_guard, documents, processing
 from .admin_review import refused
 from .admin_views import stash_context, stash_or_404
 from .models import ExamplesPolicy
+from .processing import limits
 
-#: The largest pipeline file an upload takes.
-MAX_UPLOAD_BYTES = 1024 * 1024
 #: The button of the preview that applies the document it shows.
 CONFIRM = "_apply"
 #: What seeing and changing a stash's pipeline need, besides the view or change permission on the stash.
@@ -67,9 +66,7 @@ class UploadForm(forms.Form):
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
-        if upload.size > MAX_UPLOAD_BYTES:
-            raise ValidationError(_("This file has %(size)d bytes; a pipeline file has at most %(max)d.")
-                                  % {"size": upload.size, "max": MAX_UPLOAD_BYTES})
+        limits.check_document_bytes(upload.size)  # before reading it
         self.cleaned_data["document"] = parse_document(upload.read())
         return upload
 

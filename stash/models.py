@@ -318,7 +318,7 @@ class HookConfig(LoadedStateModel):
     # is not written back, so a stale instance cannot undo a reorder.
     TRACKED_FIELDS = ("stash_id", "hook", "label", "params", "enabled", "mode", "position", "on_error", "condition",
                       "timeout_ms")
-    CONFIG_FIELDS = ("hook", "params", "condition")
+    CONFIG_FIELDS = ("hook", "params", "condition", "timeout_ms")
 
     @property
     def hook_class(self):
@@ -349,8 +349,15 @@ class HookConfig(LoadedStateModel):
             self.validate_hook()
 
     def validate_hook(self):
-        """Raise ``ValidationError`` (per field) if hook, params or condition are not valid."""
+        """Raise ``ValidationError`` (per field) if hook, params, condition or timeout are not valid."""
         errors = {}
+        # No hook may outlast a judging message: past it, its pool process is killed anyway, and
+        # a longer timeout would only hold the item's claim (and a process) that much longer.
+        limit_ms = settings.STASH_TIME_LIMIT * 1000
+        if isinstance(self.timeout_ms, int) and self.timeout_ms > limit_ms:
+            errors["timeout_ms"] = _(
+                "At most %(limit)s ms: the hard time limit of a judging message (STASH_TIME_LIMIT, %(seconds)s s)."
+            ) % {"limit": f"{limit_ms:,}", "seconds": settings.STASH_TIME_LIMIT}
         hook_class = self.hook_class
         if hook_class is None:
             errors["hook"] = _("%(name)r is not a registered hook.") % {"name": self.hook}

@@ -163,7 +163,8 @@ def test_a_bad_document_is_refused_naming_the_hook_and_field_and_changes_nothing
     (b"\xff\xfe{", "This file is not text in UTF-8."),
     (b"[1, 2]", "document: A pipeline document is a JSON object."),
     (b"[" * 100_000, "This file nests its JSON too deeply"),
-    (b" " * (1024 * 1024 + 1), "This file has 1048577 bytes; a pipeline file has at most 1048576."),
+    (b" " * (1024 * 1024 + 1),
+     "A pipeline document has at most 1,048,576 bytes (STASH_MAX_DOCUMENT_BYTES); this one has 1,048,577."),
 ])
 def test_a_file_that_is_not_a_document_is_refused_on_the_field(admin_client, audit, content, error):
     response = upload(admin_client, audit, content)

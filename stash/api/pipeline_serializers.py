@@ -9,6 +9,7 @@ from rest_framework import serializers
 
 from .. import documents, pipeline, processing
 from ..models import Example, HookConfig, PipelineVersion, Stash
+from ..processing import limits
 from .serializers import ModelSerializer, ParamsField, PayloadField, QueryParamsSerializer
 
 _OPTIONAL = {"required": False}
@@ -186,6 +187,7 @@ class ExampleSerializer(ModelSerializer):
         return value
 
     def create(self, validated_data):
+        limits.check_new_examples(validated_data["stash"].pk)
         return self._saved(Example(**validated_data))
 
     def update(self, instance, validated_data):

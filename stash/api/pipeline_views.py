@@ -1,5 +1,6 @@
 """API views of pipelines as code, under ``stashes/<slug>/``: the pipeline document, its versions
 and the stash's golden examples; each a call into ``stash.processing``."""
+from django.core.exceptions import ValidationError
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
@@ -9,7 +10,9 @@ from rest_framework.response import Response
 
 from .. import processing
 from ..models import Example, PipelineVersion
+from ..processing import limits
 from . import permissions
+from .exceptions import RequestTooLarge
 from .pagination import VersionCursorPagination
 from .pipeline_serializers import (
     ExampleRunSerializer,
@@ -44,6 +47,18 @@ class PipelineView(StashScoped, GenericAPIView):
 
     def get_object(self):
         return self.stash  # what OPTIONS checks the PUT permission on
+
+    def initial(self, request, *args, **kwargs):
+        # A document over the limit is refused by its length, before anything parses it (the
+        # permission checks read the body).
+        if request.method == "PUT":
+            try:
+                limits.check_document_bytes(int(request.META.get("CONTENT_LENGTH") or 0))
+            except ValueError:
+                pass  # no length: Django reads no body
+            except ValidationError as exc:
+                raise RequestTooLarge(" ".join(exc.messages)) from exc
+        super().initial(request, *args, **kwargs)
 
     @extend_schema(
         summary="Read a stash's pipeline document",

@@ -11,6 +11,7 @@ from rest_framework.exceptions import NotFound
 
 from .. import models, pipeline, processing, registry
 from ..models import Content, HookConfig, PipelineRun, Stash
+from ..processing import limits
 
 #: A query parameter given blank (``?stash=``) is refused, not read as absent.
 BLANK_PARAMETER = "Give a value, or leave the parameter out."
@@ -395,6 +396,7 @@ class HookConfigSerializer(ModelSerializer):
         return fields
 
     def create(self, validated_data):
+        limits.check_new_hooks(validated_data["stash"].pk)  # a 400, as the model's checks
         return self._saved(HookConfig(**validated_data))
 
     def to_representation(self, instance):

@@ -1,20 +1,25 @@
 """What the commands share about JSON files: reading one (a payload, a pipeline document), and
 saying why a pipeline document was refused."""
 import json
+import os
 import sys
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError
 
 from stash import processing
 
 
-def read_json(source, what):
+def read_json(source, what, check_bytes=None):
     """The JSON value in file ``source`` (standard input for ``-``), ``what`` naming it in errors;
-    ``CommandError`` if the file cannot be read or holds no JSON."""
+    ``CommandError`` if the file cannot be read or holds no JSON, or if ``check_bytes`` (one of
+    ``processing.limits``) refuses its size: a file before it is read."""
     try:
         if source == "-":
             text = sys.stdin.read()
+            _check_size(check_bytes, len(text.encode("utf-8", "surrogateescape")))
         else:
+            _check_size(check_bytes, os.path.getsize(source))
             with open(source, encoding="utf-8") as file:
                 text = file.read()
     except OSError as exc:
@@ -28,6 +33,14 @@ def read_json(source, what):
                            f"column {exc.colno}.") from exc
     except (ValueError, RecursionError) as exc:  # an integer of thousands of digits, nesting too deep
         raise CommandError(f"The {what} cannot be read: {exc}.") from exc
+
+
+def _check_size(check_bytes, size):
+    if check_bytes is not None:
+        try:
+            check_bytes(size)
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from exc
 
 
 def refused(exc):

@@ -6,6 +6,7 @@ each stash's ``config_version`` once, so workers rebuild the pipeline once, on t
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from functools import partial
@@ -16,14 +17,18 @@ from django.utils.translation import gettext as _
 
 from ..models import HookConfig, Stash
 from ..versioning import one_change
+from . import limits
 from .ordering import arrange_hooks, place_hooks
 
 
 def save_hook(config: HookConfig) -> None:
     """Save ``config`` as edited, under its stash's row lock. A new one (position 0) is appended:
-    the model numbers it last under that lock."""
+    the model numbers it last under that lock; ``ValidationError`` if its stash has all the hooks
+    it may have (``limits``)."""
     with transaction.atomic():
         Stash.lock([config.stash_id])
+        if config._state.adding:
+            limits.check_new_hooks(config.stash_id)
         config.save()
 
 
@@ -51,11 +56,17 @@ def duplicate_hooks(configs: QuerySet[HookConfig]) -> tuple[int, int]:
     right after its original, all in one change, under their stashes' row locks (taken in stash order).
 
     Configs whose hook is not registered are not copied (a copy must validate). Returns the
-    numbers copied and skipped.
+    numbers copied and skipped; ``ValidationError`` (nothing copied) if a stash would have more
+    hooks than it may (``limits``).
     """
     copied = skipped = 0
+    configs = list(configs.select_related("stash").order_by("stash", "position"))
+    copies = Counter(config.stash_id for config in configs if not config.is_missing)
     with one_change():
-        for config in configs.select_related("stash").order_by("stash", "position"):
+        Stash.lock(list(copies))
+        for stash_id, count in sorted(copies.items()):
+            limits.check_new_hooks(stash_id, adding=count)
+        for config in configs:
             if config.is_missing:
                 skipped += 1
                 continue

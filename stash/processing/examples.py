@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
@@ -27,6 +28,7 @@ from .. import pipeline
 from ..exceptions import StashError
 from ..models import Content, Example, ExamplesPolicy, HookConfig, PipelineRun, Stash
 from ..versioning import checking
+from . import limits
 from .isolation import Unanswered, call_with_deadline
 from .judging import build_step, pipeline_for
 
@@ -176,8 +178,12 @@ def _decider(run: PipelineRun | None) -> dict[str, Any] | None:
 def example_from(content: Content, user: Any = None, verdict: str | None = None) -> Example:
     """A new golden example of ``content``'s stash: its payload as submitted, expecting ``verdict``
     (default: the item's, with the reason code and the hook of its latest run). Named after the item;
-    ``ValueError`` if the item has no verdict yet."""
+    ``ValueError`` if the item has no verdict yet, or its stash has all the examples it may have."""
     verdict = verdict or content.status
+    try:
+        limits.check_new_examples(content.stash_id)
+    except ValidationError as exc:
+        raise ValueError(" ".join(exc.messages)) from exc
     if verdict not in Example.Verdict.values:
         raise ValueError(_("Item %(id)s has no verdict yet (it is %(status)s).") % {"id": content.pk,
                                                                                      "status": content.status})

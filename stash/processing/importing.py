@@ -27,6 +27,7 @@ from .. import documents, registry
 from ..exceptions import StashError
 from ..models import Example, ExamplesPolicy, HookConfig, PipelineVersion, Stash, unstorable
 from ..versioning import one_change
+from . import limits
 from .examples import ExampleResult, ExamplesBroken, run_examples
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -174,6 +175,7 @@ def _check_shape(document: Any) -> dict[str, Any]:
                      if isinstance(hook, dict) and isinstance(hook.get("position"), int)]
         if len(positions) != len(set(positions)):
             errors.setdefault("hooks", []).append(_("Two hooks have the same position."))
+        _check_count(limits.check_hooks, len(document["hooks"]), "hooks", errors)
     examples = document.get("examples")
     if "examples" in document and not isinstance(examples, list):  # null too: leave the key out to keep them
         errors["examples"] = [_("Must be a list of examples.")]
@@ -181,9 +183,18 @@ def _check_shape(document: Any) -> dict[str, Any]:
         for index, example in enumerate(examples):
             _check_entry(example, f"examples[{index}]", documents.EXAMPLE_FIELDS, ("name", "payload", "verdict"),
                          errors)
+        _check_count(limits.check_examples, len(examples), "examples", errors)
     if errors:
         raise InvalidDocument(errors)
     return document
+
+
+def _check_count(check: Any, count: int, path: str, errors: dict[str, list[str]]) -> None:
+    """Add to ``errors`` at ``path`` why ``check`` (one of ``limits``) refuses ``count``."""
+    try:
+        check(count)
+    except ValidationError as exc:
+        errors.setdefault(path, []).extend(exc.messages)
 
 
 def _check_entry(entry: Any, path: str, known: tuple[str, ...], required: tuple[str, ...],

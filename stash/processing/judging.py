@@ -425,9 +425,11 @@ def sweep(limit: int = 10_000) -> SweepReport:
     rows = list(expired.filter(attempts__lt=settings.STASH_MAX_ATTEMPTS)
                 .values_list("pk", "attempts", "stash__queue")[:limit])
     if rows:
+        # The claim's token stays: if its message was stopped at its time limit and the recovery
+        # (``stopping.recover``) comes after this pass, it still takes the item over, and gives a
+        # hook that hung its verdict instead of a run that would hang again.
         report.requeued = Content.objects.filter(pk__in=[pk for pk, *_ in rows], lease_until__lt=now).update(
-            status=Status.PENDING, lease_token=None,
-            lease_until=lease_end(now))
+            status=Status.PENDING, lease_until=lease_end(now))
         # Never claimed (a lost message): in batches. Claimed before (a worker died on it, or
         # on a neighbour): one per message, so that a poison item only ever takes itself down.
         send_by_queue([(pk, queue) for pk, attempts, queue in rows if not attempts])

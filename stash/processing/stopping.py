@@ -4,12 +4,14 @@ When a message outlives its hard time limit, billiard kills its pool process, wh
 doing (stuck in C code, ignoring its alarm), and starts another; the worker's main process then
 publishes a recovery message for the stopped message (``tasks``, ``dispatch.recover``), saying
 whether the process was still running (``hung``) or had died before (a crash). ``recover`` takes
-over the items still claimed under the stopped message's lease token:
+over the items still claimed under the stopped message's lease token (or sent again by the
+sweeper meanwhile and not claimed since: it keeps the token):
 
 - an item that was judged alone names the hook that was running (``judging``'s progress note).
   If that hook hung, the item is judged again at once with the hook timed out
   (``Pipeline.stopping``): its ``on_error`` policy decides, the trail says why, and the hook is
-  not called again. If the process had died, the item is sent again, as the sweeper would;
+  not called again, however many attempts the item has had. If the process had died, the item
+  is sent again, as the sweeper would;
 - the items of a batch (which of them hung or crashed is not known) go back, each in a message
   of its own: judged alone, the one at fault names its hook the next time;
 - an item out of attempts (``STASH_MAX_ATTEMPTS``) is set ``failed`` with the reason.
@@ -46,8 +48,11 @@ def recover(stopped_token: uuid.UUID, hung: bool = True, token: uuid.UUID | None
     """Take over the items still claimed by the stopped message ``stopped_token``; see above."""
     report = BatchReport()
     token, clock = token or uuid.uuid4(), clock or Clock()
-    report.claimed = Content.objects.filter(lease_token=stopped_token, status=Status.PROCESSING).update(
-        lease_token=token, lease_until=clock.lease_until())
+    # Pending too: the sweeper may have sent an item again before this recovery came (it keeps
+    # the token); whichever claims first takes it, the other finds nothing.
+    report.claimed = Content.objects.filter(
+        lease_token=stopped_token, status__in=[Status.PROCESSING, Status.PENDING]).update(
+        status=Status.PROCESSING, lease_token=token, lease_until=clock.lease_until())
     if not report.claimed:
         return report
     contents = list(Content.objects.filter(lease_token=token).select_related("stash", "decided_by")
@@ -55,11 +60,12 @@ def recover(stopped_token: uuid.UUID, hung: bool = True, token: uuid.UUID | None
     now = timezone.now()
     again, stopped = [], []
     for content in contents:
-        if content.attempts >= settings.STASH_MAX_ATTEMPTS:
+        # A hook known to hang gives its verdict whatever the attempts: they count crashes.
+        if hung and content.decided_by_id is not None and content.reason.startswith(PROGRESS_NOTE):
+            stopped.append(content)
+        elif content.attempts >= settings.STASH_MAX_ATTEMPTS:
             Content.objects.filter(pk=content.pk, lease_token=token).update(**gave_up(
                 content.attempts, content.reason if content.reason.startswith(PROGRESS_NOTE) else "", now))
-        elif hung and content.decided_by_id is not None and content.reason.startswith(PROGRESS_NOTE):
-            stopped.append(content)
         else:
             again.append(content)
     report.released += Content.objects.filter(pk__in=[c.pk for c in again], lease_token=token).update(

@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from stash import documents, processing
 from stash.management.documents import named_stash, read_json, refused
 from stash.models import Stash
+from stash.processing import limits
 
 
 class Command(BaseCommand):
@@ -44,7 +45,7 @@ class Command(BaseCommand):
         self.stdout.write(f"The pipeline of {stash.slug} written to {output}.")
 
     def load(self, source, slug, dry_run):
-        document = read_json(source, "document")
+        document = read_json(source, "document", check_bytes=limits.check_document_bytes)
         slug = slug or named_stash(document)
         if not slug:
             raise CommandError("The document names no stash (stash.slug): say which with --stash.")
