@@ -161,13 +161,19 @@ if STASH_NUM_PROXIES < 0:
     raise ImproperlyConfigured("STASH_NUM_PROXIES must be 0 or more.")
 BEHIND_PROXY = bool(STASH_TRUSTED_PROXIES or STASH_NUM_PROXIES)
 
-# Failed logins are counted per username and per client address on every login path (the admin,
-# /accounts/login/, /api/auth/token/) by django-axes; past the limit that user, and that address,
-# are refused (429) until the lockout time has passed since the last failure.
+# Failed logins are counted on every login path (the admin, /accounts/login/, /api/auth/token/) by
+# django-axes, in the database (not the cache), per username *and* client address, and per client
+# address: past the limit, that user from that address, or that address for any user, is refused
+# (429) until the lockout time has passed since the failure that reached it. Never per username
+# alone: guesses from elsewhere would lock the real user out. Refused attempts do not restart the
+# lockout, and a successful login clears only that user's failures from that address (clearing the
+# address's would let anyone with an account wipe the count of their guesses at others).
 AUTHENTICATION_BACKENDS = ["stash.access.LockoutBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_FAILURE_LIMIT = env.int("STASH_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("STASH_LOGIN_LOCKOUT_MINUTES", 15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_HANDLER = "stash.access.LoginAttemptHandler"
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "stash.access.client_address"
 AXES_LOCKOUT_CALLABLE = "stash.access.lockout_response"
@@ -329,11 +335,14 @@ STASH_MAX_DOCUMENT_BYTES = env.int("STASH_MAX_DOCUMENT_BYTES", 1024 * 1024)
 CACHE_URL = env.str("CACHE_URL", "")
 if CACHE_URL and not CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
     raise ImproperlyConfigured("CACHE_URL must be a Redis URL (redis://host:6379/1).")
+# A cache server that stops answering (hung, or its host gone without a word) fails a call within
+# a second rather than holding the request: what uses the cache goes on without it (docs/deploy.md).
+REDIS_CACHE_OPTIONS = {"SOCKET_CONNECT_TIMEOUT": 1, "SOCKET_TIMEOUT": 1}
 if CACHE_URL:
     # django-redis keeps one client per connection pool; Django's own backend builds a redis.Redis
     # for every call (~0.17 ms with redis-py 8, more than the call), and a save makes up to three.
     CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": CACHE_URL,
-                          "KEY_PREFIX": "stash"}}
+                          "KEY_PREFIX": "stash", "OPTIONS": REDIS_CACHE_OPTIONS}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
                           "LOCATION": str(VAR_DIR / "cache"), "OPTIONS": {"MAX_ENTRIES": 50_000}}}

@@ -1,22 +1,29 @@
-"""Who is asking: the client's address (for throttles and login lockouts) and the login lockout.
+"""Who is asking: the client's address, the rates anonymous callers are held to, and the login lockout.
 
-``client_address`` is the one rule every counter uses (the API's throttles, django-axes): the
-socket's address, unless the socket is a proxy the settings declare, for ``X-Forwarded-For`` is
-anyone's to send. ``LockoutBackend`` and ``lockout_response`` are django-axes' backend and answer:
-a user or an address with too many failed logins is refused, with the reason, until the lockout
-time has passed.
+``client_address`` is the one rule every counter uses (the throttles, django-axes): the socket's
+address, unless the socket is a proxy the settings declare, for ``X-Forwarded-For`` is anyone's
+to send. ``AddressRateThrottle`` and ``over_rate`` count anonymous requests per address, for the
+API and the submit form alike. ``LockoutBackend`` and ``lockout_response`` are django-axes'
+backend and answer: too many failed logins for a user from one address, or from one address for
+any users, are refused, with the reason, until the lockout time has passed.
 """
 import ipaddress
+import logging
 import math
 
 from axes.backends import AxesStandaloneBackend
-from axes.helpers import get_cool_off
+from axes.handlers.database import AxesDatabaseHandler
+from axes.helpers import get_client_username, get_cool_off
+from axes.models import AccessAttempt
 from django.conf import settings
 from django.http import JsonResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _, ngettext
+from rest_framework.throttling import SimpleRateThrottle
 
 from .api.exceptions import API_PREFIX
+
+logger = logging.getLogger(__name__)
 
 
 def client_address(request) -> str:
@@ -54,8 +61,57 @@ def within(address, networks) -> bool:
     return any(address in network for network in networks)
 
 
+class AddressRateThrottle(SimpleRateThrottle):
+    """Counts anonymous requests per client address, at ``settings.STASH_THROTTLE_RATES[scope]``.
+
+    The counts live in the cache. A cache that fails (down, or full under ``noeviction``) lets the
+    request through and logs a warning: a submission is kept rather than refused for a counter,
+    and password guessing stays limited by the login lockouts, which are kept in the database.
+    """
+
+    def __init__(self, scope=None):
+        self.scope = scope or self.scope
+        super().__init__()
+
+    def get_rate(self):
+        return settings.STASH_THROTTLE_RATES[self.scope]
+
+    def get_cache_key(self, request, view):
+        if request.user.is_authenticated:
+            return None  # people who logged in are not counted here
+        return self.cache_format % {"scope": self.scope, "ident": client_address(request)}
+
+    def allow_request(self, request, view):
+        try:
+            return super().allow_request(request, view)
+        except Exception as exc:
+            logger.warning("The %s limit let a request from %s through uncounted: the cache failed (%s: %s).",
+                           self.scope, client_address(request), type(exc).__name__, exc)
+            return True
+
+
+def over_rate(request, scope):
+    """Count this request against ``scope``'s rate: None if it may go on, else the seconds to wait."""
+    throttle = AddressRateThrottle(scope)
+    if throttle.allow_request(request, None):
+        return None
+    return math.ceil(throttle.wait() or 1)
+
+
+class LoginAttemptHandler(AxesDatabaseHandler):
+    """django-axes' database handler, but a successful login clears only that user's failures from
+    that address: not the address's failures for other users (else logging in to an account of
+    one's own would wipe the count of one's guesses at others')."""
+
+    def reset_user_attempts(self, request, credentials=None):
+        username = get_client_username(request, credentials)
+        count, _deleted = AccessAttempt.objects.filter(username=username, ip_address=request.axes_ip_address).delete()
+        return count
+
+
 class LockoutBackend(AxesStandaloneBackend):
-    """Refuses every login of a locked-out user or address, before the password is checked.
+    """Refuses every login of a user locked out at this address, or from a locked-out address,
+    before the password is checked.
 
     A call without a request (the test client's ``login()``, a shell) has no client to count and
     goes on to the next backend; every login path of the site passes its request.
@@ -74,8 +130,8 @@ def lockout_seconds(request=None) -> int:
 
 def lockout_message(request=None) -> str:
     minutes = math.ceil(lockout_seconds(request) / 60)
-    return ngettext("Too many failed logins for this account or from this address: try again in %(n)d minute.",
-                    "Too many failed logins for this account or from this address: try again in %(n)d minutes.",
+    return ngettext("Too many failed logins from this address: try again in %(n)d minute.",
+                    "Too many failed logins from this address: try again in %(n)d minutes.",
                     minutes) % {"n": minutes}
 
 

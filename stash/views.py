@@ -6,9 +6,9 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext as _, ngettext
 
-from . import processing
+from . import access, processing
 from .exceptions import PayloadTooLarge
 from .forms import SubmitForm
 from .models import Content, Stash
@@ -31,6 +31,14 @@ def submit(request, slug):
             return redirect_to_login(request.get_full_path())
         raise PermissionDenied(_("You may not submit to this stash."))
     form = SubmitForm(stash, request.POST or None, request.FILES or None)
+    if request.method == "POST" and (wait := access.over_rate(request, "anon_submit")) is not None:
+        # The anonymous API's limit, on the same count: the form is no way around it.
+        form.add_error(None, ngettext("Too many submissions from this address: try again in %(n)d second.",
+                                      "Too many submissions from this address: try again in %(n)d seconds.",
+                                      wait) % {"n": wait})
+        response = render(request, "stash/submit.html", {"stash": stash, "form": form}, status=429)
+        response["Retry-After"] = str(wait)
+        return response
     if request.method == "POST" and form.is_valid():
         try:
             content, _created = processing.submit(stash, form.payload, request.user, Content.Source.FORM,

@@ -1,35 +1,24 @@
 """Throttles for anonymous callers, with rates from ``settings.STASH_THROTTLE_RATES``.
 
-They count per client address as ``stash.access.client_address`` gives it: the socket's, unless
-the settings declare proxies, so a client cannot reset its count by sending X-Forwarded-For.
+They count as ``stash.access.AddressRateThrottle`` does (the submit form too): per client address
+as ``stash.access.client_address`` gives it, so a client cannot reset its count by sending
+X-Forwarded-For; a failing cache lets requests through with a warning.
 """
 from axes.handlers.proxy import AxesProxyHandler
 from axes.helpers import get_credentials
-from django.conf import settings
 from rest_framework.exceptions import Throttled
-from rest_framework.throttling import AnonRateThrottle
 
 from .. import access
 from ..models import unstorable
 
 
-class SettingsRateThrottle(AnonRateThrottle):
-    """Counts anonymous requests per client address; the rate is read per request, by ``scope``."""
-
-    def get_rate(self):
-        return settings.STASH_THROTTLE_RATES[self.scope]
-
-    def get_ident(self, request):
-        return access.client_address(request)
-
-
-class AnonymousSubmitThrottle(SettingsRateThrottle):
+class AnonymousSubmitThrottle(access.AddressRateThrottle):
     """Anonymous submissions (to stashes that take them)."""
 
     scope = "anon_submit"
 
 
-class TokenThrottle(SettingsRateThrottle):
+class TokenThrottle(access.AddressRateThrottle):
     """Requests for a token: refused while the user or the address is locked out, and per address."""
 
     scope = "auth_token"
