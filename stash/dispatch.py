@@ -15,8 +15,11 @@ save made after that publishes again) and, only if a save joined, claims the sta
 waiting for their first run (see ``processing.judging``); while judging them it puts the marker up
 again, so that saves meanwhile join its next batch. A lone save costs its worker no query for
 others. The keys expire after a lease, and a claim that fills its batch wakes the stash again; an
-item whose waking message is lost is sent by the sweeper, as any lost message. The cache must be
-one that web and worker processes share (Redis once they run on several machines).
+item whose waking message is lost is sent by the sweeper, as any lost message. Should the cache
+lose the keys instead (flushed, restarted empty), saves that joined wait on a note that is gone:
+each sweeper pass wakes every stash with items waiting for their first run whose marker is down
+(``processing.judging.sweep``), so they wait a sweep interval at most, not a lease. The cache must
+be one that web and worker processes share (Redis once they run on several machines).
 
 Every message goes to the Celery queue of its items' stash (``Stash.queue``; blank: ``STASH_QUEUE``),
 so a busy stash can have workers of its own: callers pass the stash's ``queue`` field as they have
@@ -125,10 +128,16 @@ def send(ids, stash=None, queue=""):
 
 def wake(stashes):
     """Have the items of ``stashes`` (stash id: its ``queue`` field) that wait for their first run
-    claimed, unless a message already waits."""
+    claimed, unless a message already waits; return how many stashes a message was sent for."""
+    woken = 0
     for stash, queue in stashes.items():
-        if hold(stash) and not _publish([], queue, wake=stash):
+        if not hold(stash):
+            continue
+        if _publish([], queue, wake=stash):
+            woken += 1
+        else:
             missed(stash)
+    return woken
 
 
 def moved(stash, queue):

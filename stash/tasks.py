@@ -67,8 +67,9 @@ def sweep():
     """One sweeper pass (scheduled by beat)."""
     report = processing.sweep()
     processing.count_sweep(report)  # for /metrics
-    if report.requeued or report.failed:
-        logger.info("sweep: %d sent again, %d failed", report.requeued, report.failed)
+    if report.requeued or report.failed or report.woken:
+        logger.info("sweep: %d sent again, %d failed, %d stashes woken", report.requeued, report.failed,
+                    report.woken)
 
 
 #: Seconds a sink delivery's first retry waits at most; each later retry may wait twice as long as

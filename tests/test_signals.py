@@ -4,6 +4,7 @@ import logging
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.core.management import call_command
 from django.db import connection, transaction
 from django.db.models.signals import post_save
@@ -163,9 +164,13 @@ def test_a_failing_publish_does_not_break_the_save_and_the_sweeper_sends_it_late
     assert record.getMessage() == "Could not publish 1 item(s); the sweeper will send them again."
     assert record.exc_info[1] is error
 
-    # The broker is back, but the lease has not run out: the sweeper leaves the item alone.
+    # The broker is back, the lease has not run out: the sweeper sends the item nowhere itself,
+    # but wakes its stash (no message holds the stash's marker), whose message claims it.
     broker.error = None
-    assert (processing.sweep().requeued, broker.messages) == (0, [])
+    report = processing.sweep()
+    assert (report.requeued, report.woken, broker.chunks) == (0, 1, [[]])
+    assert broker.messages[0]["kwargs"] == {"wake": audit.pk}
+    broker.messages.clear()
 
     # Its lease runs out (no worker ever claimed it): the next sweep sends it again.
     Content.objects.filter(pk=item.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
@@ -267,6 +272,24 @@ def test_a_failed_publish_leaves_no_marker_behind(audit, broker):
     message = broker.messages[0]
     assert processing.process(*message["args"], **message["kwargs"]).judged == 2  # the first one too
     assert Content.objects.get(pk=lost.pk).status == "accepted"
+
+
+def test_saves_that_joined_a_message_whose_marker_the_cache_lost_are_claimed_after_the_next_sweep(audit, broker):
+    broker.held = True  # the first message waits in the queue; the saves after it join it
+    items = [submit(audit, text=f"item {n}") for n in range(3)]
+    assert broker.chunks == [[str(items[0].pk)]]
+    cache.clear()  # the cache restarted empty: the marker and the note that saves joined are gone
+    first = broker.messages.pop(0)
+    assert processing.process(*first["args"], **first["kwargs"]).judged == 1  # its own item only
+
+    report = processing.sweep()  # long before any lease runs out
+
+    assert (report.requeued, report.woken, broker.chunks) == (0, 1, [[]])
+    assert processing.sweep().woken == 0  # its message holds the marker: no second one
+    woken = broker.messages.pop(0)
+    assert processing.process(*woken["args"], **woken["kwargs"]).judged == 2
+    assert Content.objects.filter(pk__in=[c.pk for c in items], status="accepted").count() == 3
+    assert processing.sweep().woken == 0  # nothing waits
 
 
 def test_a_failing_cache_never_holds_a_save_back(audit, broker, monkeypatch, caplog):

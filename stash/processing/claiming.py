@@ -25,7 +25,7 @@ from typing import Any, cast
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, Field
+from django.db.models import Exists, F, Field, OuterRef
 
 from .. import dispatch
 from ..models import Content, Stash
@@ -78,6 +78,13 @@ def _take_others(ids: Sequence[uuid.UUID | str], others_of: Collection[int] | No
         # each row and claim more than ``room``.
         picked = list(others)
         return picked, take([pk for pk, _ in picked], token, lease_until) if picked else []
+
+
+def waiting_stashes(now: datetime) -> dict[int, str]:
+    """The stashes with items waiting for their first run under a lease that runs past ``now``
+    (stash id: its ``queue`` field): one index probe per stash, however many items wait."""
+    waiting = Content.objects.filter(stash=OuterRef("pk"), status=Status.PENDING, attempts=0, lease_until__gte=now)
+    return dict(Stash.objects.filter(Exists(waiting)).order_by("pk").values_list("pk", "queue"))
 
 
 def take(pks: Sequence[uuid.UUID | str], token: uuid.UUID, lease_until: datetime) -> list[Content]:

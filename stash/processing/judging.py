@@ -65,6 +65,7 @@ class BatchReport:
 class SweepReport:
     requeued: int = 0
     failed: int = 0
+    woken: int = 0  # stashes whose items waiting for their first run were sent a message
 
 
 # --- building pipelines ----------------------------------------------------------------------
@@ -415,9 +416,12 @@ def _notify_sinks(judged: list[_Judged], report: BatchReport) -> None:
 
 
 def sweep(limit: int = 10_000) -> SweepReport:
-    """One sweeper pass: fail items out of attempts, send again those whose lease ran out."""
+    """One sweeper pass: fail items out of attempts, send again those whose lease ran out, and
+    wake the stashes whose items wait for their first run with no message holding their marker
+    (saves that joined a message whose note the cache lost: see ``dispatch``)."""
     report = SweepReport()
     now = timezone.now()
+    report.woken = dispatch.wake(claiming.waiting_stashes(now))
     expired = Content.objects.filter(status__in=[Status.PENDING, Status.PROCESSING], lease_until__lt=now)
     exhausted = expired.filter(status=Status.PROCESSING, attempts__gte=settings.STASH_MAX_ATTEMPTS)
     for pk, attempts, note in exhausted.values_list("pk", "attempts", "reason")[:limit]:
