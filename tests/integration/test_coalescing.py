@@ -50,7 +50,7 @@ def shared_cache(cached_worker, cache_server, settings):
     settings.STASH_QUEUE = cached_worker.queue
     settings.STASH_LEASE_SECONDS = LEASE_SECONDS
     settings.CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": cache_server.url,
-                                   "KEY_PREFIX": "stash"}}
+                                   "KEY_PREFIX": "stash", "OPTIONS": settings.REDIS_CACHE_OPTIONS}}
     return cache_server
 
 

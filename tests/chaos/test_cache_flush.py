@@ -1,0 +1,83 @@
+"""The cache is flushed while single saves share their stash's waiting message: they are judged
+within a sweep interval, each once, not a lease later."""
+import time
+import uuid
+
+import pytest
+
+from stash.models import Content
+
+from ..worker import wait_for
+from .ledger import CHECKS, payload, scaled
+from .processes import ChaosWorker, RedisServer
+
+pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+# The sweeper passes this often here (beat: STASH_SWEEP_INTERVAL, 15 s by default), while an
+# unclaimed item's lease is the default 60 s: what is judged within a pass was not swept by lease.
+SWEEP_INTERVAL = 3
+LEASE_SECONDS = 60
+# Seconds a sweep's message may take to be read and its batches judged (300 items in the long run).
+MARGIN = scaled(5, 15)
+# Both pool processes of the worker judge a slow item this long, while the saves are made.
+BUSY_SECONDS = 4
+
+
+class CachedWorker(ChaosWorker):
+    """A chaos worker whose cache (the markers of waiting messages) is the Redis at ``cache_url``."""
+
+    def __init__(self, queue, log_dir, cache_url):
+        super().__init__(queue, log_dir)
+        self.cache_url = cache_url
+
+    def env(self):
+        return {**super().env(), "CACHE_URL": self.cache_url}
+
+
+@pytest.fixture(scope="module")
+def cache_server(log_dir):
+    server = RedisServer(log_dir).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def _cached_worker(django_db_setup, django_db_blocker, log_dir, cache_server):
+    worker = CachedWorker(f"stash-chaos-cache-{uuid.uuid4().hex[:8]}", log_dir, cache_server.url)
+    yield worker
+    worker.kill()
+
+
+@pytest.fixture
+def own_cache(chaos, _cached_worker, cache_server, settings):
+    """Our own Redis as the cache of this process and of its worker, which judges its queue."""
+    settings.STASH_QUEUE = chaos.supervise(_cached_worker.ensure_running()).queue
+    settings.STASH_LEASE_SECONDS = LEASE_SECONDS
+    settings.CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": cache_server.url,
+                                   "KEY_PREFIX": "stash", "OPTIONS": settings.REDIS_CACHE_OPTIONS}}
+    return cache_server
+
+
+def test_cache_flushed_mid_run(chaos, own_cache):
+    """FLUSHALL on the cache while a stash's message waits for a free pool process and the saves
+    made meanwhile joined it: once it has judged its own item, nothing says they wait, and the
+    sweeper's next pass sends them. Recovery is counted from the end of that message, with the
+    first pass a whole interval after it; saves after the flush (another stash) are judged too."""
+    blockers = [chaos.stash(f"cache-flushed-busy-{n}", hooks=[*CHECKS, {
+        "hook": "test_sleep", "params": {"seconds": BUSY_SECONDS}, "timeout_ms": 5000}]) for n in range(2)]
+    busy = [chaos.submit(blocker, [payload(n, sleep=True)])[0] for n, blocker in enumerate(blockers)]
+    wait_for(lambda: Content.objects.filter(pk__in=[c.pk for c in busy], status="processing").count() == 2,
+             message="both pool processes busy")
+    stash, other = chaos.stash("cache-flushed"), chaos.stash("cache-flushed-other")
+    (first, *joined) = chaos.submit(stash, [payload(i, spam=i % 5 == 0) for i in range(scaled(30, 300))])
+    own_cache.client().flushall()
+    chaos.submit(other, [payload(i, spam=i % 5 == 0) for i in range(scaled(5, 50))])
+    wait_for(lambda: not Content.objects.filter(pk=first.pk, status__in=["pending", "processing"]).exists(),
+             timeout=20, message="the end of the message that held the marker")
+    assert Content.objects.filter(pk__in=[c.pk for c in joined], status="pending").exists()
+    chaos.healed()
+    time.sleep(SWEEP_INTERVAL)  # beat's next pass may come a whole interval later: count the worst case
+
+    figures = chaos.settle(timeout=LEASE_SECONDS / 2, sweep_every=SWEEP_INTERVAL)
+
+    assert figures.recovery_seconds <= SWEEP_INTERVAL + MARGIN, figures.as_dict()
