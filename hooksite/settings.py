@@ -319,8 +319,10 @@ STASH_TIME_LIMIT = env.int("STASH_TIME_LIMIT", 30)
 STASH_TIME_LIMIT_MARGIN = env.int("STASH_TIME_LIMIT_MARGIN", 5)
 # Seconds simulate and replay may take: their hooks run in a child process, killed after it.
 STASH_SIMULATE_TIMEOUT = env.int("STASH_SIMULATE_TIMEOUT", 5)
-# Seconds a stash's golden examples may take together (stash_test, and before each change of its hooks).
-STASH_EXAMPLES_TIMEOUT = env.int("STASH_EXAMPLES_TIMEOUT", 30)
+# Seconds a stash's golden examples may take together (stash_test, and before each change of its hooks;
+# those not reached in time are reported as such). Well under a web server's request timeout
+# (gunicorn's is 30 s): a change runs them once for its live version and once for the new one.
+STASH_EXAMPLES_TIMEOUT = env.int("STASH_EXAMPLES_TIMEOUT", 10)
 # How big a stash may grow (refused with a clear error on every face): its hooks, its golden
 # examples, and the bytes of a pipeline document imported into it. See README.
 STASH_MAX_HOOKS = env.int("STASH_MAX_HOOKS", 100)

@@ -163,7 +163,7 @@ def activity_context(stash, configs):
 
 
 @admin.register(Stash)
-class StashAdmin(OneChangePerPost, SortableAdminBase, StyledAdmin):
+class StashAdmin(admin_guard.GuardedStashChanges, OneChangePerPost, SortableAdminBase, StyledAdmin):
     list_display = ["name", "slug", "is_active", "hooks_summary", "held", "config_version", "tools"]
     list_display_links = ["name"]
     list_filter = ["is_active"]
@@ -250,8 +250,6 @@ class StashAdmin(OneChangePerPost, SortableAdminBase, StyledAdmin):
             dragged = hooks.wanted_positions()
         with processing.saving_hooks(form.instance, dragged):
             super().save_related(request, form, formsets, change)
-        if hooks is not None:
-            admin_guard.warn(request, hooks.example_warning)
 
 
 @admin.register(HookConfig)
@@ -323,7 +321,6 @@ class HookConfigAdmin(admin_guard.GuardedHookChanges, OneChangePerPost, ShownPar
         # A new hook keeps position 0: the model appends it under the stash's lock (sortable2's
         # save_model would read max + 1 without one).
         processing.save_hook(obj)
-        admin_guard.warn(request, getattr(form, "example_warning", ""))  # the list's: ``guarded`` checks them
 
     def delete_model(self, request, obj):
         processing.delete_hooks(HookConfig.objects.filter(pk=obj.pk))

@@ -15,7 +15,7 @@ from django.utils.translation import gettext, gettext_lazy as _
 from . import admin_guard, processing, registry, stats
 from .admin_params import ParamsWidget, error_map, form_schema, indented
 from .exceptions import InvalidParams, PayloadTooLarge
-from .models import Content, HookConfig, Stash
+from .models import Content, HookConfig
 from .processing import limits
 
 
@@ -186,19 +186,13 @@ def hook_row(config, index):
 
 
 class HookConfigPageForm(HookConfigForm):
-    """A hook's own page: once the hook is valid, the stash's golden examples run against its hooks
-    with this one as edited (``admin_guard``): a change they refuse is a form error, and
-    ``example_warning`` is what to say once the save goes through."""
-
-    example_warning = ""
+    """A hook's own page. Its save is checked by the stash's golden examples (``admin_guard``); a
+    change they refuse is shown as this form's error when the page is shown again."""
 
     def full_clean(self):
         super().full_clean()
-        if self.is_bound and not self.errors and self.has_changed():
-            try:
-                self.example_warning = admin_guard.check(self.instance.stash, admin_guard.with_edited(self.instance))
-            except ValidationError as exc:
-                self.add_error(None, exc)
+        if self.is_bound and not self.errors and admin_guard.refused_lines():
+            self.add_error(None, ValidationError(list(admin_guard.refused_lines())))
 
     def clean(self):
         cleaned = super().clean()
@@ -210,14 +204,12 @@ class HookConfigPageForm(HookConfigForm):
 class HookConfigInlineFormSet(CustomInlineFormSet):
     """The hooks of a stash, with their statistics; see ``wanted_positions`` for their order.
 
-    Before a save, the stash's golden examples run against the hooks as edited (``admin_guard``):
-    a change they refuse leaves the formset invalid, its lines in ``examples_refused`` (the stash
-    page shows them at its top); ``example_warning`` is what to say once the save goes through.
-    A draft that is only simulated turns ``guard_examples`` off.
+    A save is checked by the stash's golden examples (``admin_guard``): a change they refuse is
+    shown again with the formset invalid, its lines in ``examples_refused`` (the stash page shows
+    them at its top). A draft that is only simulated turns ``guard_examples`` off.
     """
 
     guard_examples = True
-    example_warning = ""
     examples_refused: list[str] | tuple[()] = ()
 
     def get_queryset(self):
@@ -241,22 +233,10 @@ class HookConfigInlineFormSet(CustomInlineFormSet):
         added = [form for form in self.extra_forms if form.has_changed() and form not in self.deleted_forms]
         if added:  # a stash already past the limit can still be edited, and shrink
             limits.check_hooks(len(self.initial_forms) - len(self.deleted_forms) + len(added))
-        if not self.guard_examples or any(self.errors) or not self.changes_judging():
+        if not self.guard_examples or any(self.errors) or not admin_guard.refused_lines():
             return
-        try:
-            self.example_warning = admin_guard.check(self.instance, self.drafted())
-        except ValidationError as exc:
-            self.examples_refused = exc.messages
-            raise ValidationError(gettext("These hooks break golden examples: see the list at the top of the "
-                                          "page.")) from None
-
-    def changes_judging(self):
-        """Whether saving changes how the saved stash judges: its hooks (edited, added, deleted,
-        dragged) or its default on-error policy."""
-        stash = self.instance
-        if stash.pk is None:
-            return False
-        return self.has_changed() or Stash.objects.filter(pk=stash.pk).exclude(on_error=stash.on_error).exists()
+        self.examples_refused = list(admin_guard.refused_lines())
+        raise ValidationError(gettext("These hooks break golden examples: see the list at the top of the page."))
 
     def wanted_positions(self):
         """{config id: position} as dragged, for the hooks that were on the page and stay."""

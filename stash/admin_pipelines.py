@@ -148,7 +148,7 @@ def _apply(request, stash, document):
     except processing.ExamplesBroken as exc:
         messages.error(request, admin_guard.refusal(exc, _("Nothing was changed.")))
         return redirect(request.path)
-    except (processing.InvalidDocument, processing.Unanswered) as exc:
+    except (processing.InvalidDocument, processing.Unanswered, processing.PipelineChanged) as exc:
         messages.error(request, _("Nothing was changed: %(error)s") % {"error": exc})
         return redirect(request.path)
     if not plan.applied:

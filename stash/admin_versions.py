@@ -114,7 +114,7 @@ def restore(model_admin, request, object_id, number):
         messages.error(request, admin_guard.refusal(exc, _("Version %(number)d was not restored.")
                                                     % {"number": number}))
         return redirect(page)
-    except (processing.InvalidDocument, processing.Unanswered) as exc:
+    except (processing.InvalidDocument, processing.Unanswered, processing.PipelineChanged) as exc:
         messages.error(request, _("Version %(number)d was not restored: %(error)s") % {"number": number, "error": exc})
         return redirect(page)
     if not plan.applied:

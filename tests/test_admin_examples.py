@@ -201,8 +201,8 @@ def test_switching_the_policy_to_warn_lets_the_same_edit_through(admin_client, a
 def test_a_save_that_leaves_the_hooks_alone_runs_no_examples(admin_client, audit, monkeypatch):
     HookConfig.objects.filter(label="No spam").update(params={"words": ["spam", "hello"]})  # broken already
     runs = []
-    real = examples_module.call_with_deadline
-    monkeypatch.setattr(examples_module, "call_with_deadline", lambda *args: runs.append(args) or real(*args))
+    real = examples_module.gather_with_deadline
+    monkeypatch.setattr(examples_module, "gather_with_deadline", lambda *args: runs.append(args) or real(*args))
     response = admin_client.post(change_url(audit), stash_post(audit, rows_of(audit), description="new words"))
     assert response.status_code == 302 and runs == []
     audit.refresh_from_db()
@@ -215,7 +215,7 @@ def test_a_save_that_leaves_the_hooks_alone_runs_no_examples(admin_client, audit
 def test_a_stash_without_examples_starts_no_process_for_a_save(admin_client, make_stash, monkeypatch):
     stash = make_stash("plain", hooks=HOOKS)
     runs = []
-    monkeypatch.setattr(examples_module, "call_with_deadline", lambda *args: runs.append(args))
+    monkeypatch.setattr(examples_module, "gather_with_deadline", lambda *args: runs.append(args))
     response = admin_client.post(change_url(stash), stash_post(stash, blocking(rows_of(stash))), follow=True)
     assert response.redirect_chain and runs == []
     assert not [message for message in said(response) if "example" in message]
@@ -374,6 +374,6 @@ def test_a_drag_that_changes_which_hook_decides_an_example_is_refused_with_409(a
 def test_list_changes_in_a_stash_without_examples_start_no_process(admin_client, make_stash, monkeypatch):
     stash = make_stash("plain", hooks=HOOKS)
     runs = []
-    monkeypatch.setattr(examples_module, "call_with_deadline", lambda *args: runs.append(args))
+    monkeypatch.setattr(examples_module, "gather_with_deadline", lambda *args: runs.append(args))
     response = act(admin_client, "disable", stash.hooks.all())
     assert "2 hooks disabled." in said(response) and runs == []

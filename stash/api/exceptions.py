@@ -21,7 +21,7 @@ from rest_framework.views import exception_handler as drf_exception_handler, set
 
 from ..exceptions import IdempotencyConflict, PayloadTooLarge, StaleConfig
 from ..models import PipelineVersion
-from ..processing import ExamplesBroken, InvalidDocument, InvalidItems, Unanswered
+from ..processing import ExamplesBroken, InvalidDocument, InvalidItems, PipelineChanged, Unanswered
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ def as_api_exception(exc):
         return RequestTooLarge(body_too_large_message())
     if isinstance(exc, PayloadTooLarge):
         return RequestTooLarge(str(exc))
-    if isinstance(exc, (IdempotencyConflict, StaleConfig)):
+    if isinstance(exc, (IdempotencyConflict, StaleConfig, PipelineChanged)):
         return Conflict(str(exc))
     if isinstance(exc, Unanswered):
         return Unavailable(str(exc))

@@ -76,10 +76,15 @@ class ExampleResultSerializer(serializers.Serializer):
 
     name = serializers.CharField()
     passed = serializers.BooleanField()
+    status = serializers.ChoiceField(
+        choices=["passed", "breaks", "already failing", "not run in time", "failed"],
+        help_text="In a change's check, `breaks`: it passed on the live version and fails on the new one (only "
+                  "these refuse a change); `already failing`: it fails on both; `not run in time`: it was not "
+                  "reached within STASH_EXAMPLES_TIMEOUT; `failed`: it fails and there is no live answer to compare.")
     problems = serializers.ListField(child=serializers.CharField(), help_text="What differs; empty if it passed.")
     expected = serializers.ChoiceField(choices=Example.Verdict.choices, help_text="The verdict it expects.")
-    verdict = serializers.ChoiceField(choices=[pipeline.ACCEPTED, pipeline.REJECTED, pipeline.HELD],
-                                      help_text="The verdict it got.")
+    verdict = serializers.ChoiceField(choices=["", pipeline.ACCEPTED, pipeline.REJECTED, pipeline.HELD],
+                                      help_text="The verdict it got (blank: not run in time).")
     reason = serializers.CharField(allow_blank=True)
     code = serializers.CharField(allow_blank=True, help_text="The reason code it got.")
     hook = serializers.CharField(allow_blank=True, help_text="The hook that decided (label, or hook name).")
@@ -95,7 +100,8 @@ class ImportPlanSerializer(serializers.Serializer):
     changes = serializers.ListField(child=serializers.CharField(), help_text="What changes, one phrase each.")
     applied = serializers.BooleanField(help_text="False for a dry run, or when nothing changes.")
     version = serializers.IntegerField(allow_null=True, help_text="The version the change made, if applied.")
-    examples = ExampleResultSerializer(many=True, help_text="The golden examples, run through the new pipeline.")
+    examples = ExampleResultSerializer(many=True, help_text="The golden examples, run through the new pipeline "
+                                                            "(each's `status` compares it with the live one).")
 
 
 class ExamplesBrokenSerializer(serializers.Serializer):

@@ -23,11 +23,13 @@ _MEANINGS = {
 
 #: A change that breaks golden examples of a stash whose examples_policy is "block".
 BROKEN = {409: OpenApiResponse(ExamplesBrokenSerializer, description=(
-    "The change breaks golden examples of a stash that refuses such changes (examples_policy block): nothing "
-    "changed; `examples` lists the broken ones."))}
-#: The golden examples run in a child process given STASH_EXAMPLES_TIMEOUT seconds.
+    "The change breaks golden examples of a stash that refuses such changes (examples_policy block): they passed "
+    "on the live version and fail on the new one. Nothing changed; `examples` lists the broken ones. Also "
+    "(without `examples`) when the pipeline kept changing while its examples ran."))}
+#: The golden examples run in a child process; its failure refuses a change of a stash that blocks.
 SLOW = {503: OpenApiResponse(ErrorSerializer, description=(
-    "The golden examples did not finish within STASH_EXAMPLES_TIMEOUT seconds (the detail names the hook)."))}
+    "The process running the golden examples failed. Examples not run within STASH_EXAMPLES_TIMEOUT seconds "
+    "are not this: they are reported as not run in time."))}
 
 
 def errors(*codes):

@@ -324,7 +324,7 @@ class HookConfigViewSet(StashScoped, SerializerPerAction, mixins.ListModelMixin,
                         viewsets.GenericViewSet):
     """A stash's configured hooks. Params, hook name and condition are checked as in the admin, and
     each change runs the stash's golden examples before it is kept, as the admin's do: 409 when
-    it breaks one and the stash refuses that (``processing.checked_change``)."""
+    it breaks one and the stash refuses that (``processing.run_checked``)."""
 
     serializer_class = HookConfigSerializer
     serializer_classes = {"reorder": ReorderSerializer}
@@ -336,16 +336,19 @@ class HookConfigViewSet(StashScoped, SerializerPerAction, mixins.ListModelMixin,
         return self.of_stash(HookConfig.objects.in_order())
 
     def perform_create(self, serializer):
-        with processing.checked_change():
+        def create():
+            serializer.instance = None  # a draft's, rolled back (``run_checked``): create it anew
             serializer.save(stash=self.stash)
+        processing.run_checked(create)
 
     def perform_update(self, serializer):
-        with processing.checked_change():
+        def update():
+            serializer.instance = self.get_object()  # as it is now: what another change kept meanwhile stays
             serializer.save()
+        processing.run_checked(update)
 
     def perform_destroy(self, instance):
-        with processing.checked_change():
-            processing.delete_hooks(HookConfig.objects.filter(pk=instance.pk))
+        processing.run_checked(lambda: processing.delete_hooks(HookConfig.objects.filter(pk=instance.pk)))
 
     @extend_schema(
         summary="Put a stash's hooks in a new order",
@@ -362,9 +365,8 @@ class HookConfigViewSet(StashScoped, SerializerPerAction, mixins.ListModelMixin,
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            with processing.checked_change():
-                processing.reorder_hooks(self.stash, serializer.validated_data["order"],
-                                         serializer.validated_data["config_version"])
+            processing.run_checked(lambda: processing.reorder_hooks(self.stash, serializer.validated_data["order"],
+                                                                    serializer.validated_data["config_version"]))
         except DjangoValidationError as exc:
             raise ValidationError({"order": exc.messages}) from exc
         hooks = HookConfigSerializer(self.get_queryset(), many=True, context=self.get_serializer_context()).data

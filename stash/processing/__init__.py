@@ -28,10 +28,11 @@ so the rules live here once:
 - ``importing``: ``export_document`` and ``import_document``, a stash's pipeline as a JSON document
   (``stash.documents``), checked as the admin checks a save (``InvalidDocument``) and applied all
   or nothing; ``versions``: ``compare`` and ``restore`` the versions every change records;
-  ``examples``: ``run_examples`` (golden examples, against the current or a drafted pipeline;
-  ``ExamplesBroken`` when a change breaks one of a stash that blocks that; ``check_change`` applies
-  that rule to hooks as edited, ``checked_change`` to a change as it is about to be kept) and
-  ``example_from``.
+  ``examples``: ``run_examples`` (golden examples, against the current or a drafted pipeline),
+  ``compare_examples`` (against the live version and a draft: which examples a change breaks;
+  ``ExamplesBroken`` when a stash that blocks that would have it) and ``example_from``;
+  ``guarding``: ``run_checked``, a change kept only if the examples allow it, checked with no
+  lock held (``PipelineChanged`` when the stash keeps changing meanwhile).
 - ``one_change`` (``stash.versioning``): a block in which each stash's ``config_version`` moves
   once, however many of its rows the block writes (an admin save, an action).
 
@@ -44,16 +45,15 @@ from .configuring import delete_hooks, duplicate_hooks, save_hook, saving_hooks,
 from .counting import count_sweep  # noqa: F401
 from .deadlines import Clock  # noqa: F401
 from .examples import (  # noqa: F401
-    CheckedChange,
     ExampleResult,
     ExamplesBroken,
-    check_change,
-    checked_change,
+    compare_examples,
     decider_title,
     example_from,
     run_examples,
 )
 from .exporting import export_rows, write_jsonl  # noqa: F401
+from .guarding import CheckedChange, PipelineChanged, run_checked  # noqa: F401
 from .housekeeping import BATCH_SIZE as PRUNE_BATCH_SIZE, PruneReport, prune, scheduled_prune  # noqa: F401
 from .importing import ImportPlan, InvalidDocument, export_document, import_document, public_document  # noqa: F401
 from .isolation import ChildFailed, DeadlineExceeded, Unanswered  # noqa: F401

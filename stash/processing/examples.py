@@ -2,40 +2,52 @@
 
     results = run_examples(stash)                          # its examples, its current hooks
     results = run_examples(stash, hooks=drafted_hooks(...))  # against hooks as edited, not saved
-    broken = [result for result in results if not result.passed]
-    broken = check_change(stash, hooks)                    # ExamplesBroken if the stash blocks such a change
-    with checked_change() as checked:                      # each change in it kept only if the examples allow
-        set_enabled(configs, False)
-    checked.broken, checked.unanswered                     # what to warn of, from stashes that only warn
+    results = compare_examples(stash, hooks, examples, live=3)  # each against version 3 and ``hooks``
+    [result.status for result in results]                  # "passed", "breaks", "already failing", ...
 
-Like simulate, the hooks run in a forked child with a deadline (``isolation``); nothing is saved
-or counted and no sink is called. ``example_from(content)`` turns an item into an example that
+Like simulate, the hooks run in a forked child with a deadline (``isolation``), one example after
+another: those that do not finish within ``STASH_EXAMPLES_TIMEOUT`` are "not run in time", the
+others are answered. Nothing is saved or counted and no sink is called. How a change is checked
+against them is ``guarding``'s. ``example_from(content)`` turns an item into an example that
 expects the verdict the item has.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+import hashlib
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
-from .. import pipeline
+from .. import documents, pipeline
 from ..exceptions import StashError
 from ..models import Content, Example, ExamplesPolicy, HookConfig, PipelineRun, Stash
-from ..versioning import checking
 from . import limits
-from .isolation import Unanswered, call_with_deadline
-from .judging import build_step, pipeline_for
+from .isolation import gather_with_deadline
+from .judging import build_pipeline, build_step, pipeline_for
+
+logger = logging.getLogger(__name__)
+
+# A live version's answers to examples are kept this long (a version never changes; the hooks that
+# read history may answer otherwise later, so not for ever).
+ANSWERS_KEPT_SECONDS = 3600
+
+
+#: What an example's result says (``ExampleResult.status``).
+PASSED, BREAKS, ALREADY_FAILING, LATE, FAILED = "passed", "breaks", "already failing", "not run in time", "failed"
 
 
 @dataclass(frozen=True)
 class ExampleResult:
-    """What the pipeline did with one example, and how that differs from what it expects."""
+    """What the pipeline did with one example, and how that differs from what it expects; in a
+    change's check, also how the live version fared with it (``before``: passed, failed, not run
+    in time)."""
 
     name: str
     expected: str
@@ -45,9 +57,13 @@ class ExampleResult:
     hook: str = ""
     expected_code: str = ""
     expected_hook: str = ""
+    ran: bool = True  # False: not run in time
+    before: str = ""  # the live version's status of it, in a change's check ("" when there is none)
 
     @property
     def problems(self) -> list[str]:
+        if not self.ran:
+            return [_("not run in time")]
         said = []
         if self.verdict != self.expected:
             said.append(_("expected %(expected)s, got %(verdict)s") % {"expected": self.expected,
@@ -64,97 +80,165 @@ class ExampleResult:
     def passed(self) -> bool:
         return not self.problems
 
+    @property
+    def status(self) -> str:
+        """``PASSED``; ``LATE`` (not run in time); in a change's check ``BREAKS`` (it passed on the
+        live version) or ``ALREADY_FAILING`` (it failed there too); else ``FAILED`` (no live version
+        to compare with, or its answer came too late)."""
+        if self.passed:
+            return PASSED
+        if not self.ran:
+            return LATE
+        return {PASSED: BREAKS, FAILED: ALREADY_FAILING}.get(self.before, FAILED)
+
+    @property
+    def blocks(self) -> bool:
+        """Whether a change may be refused for it: only for an example the change breaks."""
+        return self.status == BREAKS
+
+    @property
+    def note(self) -> str:
+        """What its status adds to its problems ("" when they say it all)."""
+        if self.status == ALREADY_FAILING:
+            return _("already failing before this change")
+        if self.status == FAILED and self.before == LATE:
+            return _("the live version did not answer it in time")
+        return ""
+
     def describe(self) -> str:
-        """One line: the example and what went wrong (or "passed")."""
-        return f"{self.name}: {'; '.join(self.problems) if self.problems else _('passed')}"
+        """One line: the example and what went wrong (or "passed"), and why that does not block a
+        change when it does not: every face words a result with it."""
+        said = "; ".join(self.problems) if self.problems else _("passed")
+        return f"{self.name}: {said} ({self.note})" if self.note else f"{self.name}: {said}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "passed": self.passed, "problems": self.problems, "expected": self.expected,
-                "verdict": self.verdict, "reason": self.reason, "code": self.code, "hook": self.hook,
-                "expected_code": self.expected_code, "expected_hook": self.expected_hook}
+        return {"name": self.name, "passed": self.passed, "status": self.status, "problems": self.problems,
+                "expected": self.expected, "verdict": self.verdict, "reason": self.reason, "code": self.code,
+                "hook": self.hook, "expected_code": self.expected_code, "expected_hook": self.expected_hook}
 
 
 class ExamplesBroken(StashError):
-    """A change would break golden examples of a stash that blocks such changes; nothing was changed."""
+    """A change would break golden examples of a stash that blocks such changes (they passed on its
+    live version and fail on the new one); nothing was changed. ``results``: all of the check's."""
 
     def __init__(self, stash: Stash, results: Sequence[ExampleResult]) -> None:
         self.stash = stash
         self.results = list(results)
-        self.broken = [result for result in results if not result.passed]
+        self.broken = [result for result in results if result.blocks]
         super().__init__(_("This change breaks %(count)d golden example(s) of %(stash)s, which refuses such "
                            "changes: %(which)s") % {"count": len(self.broken), "stash": stash.slug,
                                                     "which": " | ".join(r.describe() for r in self.broken)})
+
+
+def refuse_if_broken(stash: Stash, results: Sequence[ExampleResult]) -> None:
+    """Raise ``ExamplesBroken`` if ``stash`` (as it holds its ``examples_policy``) blocks a change
+    with these ``results``: one that breaks an example. Failing and slow ones never block."""
+    if stash.examples_policy == ExamplesPolicy.BLOCK and any(result.blocks for result in results):
+        raise ExamplesBroken(stash, results)
 
 
 def run_examples(stash: Stash, *, hooks: Iterable[HookConfig] | None = None,
                  examples: Iterable[Example] | None = None) -> list[ExampleResult]:
     """Run ``examples`` (default: the stash's) through ``stash``'s current hooks, or through
     ``hooks`` (configs in run order, saved or not: the enabled ones run), in one child process
-    given ``STASH_EXAMPLES_TIMEOUT`` seconds. Raises ``DeadlineExceeded`` past it."""
+    given ``STASH_EXAMPLES_TIMEOUT`` seconds; those it did not reach in time are not ``ran``.
+    Raises ``ChildFailed`` if the child fails."""
     examples = list(stash.examples.all() if examples is None else examples)
     if not examples:
         return []
-    checked = pipeline_for(stash) if hooks is None else pipeline.Pipeline(
-        [build_step(config, stash) for config in hooks if config.enabled])
+    checked = pipeline_for(stash) if hooks is None else drafted_pipeline(stash, hooks)
+    return [_compare(example, answer[1] if answer else None)
+            for example, answer in zip(examples, _run(examples, stash, checked), strict=True)]
+
+
+def compare_examples(stash: Stash, hooks: Iterable[HookConfig], examples: Iterable[Example], live: int | None
+                     ) -> list[ExampleResult]:
+    """Run ``examples`` through ``hooks`` (``stash``'s pipeline as a change would leave it) and
+    through its live version number ``live`` (None: a new stash, with none), one example after
+    the other, in one child given ``STASH_EXAMPLES_TIMEOUT`` seconds: each result's ``before``
+    says how the live version fared. The live version's answers are reused from the cache when
+    it gave them before. Raises ``ChildFailed`` if the child fails."""
+    examples = list(examples)
+    if not examples:
+        return []
+    old = None if live is None else build_pipeline(Stash(pk=stash.pk, slug=stash.slug, config_version=live))
+    known = _known_answers(stash, live, examples)
+    answers = _run(examples, stash, drafted_pipeline(stash, hooks), old, known)
+    results, learnt = [], {}
+    for index, (example, answer) in enumerate(zip(examples, answers, strict=True)):
+        ran_before, after = answer if answer is not None else (None, None)
+        if ran_before is not None:
+            learnt[index] = ran_before
+        before = known.get(index, ran_before)
+        was = "" if live is None else _compare(example, before).status
+        results.append(replace(_compare(example, after), before=was))
+    _remember_answers(stash, live, examples, learnt)
+    return results
+
+
+def drafted_pipeline(stash: Stash, hooks: Iterable[HookConfig]) -> pipeline.Pipeline:
+    """The pipeline of ``hooks`` (configs in run order, saved or not: the enabled ones)."""
+    return pipeline.Pipeline([build_step(config, stash) for config in hooks if config.enabled])
+
+
+Answer = tuple["pipeline.Result | None", "pipeline.Result"]
+
+
+def _run(examples: list[Example], stash: Stash, new: pipeline.Pipeline, old: pipeline.Pipeline | None = None,
+         known: dict[int, pipeline.Result] | None = None) -> list[Answer | None]:
+    """Each example's answer (the live version's, unless ``old`` is None or it is ``known``; then
+    the new pipeline's), or None for those not reached within ``STASH_EXAMPLES_TIMEOUT``."""
+    known = known or {}
     items = [pipeline.Item(payload=example.payload, stash=stash.slug, source="example") for example in examples]
 
-    def run(progress: Callable[[str], None]) -> list[pipeline.Result]:
-        # Each example alone, on scratch state (``looking``): nothing is counted, none counts for another.
-        return [checked.looking().run(item, on_step=lambda step: progress(f"hook {step.title!r}")) for item in items]
+    def step(index: int) -> Callable[[Callable[[str], None]], Answer]:
+        def run(progress: Callable[[str], None]) -> Answer:
+            def on_step(step: pipeline.Step) -> None:
+                progress(f"example {examples[index].name!r}, hook {step.title!r}")
+            # Each example alone, on scratch state (``looking``): nothing is counted, none counts for another.
+            before = None if old is None or index in known else old.looking().run(items[index], on_step=on_step)
+            return before, new.looking().run(items[index], on_step=on_step)
+        return run
 
-    results = call_with_deadline(run, settings.STASH_EXAMPLES_TIMEOUT)
-    return [_compare(example, result) for example, result in zip(examples, results, strict=True)]
-
-
-def check_change(stash: Stash, hooks: Iterable[HookConfig]) -> list[ExampleResult]:
-    """Before ``stash``'s hooks become ``hooks`` (configs in run order, saved or not): run its
-    examples against them. Returns the broken ones when its ``examples_policy`` (as ``stash``
-    holds it) lets such a change through; raises ``ExamplesBroken`` when it blocks it, and
-    ``Unanswered`` when the examples ran out of time. A stash not saved yet has no examples."""
-    if stash.pk is None:
-        return []
-    results = run_examples(stash, hooks=hooks)
-    broken = [result for result in results if not result.passed]
-    if broken and stash.examples_policy == ExamplesPolicy.BLOCK:
-        raise ExamplesBroken(stash, results)
-    return broken
+    answers, _late = gather_with_deadline([step(index) for index in range(len(items))],
+                                          settings.STASH_EXAMPLES_TIMEOUT)
+    return [*answers, *[None] * (len(items) - len(answers))]
 
 
-@dataclass
-class CheckedChange:
-    """What the examples said of a change that was kept: the broken ones of stashes that only warn,
-    and why examples that could not run in time did not (one line per such stash)."""
-
-    broken: list[ExampleResult] = field(default_factory=list)
-    unanswered: list[str] = field(default_factory=list)
+def _answer_keys(stash: Stash, live: int, examples: list[Example]) -> list[str]:
+    # What the live version answered depends on the version and on the example's content alone.
+    return [f"stash:example-answer:{stash.pk}:{live}:" + hashlib.sha256(
+        documents.dumps(documents.example_entries([example])[0]).encode()).hexdigest() for example in examples]
 
 
-@contextmanager
-def checked_change() -> Iterator[CheckedChange]:
-    """A block each of whose changes (``one_change``: an admin save, an action, a reorder) runs, in
-    its transaction before it is kept, the golden examples of the stashes it changed against the
-    hooks it leaves them (``check_change``).
-
-    A stash that blocks a change breaking its examples (or whose examples cannot run in time)
-    makes the change raise ``ExamplesBroken`` (or ``Unanswered``), and nothing of it is kept;
-    otherwise the yielded ``CheckedChange`` gathers what to warn of. Starts outside any change.
-    """
-    checked = CheckedChange()
-
-    def check(stash_ids: list[int]) -> None:
-        for stash in Stash.objects.filter(pk__in=stash_ids).order_by("pk"):
-            try:
-                checked.broken += check_change(stash, stash.hooks.in_order())
-            except Unanswered as exc:
-                if stash.examples_policy == ExamplesPolicy.BLOCK:
-                    raise
-                checked.unanswered.append(f"{stash.slug}: {exc}")
-
-    with checking(check):
-        yield checked
+def _known_answers(stash: Stash, live: int | None, examples: list[Example]) -> dict[int, pipeline.Result]:
+    """The live version's answers to ``examples`` given before, by index (none when the cache fails)."""
+    if live is None:
+        return {}
+    keys = _answer_keys(stash, live, examples)
+    try:
+        found = cache.get_many(keys)
+    except Exception:  # the cache is an optimisation: run them again
+        logger.warning("Cached answers of golden examples could not be read", exc_info=True)
+        return {}
+    return {index: found[key] for index, key in enumerate(keys) if key in found}
 
 
-def _compare(example: Example, result: pipeline.Result) -> ExampleResult:
+def _remember_answers(stash: Stash, live: int | None, examples: list[Example],
+                      learnt: dict[int, pipeline.Result]) -> None:
+    if live is None or not learnt:
+        return
+    keys = _answer_keys(stash, live, examples)
+    try:
+        cache.set_many({keys[index]: result for index, result in learnt.items()}, ANSWERS_KEPT_SECONDS)
+    except Exception:
+        logger.warning("Answers of golden examples could not be cached", exc_info=True)
+
+
+def _compare(example: Example, result: pipeline.Result | None) -> ExampleResult:
+    if result is None:
+        return ExampleResult(name=example.name, expected=example.verdict, verdict="", ran=False,
+                             expected_code=example.reason_code, expected_hook=example.hook)
     decider = next((entry for entry in result.trail if entry.stopped), None)
     return ExampleResult(name=example.name, expected=example.verdict, verdict=result.verdict, reason=result.reason,
                          code=result.code, hook=decider.title if decider is not None else "",

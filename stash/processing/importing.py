@@ -11,11 +11,14 @@ An import is checked as the admin checks a save (registry names, params schemas,
 choices), then its hooks are matched to the stash's (by config id for a version's document, else
 by hook name and label), so that a matched hook keeps its id, counters and stored secrets; the
 rest are removed or added. Before anything is written the stash's golden examples (or the
-document's) run against the new pipeline; a stash that blocks broken examples refuses the change
-(``ExamplesBroken``). Everything happens under the stash's row lock, in one ``one_change``.
+document's) run against its live version and the new pipeline, with no lock held; a stash that
+blocks refuses a change that breaks one (``ExamplesBroken``). The change is then made under the
+stash's row lock, in one ``one_change``, if the stash is still what was planned from (else it is
+planned and checked again; ``PipelineChanged`` when that keeps happening).
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,10 +28,11 @@ from django.utils.translation import gettext as _
 
 from .. import documents, registry
 from ..exceptions import StashError
-from ..models import Example, ExamplesPolicy, HookConfig, PipelineVersion, Stash, unstorable
+from ..models import Example, HookConfig, PipelineVersion, Stash, unstorable
 from ..versioning import one_change
 from . import limits
-from .examples import ExampleResult, ExamplesBroken, run_examples
+from .examples import ExampleResult, compare_examples, refuse_if_broken
+from .guarding import ATTEMPTS, PipelineChanged
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "slug": (str,), "name": (str,), "description": (str,), "is_active": (bool,), "allow_anonymous": (bool,),
@@ -83,6 +87,12 @@ class ImportPlan:
 
     @property
     def broken(self) -> list[ExampleResult]:
+        """The examples it breaks: those a stash that blocks refuses it for."""
+        return [result for result in self.results if result.blocks]
+
+    @property
+    def failing(self) -> list[ExampleResult]:
+        """The examples that do not pass against it: broken, already failing or not run in time."""
         return [result for result in self.results if not result.passed]
 
     def as_dict(self) -> dict[str, Any]:
@@ -109,38 +119,67 @@ def import_document(target: Stash | str, document: Any, *, dry_run: bool = False
                     ) -> ImportPlan:
     """Make the stash ``target`` (a stash, or a slug: created if missing) what ``document`` says,
     all or nothing; with ``dry_run``, only say what would change. Raises ``InvalidDocument``
-    (nothing changed) and ``ExamplesBroken`` (nothing changed, the stash blocks such changes)."""
+    (nothing changed), ``ExamplesBroken`` (nothing changed, the stash blocks such changes) and
+    ``PipelineChanged`` (the stash kept changing while the examples ran)."""
     parsed = _check_shape(document)
-    with one_change(note=note):
-        slug = target.slug if isinstance(target, Stash) else target
-        found = Stash.objects.select_for_update().filter(slug=slug).first()
-        created = found is None
-        stash = Stash(slug=slug) if found is None else found
-        policy = stash.examples_policy
-        before: list[HookConfig] = list(HookConfig.objects.filter(stash=stash).in_order()) if not created else []
-        current = documents.pipeline_document(stash, before, ids=True)
-        _set_stash(stash, parsed.get("stash", {}), created)
-        if created:
-            policy = stash.examples_policy
-        configs, removed = _plan_hooks(stash, before, parsed["hooks"])
-        examples = _plan_examples(stash, parsed.get("examples"))
-        changes = documents.changes(current, documents.pipeline_document(stash, configs, ids=True))
-        if created:  # its settings are new, not changed: say which hooks it starts with
-            changes = [_("new stash %(slug)s") % {"slug": slug}] + [c for c in changes if not c.startswith("stash ")]
-        if examples is not None and not created and _example_set(examples) != _example_set(stash.examples.all()):
-            changes.append(_("examples replaced (%(count)d)") % {"count": len(examples)})
-        results = run_examples(stash, hooks=configs,
-                               examples=examples if examples is not None else
-                               ([] if created else stash.examples.order_by("name")))
-        plan = ImportPlan(stash=stash, created=created, changes=changes, results=results)
-        if dry_run or not (changes or created):
+    slug = target.slug if isinstance(target, Stash) else target
+    for _attempt in range(ATTEMPTS):
+        # Planned and checked with no lock held: the examples may take seconds, and saves and
+        # workers need the stash's row meanwhile.
+        with transaction.atomic():
+            planned = _plan(slug, parsed)
+        plan = planned.plan
+        plan.results = compare_examples(plan.stash, planned.configs, planned.checked_examples, planned.live)
+        if dry_run or not (plan.changes or plan.created):
             return plan
-        if plan.broken and policy == ExamplesPolicy.BLOCK:
-            raise ExamplesBroken(stash, results)
-        _apply(stash, configs, removed, examples)
-        plan.applied = True
-    plan.version = stash.versions.order_by("-number").first()
-    return plan
+        refuse_if_broken(planned.policy_holder, plan.results)
+        with one_change(note=note):
+            again = _plan(slug, parsed, lock=True)
+            if again.key == planned.key:  # else another change came in between: check again
+                _apply(again.plan.stash, again.configs, again.removed, again.examples)
+                plan.applied = True
+        if plan.applied:
+            plan.version = again.plan.stash.versions.order_by("-number").first()
+            return plan
+    raise PipelineChanged([slug])
+
+
+@dataclass
+class _Planned:
+    plan: ImportPlan
+    configs: list[HookConfig]
+    removed: list[HookConfig]
+    examples: list[Example] | None  # those that replace the stash's, or None
+    checked_examples: list[Example]  # those to run
+    live: int | None  # the version it starts from (None: a new stash)
+    policy_holder: Stash  # whose examples_policy decides: the stash as it is (as the document has it, if new)
+    key: tuple[Any, ...]  # what the plan was made from: the same key, the same plan
+
+
+def _plan(slug: str, parsed: dict[str, Any], lock: bool = False) -> _Planned:
+    """What importing ``parsed`` into the stash ``slug`` would do, read now (under its row lock, with
+    ``lock``); ``InvalidDocument`` naming each fault."""
+    stashes = Stash.objects.select_for_update() if lock else Stash.objects
+    found = stashes.filter(slug=slug).first()
+    created = found is None
+    stash = Stash(slug=slug) if found is None else found
+    live_stash = copy.copy(stash)
+    before: list[HookConfig] = list(HookConfig.objects.filter(stash=stash).in_order()) if not created else []
+    current = documents.pipeline_document(stash, before, ids=True)
+    existing = [] if created else list(stash.examples.order_by("name"))
+    _set_stash(stash, parsed.get("stash", {}), created)
+    configs, removed = _plan_hooks(stash, before, parsed["hooks"])
+    examples = _plan_examples(stash, parsed.get("examples"))
+    changes = documents.changes(current, documents.pipeline_document(stash, configs, ids=True))
+    if created:  # its settings are new, not changed: say which hooks it starts with
+        changes = [_("new stash %(slug)s") % {"slug": slug}] + [c for c in changes if not c.startswith("stash ")]
+    if examples is not None and not created and _example_set(examples) != _example_set(existing):
+        changes.append(_("examples replaced (%(count)d)") % {"count": len(examples)})
+    key = (created, None if created else stash.config_version, [(e.pk, *_example_set([e])) for e in existing])
+    return _Planned(plan=ImportPlan(stash=stash, created=created, changes=changes), configs=configs, removed=removed,
+                    examples=examples, checked_examples=examples if examples is not None else existing,
+                    live=None if created else stash.config_version, policy_holder=stash if created else live_stash,
+                    key=key)
 
 
 # --- checking ----------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ per-hook timeouts work again: the child's only thread is its main thread); after
 child is killed, and nothing of it is left behind::
 
     result = call_with_deadline(lambda progress: pipeline.run(item, on_step=progress), seconds=5)
+    answers, late = gather_with_deadline([one, two, three], seconds=5)   # those done in time, in order
 
 The child shares the caller's open database connection (the caller waits meanwhile, so the two
 never use it at once) and leaves with ``os._exit``, so it closes nothing of the caller's. A child
@@ -18,7 +19,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
@@ -54,6 +55,30 @@ def call_with_deadline(work: Callable[[Callable[[str], None]], T], seconds: floa
     """Return ``work(progress)`` computed in a forked child, or raise ``DeadlineExceeded`` after
     ``seconds`` (the child is killed first) or ``ChildFailed``. ``progress(text)`` tells the
     caller what the child is doing ("hook 'No spam'"), so that a timeout can name it."""
+    return _supervise(work, seconds, [])
+
+
+def gather_with_deadline(steps: Sequence[Callable[[Callable[[str], None]], T]], seconds: float
+                         ) -> tuple[list[T], DeadlineExceeded | None]:
+    """Run ``steps`` one after another in one forked child (each as ``call_with_deadline`` runs its
+    work), all of them within ``seconds``. Returns the answers of the steps that finished in time,
+    in order, and the ``DeadlineExceeded`` that stopped the others (None when all finished): a slow
+    step costs the ones after it, not those before. Raises ``ChildFailed`` as ``call_with_deadline``."""
+    answers: list[T] = []
+
+    def work(progress: Callable[[str], None]) -> None:
+        for step in steps:
+            progress.send(("part", step(progress)))  # type: ignore[attr-defined]
+
+    try:
+        _supervise(work, seconds, answers)
+    except DeadlineExceeded as late:
+        return answers, late
+    return answers, None
+
+
+def _supervise(work: Callable[[Callable[[str], None]], T], seconds: float, parts: list[Any]) -> T:
+    """``call_with_deadline``; the answers the child sends as it goes are appended to ``parts``."""
     context = multiprocessing.get_context("fork")
     reader, writer = context.Pipe(duplex=False)
     child = context.Process(target=_run_child, args=(work, writer), daemon=True, name="stash-deadline")
@@ -72,6 +97,8 @@ def call_with_deadline(work: Callable[[Callable[[str], None]], T], seconds: floa
                 raise ChildFailed("The process running the hooks stopped before it answered.") from None
             if kind == "progress":
                 running = value
+            elif kind == "part":
+                parts.append(value)
             elif kind == "result":
                 finished = True
                 return value
@@ -86,9 +113,19 @@ def call_with_deadline(work: Callable[[Callable[[str], None]], T], seconds: floa
             _drop_connections()
 
 
+class _Progress:
+    """What the child's work calls to say what it is doing; ``send`` hands the caller a message."""
+
+    def __init__(self, writer: Connection) -> None:
+        self.send = writer.send
+
+    def __call__(self, text: str) -> None:
+        self.send(("progress", text))
+
+
 def _run_child(work: Callable[[Callable[[str], None]], Any], writer: Connection) -> None:
     try:
-        value = work(lambda text: writer.send(("progress", text)))
+        value = work(_Progress(writer))
     except Exception as exc:  # reported to the caller, which raises ChildFailed
         writer.send(("error", f"{type(exc).__name__}: {exc}"))
     else:

@@ -39,6 +39,8 @@ def pytest_terminal_summary(terminalreporter):
         recovery = "-" if f.recovery_seconds is None else f"{f.recovery_seconds:.1f}"
         terminalreporter.write_line(f"{f.scenario:58} {f.backend:10} {f.items:5} {f.lost:4} {f.judged_twice:5} "
                                     f"{f.wrong:5} {f.queue_faults:5} {recovery:>10} {f.worker_restarts:8}")
+        if f.measured:
+            terminalreporter.write_line("    " + ", ".join(f"{name} {value}" for name, value in f.measured.items()))
 
 
 @pytest.fixture

@@ -60,6 +60,7 @@ class Figures:
     worker_restarts: int = 0  # workers that exited on their own and were started again, as a supervisor does
     expected_failure: str = ""  # the fix this scenario waits for (an xfail's reason)
     problems: list[str] = field(default_factory=list)
+    measured: dict[str, float] = field(default_factory=dict)  # a scenario's own figures ("max save wait s": 0.1)
 
     @property
     def clean(self):

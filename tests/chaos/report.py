@@ -36,6 +36,9 @@ def section(figures, command, when):
         rows = [row for row in figures if row["backend"] == backend]
         if rows:
             lines += [f"**{title}**", "", *table(rows), ""]
+            measured = [row for row in rows if row.get("measured")]
+            lines += [f"- {row['scenario']}: " + ", ".join(f"{name} {value}" for name, value in row["measured"].items())
+                      for row in measured] + ([""] if measured else [])
     if not figures:
         lines += ["No figures: the run recorded none.", ""]
     return "\n".join([*lines, END])

@@ -53,7 +53,7 @@ class Command(BaseCommand):
             plan = processing.import_document(slug, document, dry_run=dry_run)
         except (processing.InvalidDocument, processing.ExamplesBroken) as exc:
             raise refused(exc) from exc
-        except processing.Unanswered as exc:
+        except (processing.Unanswered, processing.PipelineChanged) as exc:
             raise CommandError(str(exc)) from exc
         for change in plan.changes or ["no change"]:
             self.stdout.write(change)
