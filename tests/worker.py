@@ -41,12 +41,13 @@ def database_url():
 
 class Worker:
     """A worker process; ``restart()`` after ``kill()`` brings up a fresh one on the same queue.
-    On the configured broker, or on ``broker_url``."""
+    On the configured broker and cache, or on ``broker_url`` and the Redis at ``cache_url``."""
 
-    def __init__(self, queue, log_dir, broker_url=None):
+    def __init__(self, queue, log_dir, broker_url=None, cache_url=None):
         self.queue = queue
         self.log_path = Path(log_dir) / f"worker-{queue}.log"
         self.broker_url = broker_url
+        self.cache_url = cache_url
         self.process = None
 
     def env(self):
@@ -64,6 +65,8 @@ class Worker:
         })
         if self.broker_url:
             env["CELERY_BROKER_URL"] = self.broker_url
+        if self.cache_url:
+            env["CACHE_URL"] = self.cache_url
         return env
 
     def start(self, timeout=60):

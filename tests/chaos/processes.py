@@ -38,6 +38,11 @@ class RedisServer:
     def client(self):
         return redis.Redis(port=self.port, socket_timeout=5)
 
+    def as_cache(self, settings):
+        """``CACHES`` with this server as the cache, as the settings make it for ``CACHE_URL``."""
+        return {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": self.url, "KEY_PREFIX": "stash",
+                            "OPTIONS": settings.REDIS_CACHE_OPTIONS}}
+
     def start(self, timeout=20):
         with open(self.log_path, "a") as log:
             self.process = subprocess.Popen(

@@ -23,17 +23,6 @@ MARGIN = scaled(5, 15)
 BUSY_SECONDS = 4
 
 
-class CachedWorker(ChaosWorker):
-    """A chaos worker whose cache (the markers of waiting messages) is the Redis at ``cache_url``."""
-
-    def __init__(self, queue, log_dir, cache_url):
-        super().__init__(queue, log_dir)
-        self.cache_url = cache_url
-
-    def env(self):
-        return {**super().env(), "CACHE_URL": self.cache_url}
-
-
 @pytest.fixture(scope="module")
 def cache_server(log_dir):
     server = RedisServer(log_dir).start()
@@ -43,7 +32,7 @@ def cache_server(log_dir):
 
 @pytest.fixture(scope="module")
 def _cached_worker(django_db_setup, django_db_blocker, log_dir, cache_server):
-    worker = CachedWorker(f"stash-chaos-cache-{uuid.uuid4().hex[:8]}", log_dir, cache_server.url)
+    worker = ChaosWorker(f"stash-chaos-cache-{uuid.uuid4().hex[:8]}", log_dir, cache_url=cache_server.url)
     yield worker
     worker.kill()
 
@@ -53,8 +42,7 @@ def own_cache(chaos, _cached_worker, cache_server, settings):
     """Our own Redis as the cache of this process and of its worker, which judges its queue."""
     settings.STASH_QUEUE = chaos.supervise(_cached_worker.ensure_running()).queue
     settings.STASH_LEASE_SECONDS = LEASE_SECONDS
-    settings.CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": cache_server.url,
-                                   "KEY_PREFIX": "stash", "OPTIONS": settings.REDIS_CACHE_OPTIONS}}
+    settings.CACHES = cache_server.as_cache(settings)
     return cache_server
 
 

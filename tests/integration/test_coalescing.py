@@ -18,17 +18,6 @@ SWEEP_INTERVAL = 1
 LEASE_SECONDS = 60
 
 
-class CachedWorker(Worker):
-    """A worker whose cache (the markers of waiting messages) is the Redis at ``cache_url``."""
-
-    def __init__(self, queue, log_dir, cache_url):
-        super().__init__(queue, log_dir)
-        self.cache_url = cache_url
-
-    def env(self):
-        return {**super().env(), "CACHE_URL": self.cache_url}
-
-
 @pytest.fixture(scope="module")
 def cache_server(tmp_path_factory):
     server = RedisServer(tmp_path_factory.mktemp("cache")).start()
@@ -38,8 +27,8 @@ def cache_server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cached_worker(django_db_setup, django_db_blocker, worker_queue, cache_server, tmp_path_factory):
-    worker = CachedWorker(f"{worker_queue}-cached", tmp_path_factory.mktemp("cached-worker"),
-                          cache_server.url).start()
+    worker = Worker(f"{worker_queue}-cached", tmp_path_factory.mktemp("cached-worker"),
+                    cache_url=cache_server.url).start()
     yield worker
     worker.stop()
 
@@ -49,8 +38,7 @@ def shared_cache(cached_worker, cache_server, settings):
     """This process saves and sweeps with the worker's queue and cache, as a web process and beat do."""
     settings.STASH_QUEUE = cached_worker.queue
     settings.STASH_LEASE_SECONDS = LEASE_SECONDS
-    settings.CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": cache_server.url,
-                                   "KEY_PREFIX": "stash", "OPTIONS": settings.REDIS_CACHE_OPTIONS}}
+    settings.CACHES = cache_server.as_cache(settings)
     return cache_server
 
 
