@@ -60,13 +60,13 @@ def duplicate_hooks(configs: QuerySet[HookConfig]) -> tuple[int, int]:
     hooks than it may (``limits``).
     """
     copied = skipped = 0
-    configs = list(configs.select_related("stash").order_by("stash", "position"))
-    copies = Counter(config.stash_id for config in configs if not config.is_missing)
+    originals = list(configs.select_related("stash").order_by("stash", "position"))
+    copies = Counter(config.stash_id for config in originals if not config.is_missing)
     with one_change():
         Stash.lock(list(copies))
         for stash_id, count in sorted(copies.items()):
             limits.check_new_hooks(stash_id, adding=count)
-        for config in configs:
+        for config in originals:
             if config.is_missing:
                 skipped += 1
                 continue
