@@ -66,6 +66,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     # Pipeline versions name who made each change (the API's user too, once it has authenticated).
     "stash.middleware.ChangeAuthorMiddleware",
+    # Admin addresses with a NUL in a parameter answer 400, not PostgreSQL's error (a 500).
+    "stash.middleware.AdminQueryMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
     # Last, as django-axes asks: turns a locked-out login into stash.access.lockout_response.

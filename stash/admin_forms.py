@@ -261,6 +261,8 @@ class HookListFormSet(BaseModelFormSet):
     def add_fields(self, form, index):
         super().add_fields(form, index)
         config = form.instance
+        if config.stash_id is None:  # the empty form, whose media a list with no rows reads: no row to name
+            return
         name_inputs(form, gettext("%(hook)s in %(stash)s") % {"hook": config.title, "stash": config.stash})
 
 
