@@ -63,6 +63,26 @@ class RedisServer:
             self.process.wait(20)
 
     @contextmanager
+    def full(self):
+        """Inside the block its memory is capped just above what it holds, under ``noeviction``,
+        and filled to the cap: every write is refused (``OutOfMemoryError``). Emptied after."""
+        client = self.client()
+        client.config_set("maxmemory-policy", "noeviction")
+        client.config_set("maxmemory", client.info("memory")["used_memory"] + 256 * 1024)
+        try:
+            for n in range(100_000):
+                client.set(f"filler:{n}", "x" * 1024)
+            raise RuntimeError("redis-server took 100 MB past its maxmemory")
+        except redis.ResponseError as exc:
+            if "maxmemory" not in str(exc):
+                raise
+        try:
+            yield self
+        finally:
+            client.config_set("maxmemory", 0)
+            client.flushall()
+
+    @contextmanager
     def stopped(self):
         """The broker is down inside the block and back up after it."""
         self.stop()

@@ -8,7 +8,6 @@ import signal
 import threading
 
 import pytest
-import redis
 from django.db import connection
 from django.test import Client
 from rest_framework.test import APIClient
@@ -30,16 +29,6 @@ def redis_server(tmp_path_factory):
     server.stop()
 
 
-def fill(server):
-    """Cap the server's memory just above what it uses, under noeviction, and write until it refuses."""
-    client = server.client()
-    client.config_set("maxmemory-policy", "noeviction")
-    client.config_set("maxmemory", client.info("memory")["used_memory"] + 256 * 1024)
-    with pytest.raises(redis.ResponseError, match="used memory > 'maxmemory'"):
-        for n in range(10_000):
-            client.set(f"filler:{n}", "x" * 1024)
-
-
 @pytest.fixture(params=["down", "hung", "full"])
 def failing_cache(request, redis_server, settings):
     """The site's cache (as settings make it for CACHE_URL) on our own Redis: stopped, hung
@@ -47,9 +36,7 @@ def failing_cache(request, redis_server, settings):
     if redis_server.process.poll() is not None:
         redis_server.start()
     redis_server.client().flushall()
-    settings.CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "KEY_PREFIX": "stash",
-                                   "LOCATION": redis_server.url.removesuffix("/0") + "/1",
-                                   "OPTIONS": settings.REDIS_CACHE_OPTIONS}}
+    settings.CACHES = redis_server.as_cache(settings)
     if request.param == "down":
         redis_server.stop()
         yield request.param
@@ -60,10 +47,8 @@ def failing_cache(request, redis_server, settings):
         finally:
             os.kill(redis_server.process.pid, signal.SIGCONT)
     else:
-        fill(redis_server)
-        yield request.param
-        redis_server.client().config_set("maxmemory", 0)
-        redis_server.client().flushall()
+        with redis_server.full():
+            yield request.param
 
 
 @pytest.fixture
