@@ -178,6 +178,7 @@ AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_HANDLER = "stash.access.LoginAttemptHandler"
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "stash.access.client_address"
+AXES_USERNAME_CALLABLE = "stash.access.attempted_username"
 AXES_LOCKOUT_CALLABLE = "stash.access.lockout_response"
 AXES_DISABLE_ACCESS_LOG = True  # failures are recorded (admin: Axes > Access attempts); successes are not
 

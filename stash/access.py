@@ -25,6 +25,8 @@ from .api.exceptions import API_PREFIX
 
 logger = logging.getLogger(__name__)
 
+_USERNAME_LENGTH = AccessAttempt._meta.get_field("username").max_length
+
 
 def client_address(request) -> str:
     """The client's IP address: ``REMOTE_ADDR``, or the address that declared proxies forward.
@@ -96,6 +98,15 @@ def over_rate(request, scope):
     if throttle.allow_request(request, None):
         return None
     return math.ceil(throttle.wait() or 1)
+
+
+def attempted_username(request, credentials=None):
+    """django-axes' ``AXES_USERNAME_CALLABLE``: the username a login gave (its credentials', else the
+    posted one, as axes reads it), cut to the length axes' records hold. A longer one names no user,
+    and PostgreSQL would refuse to store it: every login page answered 500."""
+    field = settings.AXES_USERNAME_FORM_FIELD
+    username = credentials.get(field) if credentials else getattr(request, "data", request.POST).get(field)
+    return username[:_USERNAME_LENGTH] if isinstance(username, str) else username
 
 
 class LoginAttemptHandler(AxesDatabaseHandler):

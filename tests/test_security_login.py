@@ -215,3 +215,15 @@ def test_a_successful_login_clears_the_users_failures(staff, limit):
     for n in range(limit - 1):
         LOGINS["site"]("stella", f"guess-{n}")
     assert logged_in("site", LOGINS["site"]("stella", PASSWORD))
+
+
+@pytest.mark.parametrize("path", LOGINS)
+def test_a_username_longer_than_any_is_a_failed_login_and_counted(path, staff, limit, settings):
+    # PostgreSQL refused to record the failure (its username column holds 255 characters): a 500.
+    response = LOGINS[path]("s" * 300, PASSWORD)
+    assert response.status_code == (400 if path == "api" else 200)
+    assert not logged_in(path, response)
+    assert AccessAttempt.objects.get().username == "s" * 255
+    for _n in range(limit - 1):
+        LOGINS[path]("s" * 300, PASSWORD)
+    assert_locked_out(path, LOGINS[path]("s" * 300, PASSWORD), settings)
