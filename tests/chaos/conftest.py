@@ -103,3 +103,27 @@ def own_broker(_own_broker, chaos, settings):
     settings.STASH_QUEUE = _own_broker.worker.queue
     with publishing_to(_own_broker.redis.url):
         yield _own_broker
+
+
+@pytest.fixture(scope="session")
+def _own_cache(django_db_setup, django_db_blocker, log_dir):
+    """A Redis server of our own as the cache (which a scenario may stop, fill or flush), and a worker
+    whose cache it is too."""
+    server = RedisServer(log_dir).start()
+    worker = ChaosWorker(f"stash-chaos-cache-{uuid.uuid4().hex[:8]}", log_dir, cache_url=server.url)
+    yield server, worker
+    worker.kill()
+    server.stop()
+
+
+@pytest.fixture
+def own_cache(_own_cache, chaos, settings):
+    """Our own Redis as the cache of this process (as settings make it for ``CACHE_URL``) and of its
+    worker, started and emptied for each test; the worker judges the test's queue."""
+    server, worker = _own_cache
+    if server.process.poll() is not None:
+        server.start()
+    server.client().flushall()
+    settings.STASH_QUEUE = chaos.supervise(worker.ensure_running()).queue
+    settings.CACHES = server.as_cache(settings)
+    return server

@@ -2,7 +2,6 @@
 cache is a Redis of our own, stopped, or full under noeviction. No answer is a 5xx, every saved
 item is judged, and lockouts (in the database) still refuse a guesser."""
 import json
-import uuid
 from collections import Counter
 
 import pytest
@@ -13,38 +12,17 @@ from rest_framework.test import APIClient
 from stash.models import Content
 
 from .ledger import payload, scaled
-from .processes import ChaosWorker, RedisServer
 
 pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 PASSWORD = "pass-word-123"
 
 
-@pytest.fixture(scope="module")
-def cache_server(log_dir):
-    server = RedisServer(log_dir).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def _worker_on_cache(django_db_setup, django_db_blocker, log_dir, cache_server):
-    # Its cache fails when this process's does.
-    worker = ChaosWorker(f"stash-chaos-cache-down-{uuid.uuid4().hex[:8]}", log_dir, cache_url=cache_server.url)
-    yield worker
-    worker.kill()
-
-
 @pytest.fixture
-def own_cache(chaos, _worker_on_cache, cache_server, settings):
-    """Our own Redis as the cache of this process (as settings make it for CACHE_URL) and of its worker."""
-    if cache_server.process.poll() is not None:
-        cache_server.start()
-    cache_server.client().flushall()
-    settings.STASH_QUEUE = chaos.supervise(_worker_on_cache.ensure_running()).queue
-    settings.CACHES = cache_server.as_cache(settings)
+def own_cache(own_cache):
+    """The chaos suite's own cache, with a user of ours to log in as."""
     get_user_model().objects.create_user("sam", password=PASSWORD)
-    return cache_server
+    return own_cache
 
 
 def traffic(chaos, stash, rounds):

@@ -1,7 +1,6 @@
 """The cache is flushed while single saves share their stash's waiting message: they are judged
 within a sweep interval, each once, not a lease later."""
 import time
-import uuid
 
 import pytest
 
@@ -9,7 +8,6 @@ from stash.models import Content
 
 from ..worker import wait_for
 from .ledger import CHECKS, payload, scaled
-from .processes import ChaosWorker, RedisServer
 
 pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -23,27 +21,11 @@ MARGIN = scaled(5, 15)
 BUSY_SECONDS = 4
 
 
-@pytest.fixture(scope="module")
-def cache_server(log_dir):
-    server = RedisServer(log_dir).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def _cached_worker(django_db_setup, django_db_blocker, log_dir, cache_server):
-    worker = ChaosWorker(f"stash-chaos-cache-{uuid.uuid4().hex[:8]}", log_dir, cache_url=cache_server.url)
-    yield worker
-    worker.kill()
-
-
 @pytest.fixture
-def own_cache(chaos, _cached_worker, cache_server, settings):
-    """Our own Redis as the cache of this process and of its worker, which judges its queue."""
-    settings.STASH_QUEUE = chaos.supervise(_cached_worker.ensure_running()).queue
+def own_cache(own_cache, settings):
+    """The chaos suite's own cache, with unclaimed items leased for the default time."""
     settings.STASH_LEASE_SECONDS = LEASE_SECONDS
-    settings.CACHES = cache_server.as_cache(settings)
-    return cache_server
+    return own_cache
 
 
 def test_cache_flushed_mid_run(chaos, own_cache):
