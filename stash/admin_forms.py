@@ -10,6 +10,7 @@ from django.contrib.admin.helpers import ActionForm
 from django.core.exceptions import ValidationError
 from django.forms.fields import InvalidJSONInput
 from django.forms.models import BaseModelFormSet
+from django.utils.html import json_script
 from django.utils.translation import gettext, gettext_lazy as _
 
 from . import admin_guard, processing, registry, stats
@@ -50,31 +51,53 @@ def describe_params(schema) -> str:
     return "\n".join(lines) or str(_("No params."))
 
 
+def _choice_label(hook_class) -> str:
+    return f"{hook_class.name} ({hook_class.kind}): {hook_class.description()}"
+
+
 def hook_choices(current=""):
     """The registered hooks, read now (never frozen in a migration), plus ``current`` if it has gone."""
     choices = [("", "---------")]
-    choices += [(cls.name, f"{cls.name} ({cls.kind}): {cls.description()}") for cls in registry.all()]
+    choices += [(cls.name, _choice_label(cls)) for cls in registry.all()]
     if current and not registry.is_registered(current):
         choices.append((current, _("%(name)s (not registered)") % {"name": current}))
     return choices
 
 
+def hook_picker() -> list[dict[str, str]]:
+    """What the hook picker (hook_picker.js) shows of each registered hook, in the order of the choices:
+    its choice, its params described, its JSON Schema and its defaults (indented JSON).
+
+    A page holds it once (``json_script`` with the id ``stash-hook-picker``), however many pickers
+    it has: the hook's own page after its picker, the stash's page after its table of hooks.
+    """
+    return [{"name": cls.name, "label": _choice_label(cls), "params": describe_params(cls.params_schema),
+             "schema": json.dumps(cls.params_schema, indent=2), "defaults": json.dumps(cls.default_params(), indent=2)}
+            for cls in registry.all()]
+
+
 class HookSelect(forms.Select):
-    """A select of hooks whose options carry each hook's defaults and schema for the picker script."""
+    """A select of hooks, followed by ``hook_picker`` for the picker script. ``shared``: a row of a
+    table whose page holds ``hook_picker`` once for all its rows; the row lists only its own choice
+    (``HookConfigInlineForm``) and the script adds the others from the page's."""
+
+    shared = False
 
     def create_option(self, name, value, label, selected, index, subindex=None, attrs=None):
         option = super().create_option(name, value, label, selected, index, subindex, attrs)
-        hook_class = registry.get(value) if value and registry.is_registered(value) else None
-        if hook_class is not None:
-            option["attrs"].update({
-                "data-kind": hook_class.kind,
-                "data-params": describe_params(hook_class.params_schema),
-                "data-schema": json.dumps(hook_class.params_schema, indent=2),
-                "data-defaults": json.dumps(hook_class.default_params(), indent=2),
-            })
-        elif value:
+        if value and not registry.is_registered(value):
             option["attrs"]["data-description"] = _("This hook is not registered: it fails by its on-error policy.")
         return option
+
+    def get_context(self, name, value, attrs):
+        context = super().get_context(name, value, attrs)
+        if self.shared:
+            context["widget"]["attrs"]["data-hook-choices"] = "page"
+        return context
+
+    def render(self, name, value, attrs=None, renderer=None):
+        html = super().render(name, value, attrs, renderer)
+        return html if self.shared else html + json_script(hook_picker(), "stash-hook-picker")
 
 
 class HookConfigForm(forms.ModelForm):
@@ -163,6 +186,12 @@ class HookConfigInlineForm(HookConfigForm):
         super().__init__(*args, **kwargs)
         if "params" in self.fields:
             self.fields["params"].widget.folded = True
+        if "hook" in self.fields:
+            # The empty choice and the row's own: every row listing every hook, with its schema, made
+            # the stash's page 3.6 MB at 100 hooks. The page holds them once (``HookSelect.shared``).
+            widget = self.fields["hook"].widget
+            widget.shared = True
+            widget.choices = [(key, label) for key, label in widget.choices if key in ("", self.chosen_hook())]
         if "condition" in self.fields:
             self.fields["condition"].widget.attrs.update(rows=2, cols=22)
 
@@ -211,6 +240,10 @@ class HookConfigInlineFormSet(CustomInlineFormSet):
 
     guard_examples = True
     examples_refused: list[str] | tuple[()] = ()
+
+    def hook_picker(self):
+        """``hook_picker()``, which the stash's page puts after the table once for all its rows."""
+        return hook_picker()
 
     def get_queryset(self):
         queryset = super().get_queryset()  # the same queryset on every call, evaluated once

@@ -2,6 +2,7 @@
 import pytest
 from playwright.sync_api import expect
 
+from stash import registry
 from stash.models import HookConfig
 
 from ..worker import wait_for
@@ -168,3 +169,22 @@ def test_picking_another_hook_switches_its_params_to_raw_json_until_saved(logged
     # Saved: the form is the new hook's.
     expect(page.get_by_label("edit as raw JSON")).not_to_be_checked()
     expect(page.locator(".stash-params-form input[type=text]").first).to_have_value("title")
+
+
+def test_a_row_of_the_hooks_table_offers_every_hook_and_a_new_row_gets_the_picked_ones_defaults(
+        logged_in, live_server, audit):
+    page = logged_in
+    rows = stash_page(page, live_server, audit)
+    picker = rows.nth(0).locator("select[name$=-hook]")
+    expect(picker.locator("option")).to_have_count(len(registry.all()) + 1)  # and the empty choice
+    expect(picker).to_have_value("require_fields")
+    expect(rows.nth(0).locator(".stash-hook-help")).to_contain_text("fields (list of string, required)")
+    page.locator("#hooks-group .add-row a").click()
+    new = page.locator("#hooks-4")
+    new.locator("select[name$=-hook]").select_option("keyword_blocklist")
+    expect(new.locator("textarea[name$=-params]")).to_have_value('{\n  "whole_word": false\n}')
+    expect(new.locator(".stash-hook-help")).to_contain_text("words (list of string, required)")
+    new.locator("textarea[name$=-params]").fill('{"words": ["scam"]}')
+    page.click("input[name=_save]")
+    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
+    assert audit.hooks.filter(hook="keyword_blocklist", params={"words": ["scam"]}).exists()

@@ -1,6 +1,16 @@
 /* Hook picker: picking a hook shows its params schema and fills the params with its defaults. */
 'use strict';
 {
+    // What the page says of each registered hook, once for all its pickers (admin_forms.hook_picker).
+    let registered = null;
+    function hooks() {
+        if (!registered) {
+            const data = document.getElementById('stash-hook-picker');
+            registered = new Map(data ? JSON.parse(data.textContent).map((hook) => [hook.name, hook]) : []);
+        }
+        return registered;
+    }
+
     const same = (a, b) => {
         try {
             return JSON.stringify(JSON.parse(a)) === JSON.stringify(JSON.parse(b));
@@ -8,6 +18,19 @@
             return false;
         }
     };
+
+    // A row of the hooks table lists only its own hook: list them all, in the page's order, between
+    // the empty choice and a hook no longer registered. The empty row that "Add another" copies
+    // gets them too.
+    function listChoices(select) {
+        const chosen = select.value;
+        const blank = [...select.options].filter((option) => !option.value);
+        const gone = [...select.options].filter((option) => option.value && !hooks().has(option.value));
+        const listed = [...hooks().values()].map(
+            (hook) => new Option(hook.label, hook.name, hook.name === chosen, hook.name === chosen));
+        select.replaceChildren(...blank, ...listed, ...gone);
+        select.value = chosen;
+    }
 
     function helpBox(select) {
         // Below the field: after the admin's label-and-field row, or the select in a table cell.
@@ -36,15 +59,16 @@
         const box = helpBox(select);
         box.replaceChildren();
         if (!option || !option.value) return;
-        if (!option.dataset.schema) {  // a hook no longer registered: say so
+        const hook = hooks().get(option.value);
+        if (!hook) {  // a hook no longer registered: say so
             box.textContent = option.dataset.description || '';
             return;
         }
         const params = document.createElement('div');
         params.className = 'stash-params';
-        params.textContent = option.dataset.params;
+        params.textContent = hook.params;
         const schema = document.createElement('pre');
-        schema.textContent = option.dataset.schema;
+        schema.textContent = hook.schema;
         // Open on the hook's own page, folded in the stash's table of hooks.
         box.append(folded('params schema', [params, folded('JSON Schema', [schema], false)],
                           !select.closest('.tabular')));
@@ -53,21 +77,25 @@
     // Replace the params only while they are empty or still the previous hook's defaults.
     function fill(select, previous) {
         const params = document.getElementById(select.id.replace(/hook$/, 'params'));
-        const option = select.selectedOptions[0];
-        if (!params || !option || !option.dataset.defaults) return;
+        const hook = hooks().get(select.value);
+        if (!params || !hook) return;
         const current = params.value.trim();
-        if (!current || current === '{}' || (previous && same(current, previous.dataset.defaults || '{}'))) {
-            params.value = option.dataset.defaults;
+        const before = previous === undefined ? null : (hooks().get(previous) || {defaults: '{}'});
+        if (!current || current === '{}' || (before && same(current, before.defaults))) {
+            params.value = hook.defaults;
         }
     }
 
     document.addEventListener('change', (event) => {
         const select = event.target;
         if (!(select instanceof HTMLSelectElement) || !select.hasAttribute('data-hook-picker')) return;
-        const previous = [...select.options].find((option) => option.value === select.dataset.previous);
-        fill(select, previous);
+        fill(select, select.dataset.previous);
         show(select);
         select.dataset.previous = select.value;
+    });
+
+    document.addEventListener('DOMContentLoaded', () => {
+        document.querySelectorAll('select[data-hook-choices=page]').forEach(listChoices);
     });
 
     window.addEventListener('load', () => {
