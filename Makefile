@@ -58,7 +58,7 @@ lint: venv
 test: test-embedded test-services
 
 # The edit loop: the embedded default without the tests that start workers, servers or browsers
-# (integration, chaos, the API fuzzer, the short benchmark, the browser tests), on two processes.
+# (integration, chaos, the fuzzers, the short benchmark, the browser tests), on two processes.
 test-fast: venv
 	env -u DATABASE_URL -u CELERY_BROKER_URL -u CACHE_URL STASH_VAR_DIR=$(CURDIR)/var/test-fast \
 		$(BIN)/pytest -n 2 -m "not integration" --ignore=tests/browser --ignore=tests/chaos --ignore=tests/fuzz \
@@ -78,7 +78,7 @@ bench: venv wrk
 	$(BIN)/python -m bench.run --backend both --report docs/BENCHMARKS.md \
 		--database-url $(BENCH_DATABASE_URL) --broker-url $(BENCH_BROKER_URL) --var-dir $(CURDIR)/var/bench
 
-# Fault scenarios (tests/chaos, long) on both backends, then the API fuzzer (tests/fuzz, if present);
+# Fault scenarios (tests/chaos, long) on both backends, then the fuzzers (tests/fuzz, if present);
 # figures go to docs/RELIABILITY.md even when a scenario fails. `make chaos BIN=<venv>/bin` runs with
 # that environment instead of building .venv.
 chaos: $(if $(wildcard $(BIN)/pytest),,venv)
@@ -94,7 +94,7 @@ chaos: $(if $(wildcard $(BIN)/pytest),,venv)
 		DATABASE_URL=$(CHAOS_DATABASE_URL) CELERY_BROKER_URL=$(CHAOS_BROKER_URL) SECRET_KEY=chaos-only DEBUG=0 \
 			STASH_VAR_DIR=$(CHAOS_VAR)/services STASH_FUZZ_EXAMPLES=$(CHAOS_FUZZ_EXAMPLES) \
 			$(BIN)/pytest -p no:cacheprovider tests/fuzz $(PYTEST_ARGS) || status=1; \
-	else echo "chaos: tests/fuzz is not there; the API fuzzer was not run"; fi; \
+	else echo "chaos: tests/fuzz is not there; the fuzzers were not run"; fi; \
 	$(BIN)/python -m tests.chaos.report docs/RELIABILITY.md $(CHAOS_VAR)/embedded.json $(CHAOS_VAR)/services.json \
 		--command "make chaos CHAOS_SCALE=$(CHAOS_SCALE)" || status=1; \
 	exit $$status
