@@ -191,7 +191,8 @@ class HookConfigInlineForm(HookConfigForm):
             # the stash's page 3.6 MB at 100 hooks. The page holds them once (``HookSelect.shared``).
             widget = self.fields["hook"].widget
             widget.shared = True
-            widget.choices = [(key, label) for key, label in widget.choices if key in ("", self.chosen_hook())]
+            own = ("", self.chosen_hook(), self.instance.hook)
+            widget.choices = [(key, label) for key, label in widget.choices if key in own]
         if "condition" in self.fields:
             self.fields["condition"].widget.attrs.update(rows=2, cols=22)
 

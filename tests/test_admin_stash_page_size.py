@@ -72,3 +72,14 @@ def test_a_view_only_user_gets_no_picker(make_stash, django_user_model):
 
     assert "stash-hook-picker" not in page
     assert "data-hook-picker" not in page
+
+
+def test_a_row_whose_hook_is_no_longer_registered_still_lists_it_and_says_so(admin_client, make_stash):
+    stash = make_stash("audit", hooks=[("max_size", {"max_bytes": 10})])
+    stash.hooks.update(hook="retired_hook")
+    page = admin_client.get(reverse("admin:stash_stash_change", args=[stash.pk])).content.decode()
+
+    options = re.search(r'<select name="hooks-0-hook"[^>]*>(.*?)</select>', page, re.S).group(1)
+    assert re.findall(r'<option value="([^"]*)"', options) == ["", "retired_hook"]
+    assert "This hook is not registered: it fails by its on-error policy." in options
+    assert "retired_hook" not in [hook["name"] for hook in picker_data(page)]
