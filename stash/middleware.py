@@ -11,6 +11,7 @@ from .versioning import authored_by
 _UNREADABLE = re.compile("[\x00\ud800-\udfff]")
 # The longest year, month or day of a date: "9999".
 _DATE_PART_LENGTH = 4
+_DATE_PARTS = ("__year", "__month", "__day")
 
 
 class ChangeAuthorMiddleware:
@@ -43,22 +44,20 @@ class AdminQueryMiddleware:
     def process_view(self, request, view_func, view_args, view_kwargs):
         if "admin" not in request.resolver_match.app_names:
             return None
-        model_admin = getattr(view_func, "model_admin", None)  # set by ModelAdmin.get_urls on its views
-        problem = unreadable_query(request.GET, getattr(model_admin, "date_hierarchy", None))
+        problem = unreadable_query(request.GET)
         if not problem:
             return None
         return render(request, "stash/error.html", {"title": _("Bad request"), "message": problem}, status=400)
 
 
-def unreadable_query(query, date_hierarchy=None):
+def unreadable_query(query):
     """Why ``query`` (a ``QueryDict``) cannot be read, naming its first bad parameter, or "" if it can.
 
-    ``date_hierarchy`` is the list's date field: its year, month and day are numbers of a few digits
-    (the admin turns a longer one into a date without catching the ``OverflowError``).
+    A date hierarchy's year, month and day (``<field>__year`` …) are numbers of a few digits: the
+    admin turns a longer one into a date without catching the ``OverflowError``.
     """
-    dates = {f"{date_hierarchy}__{part}" for part in ("year", "month", "day")} if date_hierarchy else set()
     for name, values in query.lists():
-        if name in dates and any(len(value) > _DATE_PART_LENGTH for value in values):
+        if name.endswith(_DATE_PARTS) and any(len(value) > _DATE_PART_LENGTH for value in values):
             return _("The parameter “%(name)s” of this address is no year, month or day.") % {"name": name}
         for text in [name, *values]:
             match = _UNREADABLE.search(text)
