@@ -469,7 +469,8 @@ class Content(LoadedStateModel):
     # stale form can never overwrite a verdict.
     PROCESSING_FIELDS = ("status", "reason", "decided_by", "processed_revision", "processed_at", "attempts",
                          "lease_until", "lease_token", "queue_seq", "original_payload", "payload",
-                         "content_hash", "revision", "overturned", "reviewed_by", "reviewed_at", "review_note")
+                         "content_hash", "revision", "overturned", "reviewed_by", "reviewed_at", "review_note",
+                         "bulk")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # Indexed by the (stash, status) and (stash, queue_seq) indexes below, which lead with it; so
@@ -506,6 +507,10 @@ class Content(LoadedStateModel):
                                     related_name="stash_reviews", editable=False, verbose_name=_("reviewed by"))
     reviewed_at = models.DateTimeField(_("reviewed"), null=True, blank=True, editable=False)
     review_note = models.TextField(_("review note"), blank=True, editable=False)
+    # Live saves are judged ahead of bulk work: see ``processing.judging``.
+    bulk = models.BooleanField(_("bulk"), default=False, db_default=False, editable=False,
+                               help_text=_("Sent for judging in bulk (a bulk submit, a large re-judge): live saves "
+                                           "waiting in its queue are judged first."))
 
     objects = ContentQuerySet.as_manager()
 
@@ -517,6 +522,9 @@ class Content(LoadedStateModel):
             models.Index(fields=["stash", "status"], name="stash_content_stash_status"),
             models.Index(fields=["status", "lease_until"], name="stash_content_lease"),
             models.Index(fields=["stash", "queue_seq"], name="stash_content_queue"),
+            # The live saves waiting: few rows however large a bulk backlog, read by every bulk batch.
+            models.Index(fields=["stash", "created_at"], condition=models.Q(status="pending", bulk=False),
+                         name="stash_content_live_waiting"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["stash", "submitted_by", "idempotency_key"],
@@ -568,6 +576,7 @@ class Content(LoadedStateModel):
             self.reason = ""
             self.decided_by = None
             self.attempts = 0
+            self.bulk = False
             self.lease_token = None
             self.original_payload = None
             self.queue_seq = None

@@ -9,7 +9,10 @@ others, and a later message whose own items are taken claims what has come since
 never wait for the messages to be read one by one. A claim that fills its batch with others wakes
 their stashes again: saves that published nothing (``dispatch``) may still wait. Items tried before
 are only ever claimed through their own message (one per message: see ``judging.sweep``), never
-swept into a batch. Two workers reaching for one item never both get it.
+swept into a batch, and so are bulk items (``Content.bulk``): a live save's batch never takes on
+bulk work. The other way round, a batch of bulk work first claims the live saves waiting in its
+queue (``claim_live``), whichever of its stashes they belong to. Two workers reaching for one item
+never both get it.
 
 The claim and the read of what it claimed are one statement (``UPDATE ... RETURNING``) where the
 database has it (PostgreSQL, SQLite 3.35+): a message that judges one item pays one round trip and
@@ -25,7 +28,7 @@ from typing import Any, cast
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Exists, F, Field, OuterRef
+from django.db.models import Exists, F, Field, OuterRef, Q, QuerySet
 
 from .. import dispatch
 from ..models import Content, Stash
@@ -59,13 +62,26 @@ def _queues(stash_ids: set[int], claimed: list[Content]) -> dict[int, str]:
     return {stash: queues[stash] for stash in sorted(stash_ids) if stash in queues}
 
 
-def _take_others(ids: Sequence[uuid.UUID | str], others_of: Collection[int] | None, room: int, token: uuid.UUID,
-                 lease_until: datetime) -> tuple[list[tuple[uuid.UUID, int]], list[Content]]:
-    """Claim up to ``room`` items waiting for their first run in ``others_of`` (or the stashes of
-    ``ids``); return the (id, stash id) picked, and the items claimed."""
+def claim_live(queue: str, token: uuid.UUID, lease_until: datetime) -> list[Content]:
+    """Claim up to ``STASH_BATCH_SIZE`` live saves waiting for their first run, oldest first, of
+    the stashes whose messages go where a stash with ``queue`` (a ``queue`` field) sends its own:
+    a batch of bulk work judges them ahead of itself."""
+    effective = dispatch.queue_name(queue)
+    same_queue = Q(queue=effective) | Q(queue="") if effective == settings.STASH_QUEUE else Q(queue=effective)
+    stashes = Stash.objects.filter(same_queue).values("pk")
+    return _take_others([], stashes, settings.STASH_BATCH_SIZE, token, lease_until, oldest_first=True)[1]
+
+
+def _take_others(ids: Sequence[uuid.UUID | str], others_of: Collection[int] | QuerySet[Stash, Any] | None, room: int,
+                 token: uuid.UUID, lease_until: datetime,
+                 oldest_first: bool = False) -> tuple[list[tuple[uuid.UUID, int]], list[Content]]:
+    """Claim up to ``room`` live saves waiting for their first run in ``others_of`` (or the stashes
+    of ``ids``); return the (id, stash id) picked, and the items claimed. Bulk items are only ever
+    claimed through their own messages: a live save never waits on a batch of them."""
     stashes = others_of or Content.objects.filter(pk__in=ids).values("stash_id")
-    others = (Content.objects.filter(status=Status.PENDING, attempts=0, stash_id__in=stashes)
-              .exclude(pk__in=ids).order_by().values_list("pk", "stash_id")[:room])
+    others = (Content.objects.filter(status=Status.PENDING, attempts=0, bulk=False, stash_id__in=stashes)
+              .exclude(pk__in=ids).order_by(*(("created_at",) if oldest_first else ()))
+              .values_list("pk", "stash_id")[:room])
     # A plain read first: most often there is nothing to take, and it costs no transaction.
     if not others.exists():
         return [], []
@@ -83,7 +99,8 @@ def _take_others(ids: Sequence[uuid.UUID | str], others_of: Collection[int] | No
 def waiting_stashes(now: datetime) -> dict[int, str]:
     """The stashes with items waiting for their first run under a lease that runs past ``now``
     (stash id: its ``queue`` field): one index probe per stash, however many items wait."""
-    waiting = Content.objects.filter(stash=OuterRef("pk"), status=Status.PENDING, attempts=0, lease_until__gte=now)
+    waiting = Content.objects.filter(stash=OuterRef("pk"), status=Status.PENDING, attempts=0, bulk=False,
+                                     lease_until__gte=now)
     return dict(Stash.objects.filter(Exists(waiting)).order_by("pk").values_list("pk", "queue"))
 
 

@@ -8,7 +8,10 @@
   whatever the number of hooks (the claim: see ``claiming``). A verdict is written only if the
   claim still holds: an item edited meanwhile is left to its new revision's run. Claims last as
   long as the message may run, and items whose hooks' time would not fit in what is left of it go
-  back to the queue (see ``deadlines``).
+  back to the queue (see ``deadlines``). Live saves go ahead of bulk work (``Content.bulk``: a
+  bulk submit, a large re-judge): a batch of bulk items first claims and judges the live saves
+  waiting in its queue, so a live save waits for one batch at most however long the backlog
+  before its own message; each lane keeps its own order in the stash's queue.
 - ``sweep()`` gives up on items claimed too often (``failed``, with the reason) and sends again
   every item whose lease ran out (a lost message, a killed worker).
 
@@ -153,6 +156,16 @@ def process(ids: Iterable[uuid.UUID | str], wake: int | None = None, *, token: u
     # after, if any did. With no items of its own, it was sent for the stash's waiting items.
     others_of = None if wake is None else [] if ids else [wake]
     contents = _claim_batch(ids, others_of, token, clock, report)
+    bulk = [content for content in contents if content.bulk]
+    if bulk:
+        # Live saves never wait behind bulk work: whatever lies before their own messages in the
+        # queue, the next batch of bulk work a worker starts judges them first.
+        waiting = claiming.claim_live(bulk[0].stash.queue, token, clock.lease_until())
+        report.claimed += len(waiting)
+        live = sorted([content for content in contents if not content.bulk] + waiting,
+                      key=lambda content: (content.created_at, content.pk))
+        _judge_batch(token, live, clock, report)
+        contents = bulk
     _judge_batch(token, contents, clock, report)
     if wake is not None:
         _judge_joined(wake, token, clock, report)
@@ -499,8 +512,9 @@ def reprocess(queryset: QuerySet[Content], include_reviewed: bool = False) -> in
             items = items.exclude(PEOPLES_DECISION)
         rows = list(items.values_list("pk", "stash__queue"))
         sent = [pk for pk, _ in rows]
+        # More than a batch is bulk work: live saves meanwhile are judged first.
         count = Content.objects.filter(pk__in=sent).update(
-            status=Status.PENDING, attempts=0, lease_token=None, reason="",
+            status=Status.PENDING, attempts=0, lease_token=None, reason="", bulk=len(sent) > settings.STASH_BATCH_SIZE,
             lease_until=lease_end(now), updated_at=now,
             reviewed_by=None, reviewed_at=None, review_note="", overturned=False)
         Review.objects.filter(content_id__in=sent, replaced_at__isnull=True).update(replaced_at=now)

@@ -270,7 +270,8 @@ def submit_many(stash: Stash, payloads: Sequence[Any], user: User | AnonymousUse
 
     Each payload is checked first (``check_payload``; ``InvalidItems`` names the indexes) and
     nothing is saved if any fails. One bulk insert sends no ``post_save``, so the ids are handed to the
-    workers here: together, after commit, in chunks of ``STASH_BATCH_SIZE``.
+    workers here: together, after commit, in chunks of ``STASH_BATCH_SIZE``, as bulk work (``Content.bulk``:
+    the live saves of the queue are judged ahead of it).
     """
     if len(payloads) > BULK_LIMIT:
         raise ValidationError({"items": _("At most %(limit)d items per request.") % {"limit": BULK_LIMIT}})
@@ -290,11 +291,13 @@ def submit_many(stash: Stash, payloads: Sequence[Any], user: User | AnonymousUse
     # What Content.save() sets on a new item; the other fields' defaults are a pending revision 1.
     lease_until = lease_end()
     contents = [Content(stash=stash, payload=payload, content_hash=content_hash(payload, canonical),
-                        lease_until=lease_until, submitted_by=user, source=source)
+                        lease_until=lease_until, submitted_by=user, source=source, bulk=True)
                 for payload, canonical in zip(payloads, canonicals, strict=True)]
     with transaction.atomic():
         Content.objects.bulk_create(contents)
-        dispatch.send_on_commit([content.pk for content in contents], stash=stash.pk, queue=stash.queue)
+        # Bulk work publishes its own messages (no stash: it never joins a live save's message),
+        # and live saves are judged ahead of it (see ``judging``).
+        dispatch.send_on_commit([content.pk for content in contents], queue=stash.queue)
     return contents
 
 
