@@ -72,10 +72,10 @@ test-services: venv browsers wrk
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) CACHE_URL=$(TEST_CACHE_URL) \
 		SECRET_KEY=test-only DEBUG=0 STASH_VAR_DIR=$(CURDIR)/var/test-services $(BIN)/pytest $(PYTEST_ARGS)
 
-# stash against the hand-written baseline in bench/, end to end (worker, gunicorn, wrk), on both
-# backends; figures go to docs/BENCHMARKS.md (a short run is part of `make test`).
+# stash against the hand-written baseline in bench/, end to end (worker, gunicorn, wrk), on every
+# backend (embedded, PostgreSQL + Redis, RabbitMQ); figures go to docs/BENCHMARKS.md (a short run is part of `make test`).
 bench: venv wrk
-	$(BIN)/python -m bench.run --backend both --report docs/BENCHMARKS.md \
+	$(BIN)/python -m bench.run --backend all --report docs/BENCHMARKS.md \
 		--database-url $(BENCH_DATABASE_URL) --broker-url $(BENCH_BROKER_URL) --var-dir $(CURDIR)/var/bench
 
 # Fault scenarios (tests/chaos, long) on both backends, then the fuzzers (tests/fuzz, if present);

@@ -3,6 +3,8 @@
 - ``services``: PostgreSQL (the database in ``--database-url``, dropped and created) and Redis (broker
   and cache).
 - ``embedded``: the project default, SQLite and Celery's filesystem broker, under ``<var-dir>-embedded``.
+- ``rabbitmq``: PostgreSQL as ``services`` has it, RabbitMQ (``--amqp-url``) as the broker, the cache on
+  the Redis of ``--broker-url``; only the rows a broker changes run there.
 
 Both run with ``DJANGO_SETTINGS_MODULE=bench.settings``, ``DEBUG=0`` and queues named for the run, so
 nothing they do touches another run's database, directory or queues. Problems raise ``BenchError``
@@ -23,7 +25,9 @@ from psycopg import sql
 from .errors import BenchError
 
 ROOT = Path(__file__).resolve().parents[1]
-BACKENDS = ("services", "embedded")
+BACKENDS = ("services", "embedded", "rabbitmq")
+#: What ``--backend`` names: one backend, ``both`` (services and embedded) or ``all``.
+CHOICES = {**{backend: (backend,) for backend in BACKENDS}, "both": ("services", "embedded"), "all": BACKENDS}
 # Inherited settings that would change what is measured; each backend sets its own.
 CLEARED = ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "DJANGO_SETTINGS_MODULE", "DEBUG", "SECRET_KEY")
 
@@ -42,10 +46,12 @@ def environment(backend, options):
         "STASH_VAR_DIR": str(var_dir(options.var_dir, backend)), "PYTHONPATH": str(ROOT),
         "STASH_QUEUE": f"stash-bench-{run}", "BENCH_QUEUE": f"bench-{run}",
     })
-    if backend == "services":
+    if backend in ("services", "rabbitmq"):
         # The cache on the same Redis, as a deployment on PostgreSQL + Redis has it (its keys are prefixed).
         env.update({"DATABASE_URL": options.database_url, "CELERY_BROKER_URL": options.broker_url,
                     "CACHE_URL": options.broker_url})
+    if backend == "rabbitmq":
+        env["CELERY_BROKER_URL"] = options.amqp_url
     return env
 
 
@@ -53,7 +59,9 @@ def check_options(options):
     """Refuse what the run cannot use, or must not destroy, before anything starts."""
     if "bench" not in Path(options.var_dir).name:
         raise BenchError(f"--var-dir {options.var_dir}: its name must contain 'bench' (the run wipes it)")
-    if "services" not in options.backends:
+    if "rabbitmq" in options.backends:
+        check_amqp(options.amqp_url)
+    if not {"services", "rabbitmq"} & set(options.backends):
         return
     database = urlsplit(options.database_url)
     if database.scheme not in ("postgres", "postgresql") or "bench" not in database.path:
@@ -67,15 +75,27 @@ def check_options(options):
         raise BenchError(f"Redis is not reachable at {options.broker_url}: {exc}") from exc
 
 
+def check_amqp(url):
+    from kombu import Connection
+
+    if urlsplit(url).scheme not in ("amqp", "pyamqp"):
+        raise BenchError(f"--amqp-url {url}: give amqp://user:password@host:port/<vhost>")
+    try:
+        with Connection(url, connect_timeout=5) as connection:
+            connection.ensure_connection(max_retries=1)
+    except Exception as exc:
+        raise BenchError(f"RabbitMQ is not reachable at {url}: {exc} (start it: `rabbitmq-server -detached`)") from exc
+
+
 def prepare(backend, env):
     """A fresh var directory (and database), migrated."""
     shutil.rmtree(env["STASH_VAR_DIR"], ignore_errors=True)
     Path(env["STASH_VAR_DIR"]).mkdir(parents=True)
-    if backend == "services":
+    if backend != "embedded":
         recreate_database(env["DATABASE_URL"])
         # The broker's and the cache's database too: a marker left by an earlier run would have
         # saves join a message that no longer exists.
-        redis.Redis.from_url(env["CELERY_BROKER_URL"]).flushdb()
+        redis.Redis.from_url(env["CACHE_URL"]).flushdb()
     done = subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env,
                           capture_output=True, text=True)
     if done.returncode:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import redis
+from celery import current_app
 from django.conf import settings
 from django.db import connection
 
@@ -36,17 +37,19 @@ class Sizes:
     memory_large: int
     quick_posts: int
     embedded_single: int
+    live_bulk: int  # the bulk import under which live saves are timed
 
     def for_backend(self, backend):
         return dataclasses.replace(self, single=self.embedded_single) if backend == "embedded" else self
 
 
 FULL = Sizes(rounds=3, bulk=20_000, single=2_000, orm=5_000, orm_per_transaction=1_000, latency=200, api_seconds=10,
-             memory_small=1_000, memory_large=100_000, quick_posts=20, embedded_single=300)
+             memory_small=1_000, memory_large=100_000, quick_posts=20, embedded_single=300,
+             live_bulk=20_000)
 # Small on the embedded default: once a backlog forms there, a worker waits a second (the filesystem
 # broker's polling interval) for every two messages, and the baseline sends one per item.
 QUICK = Sizes(rounds=1, bulk=400, single=100, orm=200, orm_per_transaction=100, latency=20, api_seconds=2,
-              memory_small=0, memory_large=0, quick_posts=20, embedded_single=20)
+              memory_small=0, memory_large=0, quick_posts=20, embedded_single=20, live_bulk=400)
 
 
 @dataclass
@@ -84,11 +87,15 @@ ROWS = {
     "quick_posts": Row(False, lambda side, ctx: scenarios.quick_posts(side, ctx.web, ctx.token,
                                                                       ctx.sizes.quick_posts),
                        lambda ctx: ctx.sizes.quick_posts),
+    "live_under_bulk": Row(True, lambda side, ctx: scenarios.live_under_bulk(side, side.live_side(),
+                                                                             ctx.sizes.live_bulk),
+                           lambda ctx: ctx.sizes.live_bulk),
 }
 
 
-BACKEND_ROWS = {"services": ["bulk", "single", "orm", "latency", "api"],
-                "embedded": ["single", "latency", "quick_posts"]}
+BACKEND_ROWS = {"services": ["bulk", "single", "orm", "latency", "api", "live_under_bulk"],
+                "embedded": ["single", "latency", "quick_posts", "live_under_bulk"],
+                "rabbitmq": ["live_under_bulk"]}
 
 
 def main(backend, quick, results_path, rounds=None, rows=None):
@@ -99,7 +106,8 @@ def main(backend, quick, results_path, rounds=None, rows=None):
     stash = make_stash()
     sides = [StashSide(stash), HandSide()]
     results = {"backend": backend, "sizes": dataclasses.asdict(sizes), "servers": servers(backend),
-               "rows": {}, "checks": [], "profile": profiling.where_time_goes(stash)}
+               "rows": {}, "checks": [],
+               "profile": profiling.where_time_goes(stash) if backend != "rabbitmq" else None}
     for side in sides:
         side.clear()
     log_dir = settings.VAR_DIR / "logs"
@@ -116,7 +124,7 @@ def main(backend, quick, results_path, rounds=None, rows=None):
     finally:
         web.stop()
         worker.stop()
-        scenarios.purge_queues(worker.queues)
+        scenarios.purge_queues(worker.queues, delete=backend == "rabbitmq")
     with open(results_path, "w") as out:
         json.dump(results, out, indent=1)
 
@@ -181,5 +189,11 @@ def servers(backend):
     with connection.cursor() as cursor:
         cursor.execute("SHOW server_version")
         pg_version = cursor.fetchone()[0]
-    redis_version = redis.Redis.from_url(settings.CELERY_BROKER_URL).info("server")["redis_version"]
+    redis_version = redis.Redis.from_url(settings.CACHES["default"]["LOCATION"]).info("server")["redis_version"]
+    if backend == "rabbitmq":
+        with current_app.connection_for_read() as conn:
+            conn.ensure_connection(max_retries=1)
+            rabbitmq_version = conn.connection.server_properties.get("version", "?")
+        return {"database": f"PostgreSQL {pg_version}", "broker": f"RabbitMQ {rabbitmq_version}",
+                "cache": f"Redis {redis_version}"}
     return {"database": f"PostgreSQL {pg_version}", "broker": f"Redis {redis_version}"}

@@ -14,7 +14,8 @@ from .checks import HOOKS
 NOTES_START, NOTES_END = "<!-- notes -->", "<!-- /notes -->"
 DEFAULT_NOTES = "(Notes from profiling by hand go here; `make bench` keeps this section as it is.)"
 BACKEND_TITLES = {"services": "Services: PostgreSQL + Redis",
-                  "embedded": "Embedded default: SQLite + filesystem broker"}
+                  "embedded": "Embedded default: SQLite + filesystem broker",
+                  "rabbitmq": "Services on RabbitMQ: PostgreSQL + RabbitMQ (the cache on Redis)"}
 
 
 def write(path, results, meta):
@@ -172,9 +173,29 @@ def quick_posts_row(backend, sizes):
                 ms(value * 1000 if value is not None else None), "—", "—", "—", "—")
 
 
+def live_under_bulk_rows(backend, sizes):
+    path = (f"live saves under a bulk backlog: a save every 50 ms to another stash (the baseline: `judge_one`) "
+            f"while {sizes['live_bulk']:,} items are imported in bulk and judged; save → verdict {{}}")
+    yield compared_row(path.format("p50"), backend, "live_under_bulk", ms, key="p50")
+    yield compared_row(path.format("p95"), backend, "live_under_bulk", ms, key="p95")
+    yield compared_row(path.format("p99"), backend, "live_under_bulk", ms, key="p99", maximum=250,
+                       target="stash ≤ 250 ms", on_stash=True)
+
+    def still_open(side):
+        figures = backend["rows"].get("live_under_bulk", {}).get(side)
+        if not figures:
+            return "—"
+        return (f"{statistics.median(f['open_median'] for f in figures):,.0f} / "
+                f"{statistics.median(f['open_max'] for f in figures):,.0f} ({figures[0]['saves']} saves)")
+
+    yield cells("… bulk items still open at a live save: median / max", still_open("stash"), still_open("hand"), "—",
+                "—", "—")
+
+
 ROWS = {
-    "services": [bulk_row, single_row, orm_row, latency_rows, api_rows, memory_row],
-    "embedded": [single_row, latency_rows, quick_posts_row],
+    "services": [bulk_row, single_row, orm_row, latency_rows, api_rows, live_under_bulk_rows, memory_row],
+    "embedded": [single_row, latency_rows, quick_posts_row, live_under_bulk_rows],
+    "rabbitmq": [live_under_bulk_rows],
 }
 
 
@@ -200,7 +221,8 @@ def where_time_goes(results):
               "writes of a judged batch by `stash.bulk_sql` and by Django's own bulk methods, alternately, each "
               "call in a transaction of its own (its commit included)."), ""]
     for backend in results:
-        parts.append(profile_section(backend))
+        if backend["profile"]:
+            parts.append(profile_section(backend))
     return "\n".join(parts)
 
 

@@ -1,6 +1,6 @@
 """`make bench`: stash against the hand-written baseline, end to end, figures in docs/BENCHMARKS.md.
 
-    python -m bench.run --backend both --report docs/BENCHMARKS.md        # the full run (make bench)
+    python -m bench.run --backend all --report docs/BENCHMARKS.md         # the full run (make bench)
     python -m bench.run --quick --backend embedded --report /tmp/B.md     # a short one (make test)
 
 Per backend it recreates a database (or var directory), migrates, and runs ``bench.measure`` in a
@@ -25,14 +25,16 @@ from pathlib import Path
 from . import backends, report
 from .errors import BenchError
 
-ROW_NAMES = ("bulk", "single", "orm", "latency", "api", "quick_posts", "memory")  # bench.measure.ROWS, memory
+# bench.measure.ROWS, and memory
+ROW_NAMES = ("bulk", "single", "orm", "latency", "api", "quick_posts", "live_under_bulk", "memory")
 PACKAGES = {"Django": "django", "Celery": "celery", "kombu": "kombu", "DRF": "djangorestframework",
             "gunicorn": "gunicorn", "psycopg": "psycopg"}
 
 
 def parser():
     p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n\n")[0])
-    p.add_argument("--backend", choices=["services", "embedded", "both"], default="both")
+    p.add_argument("--backend", choices=list(backends.CHOICES), default="all",
+                   help="both: services and embedded; all: those and rabbitmq")
     p.add_argument("--report", type=Path, default=Path("docs/BENCHMARKS.md"), help="where the report goes")
     p.add_argument("--quick", action="store_true", help="small sizes and one round, for `make test`")
     p.add_argument("--rounds", type=positive, help="rounds per row (default: 3, or 1 with --quick)")
@@ -41,6 +43,8 @@ def parser():
     p.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/stash_bench",
                    help="services: a PostgreSQL database with 'bench' in its name; it is dropped and created")
     p.add_argument("--broker-url", default="redis://127.0.0.1:6379/12", help="services: the Redis broker")
+    p.add_argument("--amqp-url", default="amqp://guest:guest@127.0.0.1:5672//",
+                   help="rabbitmq: the RabbitMQ broker (the queues are named for the run and deleted after)")
     p.add_argument("--var-dir", default="var/bench",
                    help="base of the var directories (<it>-services, <it>-embedded); wiped at start")
     p.add_argument("--child", choices=backends.BACKENDS, help=argparse.SUPPRESS)
@@ -71,7 +75,7 @@ def main(argv=None):
     args = parser().parse_args(argv)
     if args.child:
         return measure_child(args)
-    args.backends = backends.BACKENDS if args.backend == "both" else (args.backend,)
+    args.backends = backends.CHOICES[args.backend]
     started = time.monotonic()
     try:
         check_tools()

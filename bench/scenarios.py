@@ -7,17 +7,18 @@ save committed. Each function raises ``BenchError`` if the worker does not judge
 import contextlib
 import json
 import statistics
+import threading
 import time
 import urllib.error
 import urllib.request
 
 from celery import current_app
-from django.db import transaction
+from django.db import connections, transaction
 from kombu.exceptions import ChannelError
 
 from .errors import BenchError
 from .processes import run_wrk
-from .workload import SLUG, payload
+from .workload import SLUG, payload, payloads
 
 POLL_SECONDS = 0.05
 VERDICT_POLL_SECONDS = 0.01
@@ -48,12 +49,16 @@ def queued(queues):
     return total
 
 
-def purge_queues(queues):
-    """Drop whatever is left in ``queues`` (a failed run's messages): the queues are this run's alone."""
+def purge_queues(queues, delete=False):
+    """Drop whatever is left in ``queues`` (a failed run's messages): the queues are this run's alone.
+    With ``delete``, the queues go too (RabbitMQ keeps a queue after its worker stops)."""
     with current_app.connection_for_write() as conn:
         for queue in queues:
             with contextlib.suppress(ChannelError):
-                conn.default_channel.queue_purge(queue=queue)
+                if delete:
+                    conn.default_channel.queue_delete(queue=queue)
+                else:
+                    conn.default_channel.queue_purge(queue=queue)
 
 
 def throughput(side, save, count):
@@ -90,12 +95,62 @@ def latency(side, payloads):
 
 
 def save_to_verdict(side, body):
+    # The commit callback is registered before the save, so it runs first, before the save's own publish.
+    pk, committed = committed_save(side, body)
+    return verdict_time(side, pk) - committed
+
+
+def live_under_bulk(side, live, count, interval=0.05):
+    """A bulk import of ``count`` items (``side.save_many`` in a thread) and, until it is saved and
+    judged, a live save every ``interval`` s (``live``: another stash of the side, or the side
+    itself); p50/p95/p99 of the live saves' save → verdict in ms, and the bulk items still open
+    (pending or being judged) at each live save. The live items are deleted after: the row's
+    verdicts are the bulk import's."""
+    imported = threading.Event()
+    failed = []
+
+    def import_all():
+        try:
+            side.save_many(payloads(count))
+        except Exception as exc:  # reported below, in the runner's thread
+            failed.append(exc)
+        finally:
+            connections.close_all()
+            imported.set()
+
+    importer = threading.Thread(target=import_all, name="bulk-import")
+    importer.start()
+    saves = []  # (id, committed, bulk items open then)
+
+    def bulk_open():
+        return side.undecided().exclude(pk__in=[pk for pk, *_ in saves])
+
+    while not imported.is_set() or bulk_open().exists():
+        pk, committed = committed_save(live, payload(count + len(saves)))
+        saves.append((pk, committed, bulk_open().count()))
+        time.sleep(interval)
+    importer.join()
+    if failed:
+        raise BenchError(f"{side.label}: the bulk import failed: {failed[0]!r}")
+    waits = [verdict_time(live, pk) - committed for pk, committed, _ in saves]
+    if not live.runs_per_item_ok():
+        raise BenchError(f"{live.label}: a live item has other than one pipeline run")
+    if live is side:
+        side.items().filter(pk__in=[pk for pk, *_ in saves]).delete()
+    else:
+        live.clear()
+    still_open = [waiting for *_, waiting in saves]
+    return {**percentiles(waits), "saves": len(saves), "open_median": statistics.median(still_open),
+            "open_max": max(still_open)}
+
+
+def committed_save(side, body):
+    """Save ``body`` in a transaction of its own; its id and the client's clock just after it committed."""
     committed = []
     with transaction.atomic():
-        # Registered before the save, so it runs first after commit, before the save's own publish.
         transaction.on_commit(lambda: committed.append(time.time()))
         pk = side.save_one(body)
-    return verdict_time(side, pk) - committed[0]
+    return pk, committed[0]
 
 
 def verdict_time(side, pk, timeout=30):

@@ -13,7 +13,7 @@ from stash.models import Content, PipelineRun
 
 from . import submitting
 from .models import Item
-from .workload import number
+from .workload import make_stash, number
 
 BULK_CALL = 1000  # payloads per submit call
 
@@ -54,6 +54,11 @@ class Side(ABC):
         """True if every item has the trail its side promises (the baseline promises none)."""
         return True
 
+    def live_side(self):
+        """Where live saves go while this side imports in bulk: the side itself (the baseline has
+        no stashes)."""
+        return self
+
     def verdicts(self):
         """``{payload number: status}`` of every item."""
         return {number(payload): status for payload, status in self.items().values_list("payload", "status")}
@@ -89,6 +94,10 @@ class StashSide(Side):
     def clear(self):
         PipelineRun.objects.filter(content__stash=self.stash).delete()
         super().clear()
+
+    def live_side(self):
+        """Another stash with the same hooks, on the same queue."""
+        return StashSide(make_stash(f"{self.stash.slug}-live"))
 
     def runs_per_item_ok(self):
         """True if every item has exactly one pipeline run."""

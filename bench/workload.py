@@ -44,9 +44,9 @@ def number(body):
     return body["data"]["n"]
 
 
-def make_stash():
-    """The stash under test, with its hooks checked as the admin checks them."""
-    stash, _ = Stash.objects.get_or_create(slug=SLUG, defaults={"name": "Bench"})
+def make_stash(slug=SLUG):
+    """The stash under test (or another with the same hooks), with its hooks checked as the admin checks them."""
+    stash, _ = Stash.objects.get_or_create(slug=slug, defaults={"name": slug.title()})
     if not stash.hooks.exists():
         for hook, params in HOOKS:
             config = HookConfig(stash=stash, hook=hook, params=params, label=hook)

@@ -9,9 +9,9 @@
   claim still holds: an item edited meanwhile is left to its new revision's run. Claims last as
   long as the message may run, and items whose hooks' time would not fit in what is left of it go
   back to the queue (see ``deadlines``). Live saves go ahead of bulk work (``Content.bulk``: a
-  bulk submit, a large re-judge): a batch of bulk items first claims and judges the live saves
-  waiting in its queue, so a live save waits for one batch at most however long the backlog
-  before its own message; each lane keeps its own order in the stash's queue.
+  bulk submit, a large re-judge): a batch of bulk items is judged a slice at a time, each after
+  the live saves then waiting in its queue, so a live save waits for one slice at most however
+  long the backlog before its own message; each lane keeps its own order in the stash's queue.
 - ``sweep()`` gives up on items claimed too often (``failed``, with the reason) and sends again
   every item whose lease ran out (a lost message, a killed worker).
 
@@ -158,18 +158,31 @@ def process(ids: Iterable[uuid.UUID | str], wake: int | None = None, *, token: u
     contents = _claim_batch(ids, others_of, token, clock, report)
     bulk = [content for content in contents if content.bulk]
     if bulk:
-        # Live saves never wait behind bulk work: whatever lies before their own messages in the
-        # queue, the next batch of bulk work a worker starts judges them first.
-        waiting = claiming.claim_live(bulk[0].stash.queue, token, clock.lease_until())
-        report.claimed += len(waiting)
-        live = sorted([content for content in contents if not content.bulk] + waiting,
-                      key=lambda content: (content.created_at, content.pk))
-        _judge_batch(token, live, clock, report)
-        contents = bulk
-    _judge_batch(token, contents, clock, report)
+        _judge_bulk(bulk, [content for content in contents if not content.bulk], token, clock, report)
+    else:
+        _judge_batch(token, contents, clock, report)
     if wake is not None:
         _judge_joined(wake, token, clock, report)
     return report
+
+
+#: Bulk items are judged this many at a time, the live saves waiting in their queue before each slice.
+BULK_SLICE = 50
+
+
+def _judge_bulk(bulk: list[Content], live: list[Content], token: uuid.UUID, clock: Clock,
+                report: BatchReport) -> None:
+    """Judge a batch of bulk work (``bulk``; ``live``: the live saves claimed with it) slice by
+    slice, each after the live saves then waiting in its queue: whatever lies before their own
+    messages, a live save waits for a slice of bulk work at most."""
+    for start in range(0, len(bulk), BULK_SLICE):
+        waiting = claiming.claim_live(bulk[0].stash.queue, token, clock.lease_until())
+        report.claimed += len(waiting)
+        if live or waiting:
+            _judge_batch(token, sorted(live + waiting, key=lambda content: (content.created_at, content.pk)), clock,
+                         report)
+            live = []
+        _judge_batch(token, bulk[start:start + BULK_SLICE], clock, report)
 
 
 def _judge_joined(stash: int, token: uuid.UUID, clock: Clock, report: BatchReport) -> None:
