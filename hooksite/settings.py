@@ -320,6 +320,12 @@ STASH_QUEUE = CELERY_TASK_DEFAULT_QUEUE
 # so the sweeper never sends an item whose worker may still be judging it. See README.
 STASH_TIME_LIMIT = env.int("STASH_TIME_LIMIT", 30)
 STASH_TIME_LIMIT_MARGIN = env.int("STASH_TIME_LIMIT_MARGIN", 5)
+# A stash whose hooks take more than STASH_SLOW_MESSAGE_SECONDS in one judging message is marked
+# slow for a few minutes; a message of a slow stash first takes one of its STASH_STASH_CONCURRENCY
+# judging slots (0: no limit) or is sent again a second later, so that one stash's slow hooks
+# never take every worker process. See docs/deploy.md.
+STASH_SLOW_MESSAGE_SECONDS = env.float("STASH_SLOW_MESSAGE_SECONDS", 1.0)
+STASH_STASH_CONCURRENCY = env.int("STASH_STASH_CONCURRENCY", 1)
 # Seconds simulate and replay may take: their hooks run in a child process, killed after it.
 STASH_SIMULATE_TIMEOUT = env.int("STASH_SIMULATE_TIMEOUT", 5)
 # Seconds a stash's golden examples may take together (stash_test, and before each change of its hooks;

@@ -30,9 +30,11 @@ message it recovers.
 
 Every judging message carries its hard time limit (``STASH_TIME_LIMIT``, or more for an item
 whose hooks need it): see ``processing.deadlines``. A message stopped at its limit is followed by
-a recovery message (``recover``).
+a recovery message (``recover``). A message of a slow stash with no judging slot free is published
+again, unchanged, a second or two later (``defer``; see ``processing.slots``).
 """
 import logging
+import random
 import weakref
 from collections import defaultdict
 from typing import NamedTuple
@@ -206,6 +208,26 @@ def recover(task_id, hung, queue=""):
     while its process still ran; see ``processing.stopping``), on ``queue``, the one that message
     came from; False (logged) if the broker refused it: the sweeper acts later."""
     return _publish([], queue, recover={"recover": str(task_id), "hung": bool(hung)})
+
+
+def defer(ids, queue, wake=None, time_limit=None):
+    """Publish a judging message again on ``queue`` (the one it came from), to start in a second or
+    two (a random part of it, so deferred messages do not all come back together): its stash has
+    no judging slot free (``processing.slots``). False (logged) if the broker refused it: the
+    caller then judges it at once."""
+    kwargs = {"wake": wake} if wake is not None else {}
+    try:
+        current_app.send_task(PROCESS_TASK, args=[list(ids)], kwargs=kwargs, queue=queue_name(queue), retry=True,
+                              retry_policy=_RETRY_POLICY, time_limit=time_limit or settings.STASH_TIME_LIMIT,
+                              countdown=DEFER_SECONDS * (1 + random.random()))
+    except Exception:
+        logger.exception("Could not defer a message of %d item(s); judging it now.", len(ids))
+        return False
+    return True
+
+
+#: Seconds a deferred message waits at least (at most twice as long) before it is tried again.
+DEFER_SECONDS = 1.0
 
 
 def _publish(ids, queue, wake=None, time_limit=None, recover=None):

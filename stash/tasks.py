@@ -8,6 +8,7 @@ import os
 
 from celery import Task, shared_task
 from celery.worker.request import Request
+from django.conf import settings
 
 from . import dispatch, processing
 
@@ -50,13 +51,22 @@ def process_contents(self, ids, wake=None, recover=None, hung=False):
     """Judge the pending items among ``ids`` (a duplicate delivery is a no-op) and, for a message
     that wakes stash ``wake``, that stash's items waiting for their first run; or, with
     ``recover`` (the id of a message stopped at its time limit; ``hung``: while its process
-    still ran), take over that message's items."""
+    still ran), take over that message's items. A message of a slow stash with no judging slot
+    free is sent again a little later instead (``processing.slots``); a recovery never is."""
     clock = processing.Clock((self.request.timelimit or (None, None))[0] or self.app.conf.task_time_limit)
     token = processing.token_for(self.request.id)
     if recover is not None:
+        processing.mark_stopped(processing.token_for(recover))
         report = processing.recover(processing.token_for(recover), hung=hung, token=token, clock=clock)
     else:
-        report = processing.process(ids, wake=wake, token=token, clock=clock)
+        with processing.judging_slot(ids, wake, seconds=clock.limit or settings.STASH_TIME_LIMIT) as slot:
+            queue = (self.request.delivery_info or {}).get("routing_key") or ""
+            if slot is None and dispatch.defer(ids, queue, wake=wake, time_limit=clock.limit):
+                logger.info("batch: %d ids deferred: their stash has no judging slot free", len(ids))
+                return
+            report = processing.process(ids, wake=wake, token=token, clock=clock)
+            if slot is not None:
+                slot.done(report)
     dispatch.send_deliveries(report.deliveries)
     logger.info("batch: %d ids, %d claimed, %d judged, %d stale, %d sent back, verdicts %s",
                 len(ids), report.claimed, report.judged, report.stale, report.released, report.verdicts)

@@ -21,6 +21,9 @@ so the rules live here once:
   items awaiting review) and ``replay``.
 - ``housekeeping``: ``prune``, runs and final items past their retention, in short batches;
   ``exporting``: ``export_rows`` and ``write_jsonl``, a stash's items as JSON Lines.
+- ``slowness``: which stashes are slow (``slow_stashes``, marked after a slow judging message,
+  ``mark_stopped`` after one stopped at its time limit); ``slots``: ``judging_slot``, the share
+  of judging processes a slow stash may take (``STASH_STASH_CONCURRENCY``).
 - ``counting``: counts of what workers do that leaves no row (sweeper recoveries, sink
   deliveries), for ``/metrics``.
 - ``activity``: ``hook_activity``, a stash's last 24 hours hour by hour (each hook's drop, hold
@@ -90,6 +93,8 @@ from .reviewing import (  # noqa: F401
     replay,
 )
 from .simulating import CONTENT_FIELD, drafted_hooks, simulate, simulation_item  # noqa: F401
+from .slots import Slot, judging_slot  # noqa: F401
+from .slowness import mark_stopped, slow_stashes  # noqa: F401
 from .stopping import recover, token_for  # noqa: F401
 from .submitting import (  # noqa: F401
     BULK_LIMIT,

@@ -62,6 +62,7 @@ class BatchReport:
     released: int = 0
     verdicts: dict[str, int] = field(default_factory=dict)
     deliveries: list[dispatch.Delivery] = field(default_factory=list)
+    hook_seconds: dict[int, float] = field(default_factory=dict)  # stash id: its hooks' time (see ``slowness``)
 
 
 @dataclass
@@ -292,6 +293,8 @@ def _judge(contents: list[Content], token: uuid.UUID, report: BatchReport, clock
             run = item_pipeline.stopping(*stopped) if stopped else item_pipeline
             result = run.run(item, on_step=_on_step(content, token) if note_progress else logs.at_hook)
             _log_failures(result)
+        report.hook_seconds[content.stash_id] = (report.hook_seconds.get(content.stash_id, 0.0)
+                                                 + (timezone.now() - started).total_seconds())
         if note_progress:
             _note(content, token, None)
         judged.append((content, item_pipeline, result, started))
