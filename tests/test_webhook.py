@@ -107,7 +107,8 @@ class Receiver:
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
-                receiver.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                receiver.requests.append({"path": self.path, "headers": dict(self.headers), "body": body,
+                                          "at": time.monotonic()})
                 if receiver.closing.wait(receiver.delay):
                     return
                 status = receiver.statuses.pop(0) if len(receiver.statuses) > 1 else receiver.statuses[0]
