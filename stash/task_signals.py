@@ -9,7 +9,7 @@ ran the task.
 from celery import signals
 
 from .processing import counting
-from .processing.slots import SlotsTaken
+from .processing.delivery_slots import SlotsTaken
 
 DELIVER_TASK = "stash.tasks.deliver_sink"
 

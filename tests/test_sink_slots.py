@@ -12,7 +12,7 @@ from django.core.cache import cache
 
 from stash import dispatch, hooks, processing, tasks
 from stash.models import Content
-from stash.processing import counting, slots
+from stash.processing import counting, delivery_slots as slots
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@ so the rules live here once:
 
 - ``judging``: ``process`` claims and judges items and writes verdicts; ``sweep``, ``reprocess``
   (which leaves out items a person decided, ``decided_by_people``, unless told to include them),
-  sink ``deliver``ies; ``slots``: ``delivery_slot``, at most ``STASH_SINK_CONCURRENCY``
+  sink ``deliver``ies; ``delivery_slots``: ``delivery_slot``, at most ``STASH_SINK_CONCURRENCY``
   deliveries of one hook config at once.
 - ``simulating``: ``simulate``, a stash's hooks (or a draft of them, ``drafted_hooks``) over a
   payload or an existing item (``simulation_item``), verbose or not; nothing is saved.
@@ -91,7 +91,7 @@ from .reviewing import (  # noqa: F401
     replay,
 )
 from .simulating import CONTENT_FIELD, drafted_hooks, simulate, simulation_item  # noqa: F401
-from .slots import SlotsTaken, delivery_slot  # noqa: F401
+from .delivery_slots import SlotsTaken, delivery_slot  # noqa: F401
 from .stopping import recover, token_for  # noqa: F401
 from .submitting import (  # noqa: F401
     BULK_LIMIT,
