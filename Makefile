@@ -46,7 +46,7 @@ run: migrate
 	$(BIN)/python manage.py stash_demo
 	@echo ""
 	@echo "  stash runs at http://127.0.0.1:8000/  (admin: http://127.0.0.1:8000/admin/)"
-	@echo "  web, worker and sweeper start below; Ctrl-C stops them all."
+	@echo "  web, worker, sinks worker and sweeper start below; Ctrl-C stops them all."
 	@echo ""
 	$(BIN)/honcho --procfile Procfile start
 

@@ -315,6 +315,15 @@ STASH_LEASE_SECONDS = env.int("STASH_LEASE_SECONDS", 60)
 STASH_MAX_ATTEMPTS = env.int("STASH_MAX_ATTEMPTS", 3)
 # The Celery queue that items are sent to (workers: `celery -A hooksite worker -Q <it>`).
 STASH_QUEUE = CELERY_TASK_DEFAULT_QUEUE
+# The queue every sink delivery goes to, whatever its stash's queue: the `sinks` worker consumes it
+# (`celery -A hooksite worker -Q <it> -P threads`), so a slow receiver never holds a process that
+# judges. Blank: each delivery goes to its stash's queue and runs among the judging (docs/deploy.md).
+STASH_SINK_QUEUE = env.str("STASH_SINK_QUEUE", f"{STASH_QUEUE}.sinks")
+# Deliveries of one hook config that may run at once across all sink workers (0: no bound); one
+# that finds them all taken waits in the queue a second or two and tries again. A slot is a cache
+# key that expires after STASH_SINK_SLOT_SECONDS, so a killed worker's slot comes free.
+STASH_SINK_CONCURRENCY = env.int("STASH_SINK_CONCURRENCY", 4)
+STASH_SINK_SLOT_SECONDS = env.int("STASH_SINK_SLOT_SECONDS", 120)
 # Seconds one judging message may run: Celery's hard time limit on it (the pool process still
 # running then is replaced). Claims last as long, plus the margin kept for claiming and recording,
 # so the sweeper never sends an item whose worker may still be judging it. See README.

@@ -24,9 +24,13 @@ be one that web and worker processes share (Redis once they run on several machi
 Every message goes to the Celery queue of its items' stash (``Stash.queue``; blank: ``STASH_QUEUE``),
 so a busy stash can have workers of its own: callers pass the stash's ``queue`` field as they have
 it (a save, its stash; the sweeper, a column read with the ids), and items of stashes with
-different queues never share a message. The markers are per stash, whatever its queue. Sink
-deliveries go to the queue of their hook config's stash, and a recovery to the queue of the
-message it recovers.
+different queues never share a message. The markers are per stash, whatever its queue. A recovery
+goes to the queue of the message it recovers.
+
+Sink deliveries go to a queue of their own, ``STASH_SINK_QUEUE``, whatever their stash's queue:
+its workers (a threads pool, where many deliveries wait on slow receivers at once) are not those
+that judge, so a receiver that takes seconds to answer delays no verdict. With it blank, each goes
+to the queue of its hook config's stash, as judging does.
 
 Every judging message carries its hard time limit (``STASH_TIME_LIMIT``, or more for an item
 whose hooks need it): see ``processing.deadlines``. A message stopped at its limit is followed by
@@ -244,7 +248,8 @@ def _publish(ids, queue, wake=None, time_limit=None, recover=None):
 
 
 class Delivery(NamedTuple):
-    """One sink callback due: its task's arguments, and the queue of the hook config's stash."""
+    """One sink callback due: its task's arguments, and the queue of the hook config's stash (where
+    it goes when ``STASH_SINK_QUEUE`` is blank)."""
 
     config_id: int
     content_id: str
@@ -256,12 +261,31 @@ class Delivery(NamedTuple):
         return [self.config_id, str(self.content_id), self.event]
 
 
+def sink_queue(queue=""):
+    """The queue a sink delivery goes to: ``STASH_SINK_QUEUE``; blank, the queue of its hook
+    config's stash (``queue``, that stash's ``queue`` field)."""
+    return settings.STASH_SINK_QUEUE or queue_name(queue)
+
+
 def send_deliveries(deliveries):
-    """Publish one sink delivery task per ``Delivery``, on its queue; failures are logged."""
+    """Publish one sink delivery task per ``Delivery``, on the sink queue; failures are logged."""
     for delivery in deliveries:
         try:
-            current_app.send_task(DELIVER_TASK, args=delivery.args, queue=queue_name(delivery.queue),
+            current_app.send_task(DELIVER_TASK, args=delivery.args, queue=sink_queue(delivery.queue),
                                   retry=True, retry_policy=_RETRY_POLICY)
         except Exception:
             logger.exception("Could not publish the %s delivery of %s to hook config %s.", delivery.event,
                              delivery.content_id, delivery.config_id)
+
+
+def send_delivery_later(args, countdown, retries=0, queue="", task_id=None):
+    """Publish the delivery ``args`` (a ``Delivery``'s) again, to run in ``countdown`` seconds, on
+    ``queue`` (blank: the sink queue), keeping its count of ``retries`` and its task id; False
+    (logged) if the broker refused it."""
+    try:
+        current_app.send_task(DELIVER_TASK, args=list(args), queue=queue or sink_queue(), countdown=countdown,
+                              retries=retries, task_id=task_id, retry=True, retry_policy=_RETRY_POLICY)
+    except Exception:
+        logger.exception("Could not send the delivery %s again.", list(args))
+        return False
+    return True

@@ -1,13 +1,15 @@
 """Celery signal receivers: count each sink delivery task's outcome (``processing.counting``).
 
 A ``stash.tasks.deliver_sink`` run that returns counts as delivered, one that asks to be retried
-as a retry, and one that raises past its retries (or with any other error) as failed, against
-the sink's hook config (the task's first argument). Connected once, by ``StashConfig.ready()``;
-they run in the worker that ran the task.
+as a retry (one put back to wait for a free slot of its hook config does not count), and one that
+raises past its retries (or with any other error) as failed, against the sink's hook config (the
+task's first argument). Connected once, by ``StashConfig.ready()``; they run in the worker that
+ran the task.
 """
 from celery import signals
 
 from .processing import counting
+from .processing.delivery_slots import SlotsTaken
 
 DELIVER_TASK = "stash.tasks.deliver_sink"
 
@@ -23,8 +25,9 @@ def count_delivered(sender=None, **kwargs):
 
 
 @signals.task_retry.connect(dispatch_uid="stash.count_sink_retried")
-def count_retried(sender=None, request=None, **kwargs):
-    if getattr(sender, "name", None) == DELIVER_TASK:
+def count_retried(sender=None, request=None, reason=None, **kwargs):
+    # A delivery put back to wait for a slot of its hook config (``SlotsTaken``) did not fail.
+    if getattr(sender, "name", None) == DELIVER_TASK and not isinstance(getattr(reason, "exc", None), SlotsTaken):
         counting.add(counting.SINK_RETRIED, config_id=_config_id(request.args))
 
 

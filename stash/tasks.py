@@ -5,8 +5,10 @@ settings (``CELERY_TASK_*``); a decorator names only what sets its task apart.
 """
 import logging
 import os
+import random
 
 from celery import Task, shared_task
+from celery.exceptions import Retry
 from celery.worker.request import Request
 from django.conf import settings
 
@@ -88,12 +90,30 @@ def sweep():
 DELIVERY_BACKOFF = 5
 
 
-@shared_task(name="stash.tasks.deliver_sink", autoretry_for=(processing.DeliveryError,), max_retries=5,
-             retry_backoff=DELIVERY_BACKOFF, retry_backoff_max=300, retry_jitter=True)
-def deliver_sink(config_id, content_id, event):
+#: Seconds a delivery that found every slot of its hook config taken waits before it tries again,
+#: about (from half to one and a half times this, so that those put back together come back apart).
+SLOT_WAIT = 2
+
+
+@shared_task(bind=True, name="stash.tasks.deliver_sink", autoretry_for=(processing.DeliveryError,),
+             max_retries=5, retry_backoff=DELIVERY_BACKOFF, retry_backoff_max=300, retry_jitter=True)
+def deliver_sink(self, config_id, content_id, event):
     """Call one sink's ``event`` for one item; a ``DeliveryError`` is retried with backoff, and
-    raised (the task fails) after its last retry."""
-    processing.deliver(config_id, content_id, event)
+    raised (the task fails) after its last retry.
+
+    It runs in one of its hook config's delivery slots (``processing.delivery_slot``). With every
+    slot taken, it is sent again to run in about ``SLOT_WAIT`` seconds, with the count of retries
+    it had: a wait for a slot is no failure. Should the broker refuse that, it runs at once.
+    """
+    with processing.delivery_slot(config_id) as held:
+        if not held:
+            countdown = random.uniform(0.5, 1.5) * SLOT_WAIT
+            queue = (self.request.delivery_info or {}).get("routing_key") or ""
+            if dispatch.send_delivery_later(self.request.args, countdown, retries=self.request.retries, queue=queue,
+                                            task_id=self.request.id):
+                taken = processing.SlotsTaken(f"every delivery slot of hook config {config_id} is taken")
+                raise Retry(exc=taken, when=countdown)
+        processing.deliver(config_id, content_id, event)
 
 
 #: Seconds the daily prune may run; it starts no batch in its last minute, and what it leaves

@@ -7,7 +7,7 @@ from django.core.cache import cache
 from stash import dispatch, processing, testing
 from stash.models import HookConfig, Stash
 
-from .worker import _session_worker, worker, worker_queue  # noqa: F401 - fixtures
+from .worker import _session_sink_worker, _session_worker, sink_worker, worker, worker_queue  # noqa: F401 - fixtures
 
 
 @pytest.fixture

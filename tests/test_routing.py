@@ -206,26 +206,40 @@ def test_a_recovery_goes_to_the_queue_of_the_message_it_recovers(broker):
 # --- sink deliveries ---------------------------------------------------------------------------
 
 
-def test_sink_deliveries_go_to_the_queue_of_their_config_stash(make_stash, broker, settings):
+def deliveries_sent(make_stash, broker):
+    """Judge an item of a stash routed to "busy" and one of a plain stash, both with an email sink;
+    the sink queue each delivery is sent to, with its args."""
     routed = make_stash("routed", hooks=[*HOOKS, MAIL], queue="busy")
     plain = make_stash("plain", hooks=[*HOOKS, MAIL])
     items = [submit(routed), submit(plain)]
     report = processing.process([i.pk for i in items])
     dispatch.send_deliveries(report.deliveries)
-    sent = [(m["queue"], m["args"]) for m in broker.messages if m["name"] == dispatch.DELIVER_TASK]
-    assert sorted(sent) == sorted([("busy", [routed.hooks.get(hook="email").pk, str(items[0].pk), "on_accept"]),
-                                   (settings.STASH_QUEUE, [plain.hooks.get(hook="email").pk, str(items[1].pk),
-                                                           "on_accept"])])
+    sent = sorted((m["queue"], m["args"]) for m in broker.messages if m["name"] == dispatch.DELIVER_TASK)
+    expected = [[stash.hooks.get(hook="email").pk, str(item.pk), "on_accept"]
+                for stash, item in zip((routed, plain), items, strict=True)]
+    return sent, expected
 
 
-def test_a_reviewer_verdict_reaches_the_sinks_through_the_stash_queue(make_stash, broker, admin_user):
+def test_sink_deliveries_go_to_the_sink_queue_whatever_their_stash_queue(make_stash, broker, settings):
+    assert settings.STASH_SINK_QUEUE == f"{settings.STASH_QUEUE}.sinks"  # the default
+    sent, (routed, plain) = deliveries_sent(make_stash, broker)
+    assert sent == sorted([(settings.STASH_SINK_QUEUE, routed), (settings.STASH_SINK_QUEUE, plain)])
+
+
+def test_with_the_sink_queue_blank_deliveries_go_to_the_queue_of_their_config_stash(make_stash, broker, settings):
+    settings.STASH_SINK_QUEUE = ""
+    sent, (routed, plain) = deliveries_sent(make_stash, broker)
+    assert sent == sorted([("busy", routed), (settings.STASH_QUEUE, plain)])
+
+
+def test_a_reviewer_verdict_reaches_the_sinks_through_the_sink_queue(make_stash, broker, admin_user, settings):
     routed = make_stash("routed", hooks=[*HOOKS, MAIL], queue="busy")
     item = submit(routed)
     Content.objects.filter(pk=item.pk).update(status="held")
     broker.messages.clear()
     assert processing.approve(Content.objects.filter(pk=item.pk), admin_user) == 1
     [message] = broker.messages
-    assert (message["name"], message["queue"]) == (dispatch.DELIVER_TASK, "busy")
+    assert (message["name"], message["queue"]) == (dispatch.DELIVER_TASK, settings.STASH_SINK_QUEUE)
 
 
 # --- moving a stash to another queue -----------------------------------------------------------

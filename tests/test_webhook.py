@@ -96,9 +96,10 @@ class Receiver:
     ``CLOSE_TIMEOUT``, or fails.
     """
 
-    def __init__(self, statuses=(200,), delay=0.0, tls=None):
+    def __init__(self, statuses=(200,), delay=0.0, tls=None, drip=None):
         self.statuses = list(statuses)
         self.delay = delay
+        self.drip = drip  # seconds between the bytes of an answer sent a byte at a time
         self.requests = []
         self.closing = threading.Event()
         receiver = self
@@ -106,10 +107,17 @@ class Receiver:
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
-                receiver.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                receiver.requests.append({"path": self.path, "headers": dict(self.headers), "body": body,
+                                          "at": time.monotonic()})
                 if receiver.closing.wait(receiver.delay):
                     return
                 status = receiver.statuses.pop(0) if len(receiver.statuses) > 1 else receiver.statuses[0]
+                if receiver.drip is not None:
+                    for byte in f"HTTP/1.1 {status} OK\r\nContent-Length: 2\r\n\r\nok".encode():
+                        if receiver.closing.wait(receiver.drip):
+                            return
+                        self.wfile.write(bytes([byte]))
+                    return
                 self.send_response(status)
                 self.send_header("Content-Length", "2")
                 self.end_headers()
@@ -249,6 +257,27 @@ def test_a_slow_receiver_times_out_and_is_retried(receiver, allow_loopback):
     with pytest.raises(WebhookError, match=r"failed: (TimeoutError|socket.timeout): timed out"):
         build_hook("webhook", {"url": server.url(), "secret": SECRET, "timeout": 0.2}).on_accept(item(), accepted())
     assert time.monotonic() - started < 3  # the receiver would have taken 5 s
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_a_receiver_that_drips_its_answer_is_cut_off_at_twice_the_timeout(receiver, tls, allow_loopback, scheme):
+    # Each byte comes well within the timeout (0.5 s), but the whole answer would take 8 s.
+    server = receiver(drip=0.2, tls=tls if scheme == "https" else None)
+    url = server.url(host="localhost" if scheme == "https" else "127.0.0.1", scheme=scheme)
+    started = time.monotonic()
+
+    with pytest.raises(WebhookError, match=rf"^POST {url} failed: TimeoutError: no complete answer within 1 s$"):
+        build_hook("webhook", {"url": url, "secret": SECRET, "timeout": 0.5}).on_accept(item(), accepted())
+    assert 1 <= time.monotonic() - started < 2.5
+    assert len(server.requests) == 1
+
+
+def test_a_receiver_that_answers_within_the_deadline_is_not_cut_off(receiver, allow_loopback):
+    server = receiver(drip=0.01)  # the answer takes about 0.4 s, under 2 x 0.5 s
+
+    build_hook("webhook", {"url": server.url(), "secret": SECRET, "timeout": 0.5}).on_accept(item(), accepted())
+
+    assert len(server.requests) == 1
 
 
 # --- through the delivery task, as a worker runs it -------------------------------------------
@@ -476,7 +505,8 @@ def test_a_name_that_rebinds_to_a_blocked_address_never_reaches_it(receiver, all
 
 
 @pytest.fixture
-def tls_receiver(receiver, tmp_path, monkeypatch):
+def tls(tmp_path, monkeypatch):
+    """A server's TLS context for "localhost", whose certificate is the only one the client trusts."""
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
                     "-addext", "subjectAltName=DNS:localhost", "-keyout", str(key), "-out", str(cert)],
@@ -484,7 +514,12 @@ def tls_receiver(receiver, tmp_path, monkeypatch):
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the client trusts this certificate only
-    return receiver(tls=context)
+    return context
+
+
+@pytest.fixture
+def tls_receiver(receiver, tls):
+    return receiver(tls=tls)
 
 
 def test_https_to_the_pinned_address_verifies_the_certificate_for_the_name(tls_receiver, allow_loopback):

@@ -2,7 +2,9 @@
 
 The worker consumes a queue of its own (so test runs never steal each other's messages) and
 talks to the test database that pytest-django created. Tests that use it commit their data:
-mark them ``django_db(transaction=True)``.
+mark them ``django_db(transaction=True)``. Its sink deliveries go to the queue named after it
+(``<queue>.sinks``), which a second process consumes with the threads pool, as Procfile.prod's
+``sinks`` worker does: the ``worker`` fixture starts both.
 """
 import os
 import signal
@@ -58,6 +60,7 @@ class Worker:
             "SECRET_KEY": settings.SECRET_KEY,
             "STASH_VAR_DIR": str(settings.VAR_DIR),
             "STASH_QUEUE": self.queue,
+            "STASH_SINK_QUEUE": sink_queue(self.queue),
             "STASH_LEASE_SECONDS": str(WORKER_LEASE_SECONDS),
             "STASH_TIME_LIMIT": str(WORKER_TIME_LIMIT),
             "STASH_TIME_LIMIT_MARGIN": str(WORKER_TIME_LIMIT_MARGIN),
@@ -69,12 +72,14 @@ class Worker:
             env["CACHE_URL"] = self.cache_url
         return env
 
+    #: The pool and its size, as Procfile.prod's ``worker`` has them (2: `make run`'s).
+    pool = ("--pool", "prefork", "--concurrency", "2")
+
     def start(self, timeout=60):
         self.log = open(self.log_path, "a")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "hooksite", "worker", "-Q", self.queue, "--pool", "prefork",
-             "--concurrency", "2", "--loglevel", "INFO", "--without-mingle", "--without-gossip",
-             "--hostname", f"{self.queue}@%h"],
+            [sys.executable, "-m", "celery", "-A", "hooksite", "worker", "-Q", self.queue, *self.pool,
+             "--loglevel", "INFO", "--without-mingle", "--without-gossip", "--hostname", f"{self.queue}@%h"],
             cwd=ROOT, env=self.env(), stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         deadline = time.monotonic() + timeout
@@ -111,6 +116,31 @@ class Worker:
         return self.start()
 
 
+def sink_queue(queue):
+    """The queue of the sink deliveries of a worker on ``queue`` (``STASH_SINK_QUEUE``'s default)."""
+    return f"{queue}.sinks"
+
+
+#: Networks the test sink worker may post webhooks to: receivers in the test process listen on loopback.
+SINK_ALLOWED_NETWORKS = "127.0.0.1/32"
+
+
+class SinkWorker(Worker):
+    """The sink deliveries' worker of a ``Worker`` on ``queue``: it consumes ``<queue>.sinks`` only,
+    with the threads pool, as Procfile.prod's ``sinks`` worker does (the default 8 threads). Its
+    webhooks may reach the test process's receivers on 127.0.0.1."""
+
+    pool = ("--pool", "threads", "--concurrency", "8")
+
+    def __init__(self, queue, log_dir, broker_url=None, cache_url=None):
+        super().__init__(sink_queue(queue), log_dir, broker_url=broker_url, cache_url=cache_url)
+        self.judging_queue = queue
+
+    def env(self):
+        return {**super().env(), "STASH_QUEUE": self.judging_queue, "STASH_SINK_QUEUE": self.queue,
+                "STASH_WEBHOOK_ALLOWED_NETWORKS": SINK_ALLOWED_NETWORKS}
+
+
 def stop_group(process, timeout):
     """SIGTERM to ``process``'s group (it was started in a session of its own), then SIGKILL after
     ``timeout`` seconds."""
@@ -135,10 +165,26 @@ def _session_worker(django_db_setup, django_db_blocker, worker_queue, tmp_path_f
     worker.stop()
 
 
+@pytest.fixture(scope="session")
+def _session_sink_worker(django_db_setup, django_db_blocker, worker_queue, tmp_path_factory):
+    worker = SinkWorker(worker_queue, tmp_path_factory.mktemp("sink-worker")).start()
+    yield worker
+    worker.stop()
+
+
 @pytest.fixture
-def worker(_session_worker, settings, worker_queue):
-    """The running worker; items saved in the test are sent to its queue."""
+def sink_worker(_session_sink_worker):
+    """The running sink worker of ``worker``'s deliveries (started again if a test killed it)."""
+    if _session_sink_worker.process.poll() is not None:
+        _session_sink_worker.restart()
+    return _session_sink_worker
+
+
+@pytest.fixture
+def worker(_session_worker, sink_worker, settings, worker_queue):
+    """The running worker, and its sink worker; items saved in the test are sent to its queue."""
     settings.STASH_QUEUE = worker_queue
+    settings.STASH_SINK_QUEUE = sink_worker.queue
     # Messages carry their time limit from the publisher: the test's, like the worker's.
     settings.STASH_TIME_LIMIT, settings.STASH_TIME_LIMIT_MARGIN = WORKER_TIME_LIMIT, WORKER_TIME_LIMIT_MARGIN
     if _session_worker.process.poll() is not None:  # a test killed it

@@ -1,6 +1,6 @@
 """Outbound HTTP that only reaches public addresses: resolve once, check the address, connect to it.
 
-    status, reason = post("https://hooks.example.com/in", body, headers, timeout=5)
+    status, reason = post("https://hooks.example.com/in", body, headers, timeout=5, deadline=10)
 
 The host name is resolved once; each address is checked, and the connection goes to the
 checked address, with the name kept for the Host header, SNI and the certificate. A name that
@@ -15,6 +15,7 @@ import http.client
 import ipaddress
 import socket
 import ssl
+import threading
 from urllib.parse import urlsplit
 
 #: Addresses that cloud providers serve instance metadata (and credentials) on.
@@ -93,26 +94,58 @@ def resolve(host: str, port: int, allowed=()) -> str:
 
 class PinnedHTTPConnection(http.client.HTTPConnection):
     """Connects to one checked address, whatever the name resolves to by then; with a TLS
-    ``context``, speaks TLS there, SNI and the certificate check using the host name."""
+    ``context``, speaks TLS there, SNI and the certificate check using the host name.
+
+    ``cut()`` (from another thread) ends the exchange: a read or write blocked on the socket
+    returns at once, and the exchange fails; ``cut_off`` says whether that happened.
+    """
 
     def __init__(self, host: str, port: int, *, address: str, timeout: float, context: ssl.SSLContext | None = None):
         super().__init__(host, port, timeout=timeout)
         self.address = address
         self.context = context
+        self.cut_off = False
+        self._live: socket.socket | None = None
+        self._lock = threading.Lock()
         if context is not None:
             self.default_port = http.client.HTTPS_PORT  # a Host header without ":443", as HTTPS has it
 
     def connect(self):
         # The name is never resolved again: the socket goes to the checked address.
         sock = socket.create_connection((self.address, self.port), self.timeout)
+        with self._lock:
+            self._live = sock
+        if self.cut_off:
+            sock.close()
+            raise TimeoutError("cut off while connecting")
         self.sock = sock if self.context is None else self.context.wrap_socket(sock, server_hostname=self.host)
+        with self._lock:
+            self._live = self.sock
+
+    def cut(self):
+        with self._lock:
+            self.cut_off = True
+            if self._live is not None:
+                try:
+                    # The plain socket's shutdown, under TLS too: it wakes the thread blocked on it.
+                    socket.socket.shutdown(self._live, socket.SHUT_RDWR)
+                except OSError:
+                    pass  # closed meanwhile
+
+    def close(self):
+        with self._lock:
+            self._live = None
+        super().close()
 
 
-def post(url: str, body: bytes, headers: dict[str, str], timeout: float, allowed=None) -> tuple[int, str]:
+def post(url: str, body: bytes, headers: dict[str, str], timeout: float, allowed=None,
+         deadline: float | None = None) -> tuple[int, str]:
     """POST ``body`` to ``url`` and return ``(status, reason phrase)``; redirects are not followed.
 
-    Raises ``BlockedAddress`` for an address that is refused, ``OSError`` or
-    ``http.client.HTTPException`` when the network fails (timeouts included).
+    ``timeout`` bounds the connection and each read or write; ``deadline``, if given, the whole
+    exchange: a receiver that drips its answer a byte at a time is cut off after ``deadline``
+    seconds (``TimeoutError``). Raises ``BlockedAddress`` for an address that is refused,
+    ``OSError`` or ``http.client.HTTPException`` when the network fails (timeouts included).
     """
     allowed = allowed_networks() if allowed is None else allowed
     parts = urlsplit(url)
@@ -121,6 +154,11 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float, allowed
     address = resolve(host, port, allowed)
     context = ssl.create_default_context() if parts.scheme == "https" else None
     connection = PinnedHTTPConnection(host, port, address=address, timeout=timeout, context=context)
+    timer = None
+    if deadline is not None:
+        timer = threading.Timer(deadline, connection.cut)
+        timer.daemon = True
+        timer.start()
     try:
         target = parts.path or "/"
         if parts.query:
@@ -129,5 +167,11 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float, allowed
         response = connection.getresponse()
         response.read(64 * 1024)  # enough to finish the exchange; the body is not used
         return response.status, response.reason
+    except (OSError, http.client.HTTPException) as exc:
+        if connection.cut_off:
+            raise TimeoutError(f"no complete answer within {deadline:g} s") from exc
+        raise
     finally:
+        if timer is not None:
+            timer.cancel()
         connection.close()

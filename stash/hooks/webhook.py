@@ -26,6 +26,10 @@ from .sinks import describe
 
 logger = logging.getLogger(__name__)
 
+#: The whole exchange (connecting, sending, the answer) is cut off at this many times the ``timeout``
+#: param, which bounds each read only: a receiver that drips its answer holds a delivery no longer.
+DEADLINE_FACTOR = 2
+
 
 class WebhookError(Exception):
     """A delivery failed in a way that may pass: the task retries."""
@@ -49,7 +53,8 @@ class Webhook(EventSink):
             "secret": {"type": "string", "minLength": 16, "maxLength": 200, "writeOnly": True,
                        "description": "Shared secret for the X-Stash-Signature HMAC-SHA256 header."},
             "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 30, "default": 5,
-                        "description": "Seconds to wait to connect, and then for each read."},
+                        "description": "Seconds to wait to connect, and then for each read; the whole "
+                                       "exchange is cut off at twice this."},
             "events": EVENTS_SCHEMA,
         },
         "required": ["url", "secret"],
@@ -85,7 +90,8 @@ class Webhook(EventSink):
             "X-Stash-Signature": signature(self.params["secret"], body),
         }
         try:
-            status, reason = netguard.post(url, body, headers, timeout=self.params.get("timeout", 5))
+            timeout = self.params.get("timeout", 5)
+            status, reason = netguard.post(url, body, headers, timeout=timeout, deadline=DEADLINE_FACTOR * timeout)
         except netguard.BlockedAddress as exc:
             logger.error("Webhook to %s for item %s (%s) refused, not retried: %s", url, item.id, event, exc)
             return

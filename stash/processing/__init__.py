@@ -3,7 +3,8 @@ so the rules live here once:
 
 - ``judging``: ``process`` claims and judges items and writes verdicts; ``sweep``, ``reprocess``
   (which leaves out items a person decided, ``decided_by_people``, unless told to include them),
-  sink ``deliver``ies.
+  sink ``deliver``ies; ``delivery_slots``: ``delivery_slot``, at most ``STASH_SINK_CONCURRENCY``
+  deliveries of one hook config at once.
 - ``simulating``: ``simulate``, a stash's hooks (or a draft of them, ``drafted_hooks``) over a
   payload or an existing item (``simulation_item``), verbose or not; nothing is saved.
 - ``claiming``: ``claim``, the compare-and-set that takes a batch of items for a message.
@@ -47,6 +48,7 @@ from .activity import Unsupported as ActivityUnsupported, for_stash as hook_acti
 from .configuring import delete_hooks, duplicate_hooks, save_hook, saving_hooks, set_enabled  # noqa: F401
 from .counting import count_sweep  # noqa: F401
 from .deadlines import Clock  # noqa: F401
+from .delivery_slots import SlotsTaken, delivery_slot  # noqa: F401
 from .examples import (  # noqa: F401
     ExampleResult,
     ExamplesBroken,

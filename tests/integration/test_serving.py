@@ -1,5 +1,6 @@
-"""Production serving: the processes of Procfile.prod (gunicorn, a worker, beat) run with production
-settings, as docs/deploy.md starts them, and serve the site, its static files and its probes.
+"""Production serving: the processes of Procfile.prod (gunicorn, a worker, the sinks worker, beat)
+run with production settings, as docs/deploy.md starts them, and serve the site, its static files
+and its probes.
 
 Each test has a var directory of its own (SQLite and the filesystem broker), so they run the same
 on both backends; the deploy check itself is in tests/test_security_deploy.py.
@@ -98,7 +99,10 @@ def test_the_production_processes_serve_the_site_its_static_files_and_judge_item
     site = run(deployed(tmp_path))
     wait_for(lambda: site.get("/healthz", headers={"Host": HOST})[0] == 200, message="gunicorn")
     ready = wait_for(lambda: site.json("/readyz", 200, headers={"Host": HOST}), message="a worker answering /readyz")
-    assert ready["worker"].startswith("stash@")  # Procfile.prod names the worker after its queue
+    # Procfile.prod names each worker after its queue: the judging one's, or the sink deliveries'.
+    assert ready["worker"].split("@")[0] in ("stash", "stash.sinks")
+    wait_for(lambda: re.search(r"sinks\.1 +\| .*stash\.sinks@\S+ ready\.", site.log()),
+             message="the sinks worker of Procfile.prod")
     assert ready["lag"] == {"audit": 0.0}
 
     # Plain HTTP is sent to HTTPS (the probes excepted); behind the proxy, pages are served.
