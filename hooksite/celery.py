@@ -26,6 +26,15 @@ def setup_logging(loglevel=None, **kwargs):
         logging.getLogger().setLevel(loglevel)
 
 
+@signals.worker_process_init.connect(dispatch_uid="hooksite.start_tracing")
+def start_tracing(**kwargs):
+    """Each pool process traces with an exporter of its own (with ``OTEL_EXPORTER_OTLP_ENDPOINT``;
+    see ``stash.tracing``): an exporter's thread does not survive the fork."""
+    from stash import tracing
+
+    tracing.configure()
+
+
 @signals.task_prerun.connect(dispatch_uid="hooksite.bind_task")
 def bind_task(sender=None, task_id=None, **kwargs):
     """A task's lines carry its name and id."""

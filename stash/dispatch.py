@@ -42,6 +42,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connections, transaction
 
+from . import tracing
 from .compat import on_commit_pending
 
 logger = logging.getLogger(__name__)
@@ -67,6 +68,7 @@ class _Batch:
         self.ids = defaultdict(list)
 
     def __call__(self):
+        tracing.remember(*self.ids.values())
         for (stash, queue), ids in self.ids.items():
             send(ids, stash=stash, queue=queue)
 
@@ -78,6 +80,7 @@ def send_on_commit(ids, using="default", stash=None, queue=""):
         return
     connection = connections[using]
     if not connection.in_atomic_block:
+        tracing.remember(ids)
         send(ids, stash=stash, queue=queue)
         return
     batch = _batches.get(connection)
@@ -238,8 +241,9 @@ def send_deliveries(deliveries):
     """Publish one sink delivery task per ``Delivery``, on its queue; failures are logged."""
     for delivery in deliveries:
         try:
-            current_app.send_task(DELIVER_TASK, args=delivery.args, queue=queue_name(delivery.queue),
-                                  retry=True, retry_policy=_RETRY_POLICY)
+            with tracing.continuing(delivery.content_id):  # the delivery's task joins its item's trace
+                current_app.send_task(DELIVER_TASK, args=delivery.args, queue=queue_name(delivery.queue),
+                                      retry=True, retry_policy=_RETRY_POLICY)
         except Exception:
             logger.exception("Could not publish the %s delivery of %s to hook config %s.", delivery.event,
                              delivery.content_id, delivery.config_id)
