@@ -16,7 +16,7 @@ import redis
 from django.conf import settings
 from django.db import connection
 
-from . import profiling, scenarios
+from . import profiling, scenarios, tracing
 from .errors import BenchError
 from .processes import WebServer, Worker
 from .sides import HandSide, StashSide
@@ -84,11 +84,13 @@ ROWS = {
     "quick_posts": Row(False, lambda side, ctx: scenarios.quick_posts(side, ctx.web, ctx.token,
                                                                       ctx.sizes.quick_posts),
                        lambda ctx: ctx.sizes.quick_posts),
+    # Stash only, last: it restarts the worker twice (with tracing, then without).
+    "tracing": Row(False, tracing.on_and_off, lambda ctx: ctx.sizes.latency),
 }
 
 
-BACKEND_ROWS = {"services": ["bulk", "single", "orm", "latency", "api"],
-                "embedded": ["single", "latency", "quick_posts"]}
+BACKEND_ROWS = {"services": ["bulk", "single", "orm", "latency", "api", "tracing"],
+                "embedded": ["single", "latency", "quick_posts", "tracing"]}
 
 
 def main(backend, quick, results_path, rounds=None, rows=None):

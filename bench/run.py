@@ -25,7 +25,8 @@ from pathlib import Path
 from . import backends, report
 from .errors import BenchError
 
-ROW_NAMES = ("bulk", "single", "orm", "latency", "api", "quick_posts", "memory")  # bench.measure.ROWS, memory
+# bench.measure.ROWS, and memory
+ROW_NAMES = ("bulk", "single", "orm", "latency", "api", "quick_posts", "tracing", "memory")
 PACKAGES = {"Django": "django", "Celery": "celery", "kombu": "kombu", "DRF": "djangorestframework",
             "gunicorn": "gunicorn", "psycopg": "psycopg"}
 

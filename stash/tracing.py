@@ -81,9 +81,10 @@ def configure(environ: Mapping[str, str] | None = None) -> bool:
     return True
 
 
-def start(processor: Any, set_global: bool = True) -> None:
+def start(processor: Any, set_global: bool = True) -> Any:
     """Trace with span ``processor`` (an SDK ``SpanProcessor``); ``set_global``: as the process's
-    tracer provider too (once per process; tests may leave it unset and ``stop`` after)."""
+    tracer provider too (once per process; tests may leave it unset and ``stop`` after). Returns
+    the tracer of stash's spans."""
     global _tracer, _provider
     from opentelemetry import trace
     from opentelemetry.instrumentation.celery import CeleryInstrumentor
@@ -102,6 +103,7 @@ def start(processor: Any, set_global: bool = True) -> None:
         instrumentor.instrument(tracer_provider=provider)
         _instrumentors.append(instrumentor)
     _provider, _tracer = provider, provider.get_tracer(__name__)
+    return _tracer
 
 
 def stop() -> None:

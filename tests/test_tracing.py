@@ -26,8 +26,8 @@ from stash.processing import judging
 
 start_tracing()  # as each worker pool process does
 assert not tracing.enabled()
-tracing.remember(["an item"])
-with tracing.continuing("an item"):
+tracing.remember(["item-1"])
+with tracing.continuing("item-1"):
     pass
 
 
@@ -36,11 +36,11 @@ class Pipeline:
         return "judged"
 
 
-assert tracing.run(Pipeline(), "an item", on_step=None) == "judged"
+assert tracing.run(Pipeline(), "item-1", on_step=None) == "judged"
 assert tracing.judging(lambda contents, n: n)([], 3) == 3
 from django.core.cache import cache
 
-assert cache.get(tracing._key("an item")) is None
+assert cache.get(tracing._key("item-1")) is None
 loaded = sorted(name for name in sys.modules if name.startswith("opentelemetry"))
 assert not loaded, loaded
 from opentelemetry import trace
