@@ -28,6 +28,9 @@ different queues never share a message. The markers are per stash, whatever its 
 deliveries go to the queue of their hook config's stash, and a recovery to the queue of the
 message it recovers.
 
+With tracing on, the ids sent leave their transaction's span context in the cache first, for the
+worker that judges them (``tracing.remember``), and a sink delivery is published in its item's trace.
+
 Every judging message carries its hard time limit (``STASH_TIME_LIMIT``, or more for an item
 whose hooks need it): see ``processing.deadlines``. A message stopped at its limit is followed by
 a recovery message (``recover``).
