@@ -16,6 +16,10 @@ from .worker import ROOT
 # then go through each of tracing's calls on their paths.
 _OFF = """
 import sys
+
+import redis  # noqa: F401 - redis-py imports the SDK's metrics by itself when installed: not stash's doing
+
+before = {name for name in sys.modules if name.startswith("opentelemetry")}
 import django
 
 django.setup()
@@ -41,8 +45,9 @@ assert tracing.judging(lambda contents, n: n)([], 3) == 3
 from django.core.cache import cache
 
 assert cache.get(tracing._key("item-1")) is None
-loaded = sorted(name for name in sys.modules if name.startswith("opentelemetry"))
+loaded = sorted(name for name in sys.modules if name.startswith("opentelemetry") and name not in before)
 assert not loaded, loaded
+assert not any(name.startswith(("opentelemetry.sdk.trace", "opentelemetry.instrumentation")) for name in before)
 from opentelemetry import trace
 
 assert isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
