@@ -17,7 +17,7 @@ from celery import current_app
 from django.conf import settings
 from django.db import connection
 
-from . import profiling, scenarios
+from . import profiling, scenarios, tracing
 from .errors import BenchError
 from .processes import WebServer, Worker
 from .sides import HandSide, StashSide
@@ -90,11 +90,13 @@ ROWS = {
     "live_under_bulk": Row(True, lambda side, ctx: scenarios.live_under_bulk(side, side.live_side(),
                                                                              ctx.sizes.live_bulk),
                            lambda ctx: ctx.sizes.live_bulk),
+    # Stash only, last: it restarts the worker twice (with tracing, then without).
+    "tracing": Row(False, tracing.on_and_off, lambda ctx: ctx.sizes.latency),
 }
 
 
-BACKEND_ROWS = {"services": ["bulk", "single", "orm", "latency", "api", "live_under_bulk"],
-                "embedded": ["single", "latency", "quick_posts", "live_under_bulk"],
+BACKEND_ROWS = {"services": ["bulk", "single", "orm", "latency", "api", "live_under_bulk", "tracing"],
+                "embedded": ["single", "latency", "quick_posts", "live_under_bulk", "tracing"],
                 "rabbitmq": ["live_under_bulk"]}
 
 

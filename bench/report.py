@@ -192,9 +192,23 @@ def live_under_bulk_rows(backend, sizes):
                 "—", "—")
 
 
+def tracing_rows(backend, sizes):
+    """Tracing on ÷ off (``bench.tracing``): stash only, the off figure in the second column."""
+    figures = backend["rows"].get("tracing", {}).get("stash") or []
+    measures = (("single", per_second, f"single saves ({sizes['single']:,} items)", {"minimum": 0.7}),
+                ("p99", ms, f"save → verdict p99 ({sizes['latency']:,} items)", {"maximum": 1.5}))
+    for key, unit, what, bound in measures:
+        on = statistics.median(f["on"][key] for f in figures) if figures else None
+        off = statistics.median(f["off"][key] for f in figures) if figures else None
+        value = ratio(on, off)
+        target = f"≥ {bound['minimum']}×" if "minimum" in bound else f"≤ {bound['maximum']}×"
+        yield cells(f"tracing on vs off: {what}, OTLP/HTTP to a local collector (stash only; ratio on ÷ off)",
+                    f"on: {unit(on)}", f"— (off: {unit(off)})", times(value), target, met(value, **bound))
+
+
 ROWS = {
-    "services": [bulk_row, single_row, orm_row, latency_rows, api_rows, live_under_bulk_rows, memory_row],
-    "embedded": [single_row, latency_rows, quick_posts_row, live_under_bulk_rows],
+    "services": [bulk_row, single_row, orm_row, latency_rows, api_rows, live_under_bulk_rows, tracing_rows, memory_row],
+    "embedded": [single_row, latency_rows, quick_posts_row, live_under_bulk_rows, tracing_rows],
     "rabbitmq": [live_under_bulk_rows],
 }
 

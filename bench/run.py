@@ -26,7 +26,8 @@ from . import backends, report
 from .errors import BenchError
 
 # bench.measure.ROWS, and memory
-ROW_NAMES = ("bulk", "single", "orm", "latency", "api", "quick_posts", "live_under_bulk", "memory")
+ROW_NAMES = ("bulk", "single", "orm", "latency", "api", "quick_posts", "live_under_bulk", "tracing",
+             "memory")
 PACKAGES = {"Django": "django", "Celery": "celery", "kombu": "kombu", "DRF": "djangorestframework",
             "gunicorn": "gunicorn", "psycopg": "psycopg"}
 

@@ -26,6 +26,26 @@ def setup_logging(loglevel=None, **kwargs):
         logging.getLogger().setLevel(loglevel)
 
 
+@signals.worker_process_init.connect(dispatch_uid="hooksite.start_tracing")
+def start_tracing(**kwargs):
+    """Each pool process traces with an exporter of its own (with ``OTEL_EXPORTER_OTLP_ENDPOINT``;
+    see ``stash.tracing``): an exporter's thread does not survive the fork."""
+    from stash import tracing
+
+    tracing.configure()
+
+
+@signals.worker_init.connect(dispatch_uid="hooksite.start_tracing_in_worker")
+def start_tracing_in_worker(sender=None, **kwargs):
+    """A worker whose tasks run in its own process (the sinks worker's threads pool, or solo) traces
+    there; a prefork worker's pool processes start their own (above)."""
+    pool = getattr(sender, "pool_cls", "prefork")
+    if "prefork" not in (pool if isinstance(pool, str) else pool.__module__):
+        from stash import tracing
+
+        tracing.configure()
+
+
 @signals.task_prerun.connect(dispatch_uid="hooksite.bind_task")
 def bind_task(sender=None, task_id=None, **kwargs):
     """A task's lines carry its name and id."""

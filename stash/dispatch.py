@@ -32,6 +32,9 @@ its workers (a threads pool, where many deliveries wait on slow receivers at onc
 that judge, so a receiver that takes seconds to answer delays no verdict. With it blank, each goes
 to the queue of its hook config's stash, as judging does.
 
+With tracing on, the ids sent leave their transaction's span context in the cache first, for the
+worker that judges them (``tracing.remember``), and a sink delivery is published in its item's trace.
+
 Every judging message carries its hard time limit (``STASH_TIME_LIMIT``, or more for an item
 whose hooks need it): see ``processing.deadlines``. A message stopped at its limit is followed by
 a recovery message (``recover``). A message of a slow stash with no judging slot free is published
@@ -48,6 +51,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connections, transaction
 
+from . import tracing
 from .compat import on_commit_pending
 
 logger = logging.getLogger(__name__)
@@ -73,6 +77,7 @@ class _Batch:
         self.ids = defaultdict(list)
 
     def __call__(self):
+        tracing.remember(*self.ids.values())
         for (stash, queue), ids in self.ids.items():
             send(ids, stash=stash, queue=queue)
 
@@ -84,6 +89,7 @@ def send_on_commit(ids, using="default", stash=None, queue=""):
         return
     connection = connections[using]
     if not connection.in_atomic_block:
+        tracing.remember(ids)
         send(ids, stash=stash, queue=queue)
         return
     batch = _batches.get(connection)
@@ -271,8 +277,9 @@ def send_deliveries(deliveries):
     """Publish one sink delivery task per ``Delivery``, on the sink queue; failures are logged."""
     for delivery in deliveries:
         try:
-            current_app.send_task(DELIVER_TASK, args=delivery.args, queue=sink_queue(delivery.queue),
-                                  retry=True, retry_policy=_RETRY_POLICY)
+            with tracing.continuing(delivery.content_id):  # the delivery's task joins its item's trace
+                current_app.send_task(DELIVER_TASK, args=delivery.args, queue=sink_queue(delivery.queue),
+                                      retry=True, retry_policy=_RETRY_POLICY)
         except Exception:
             logger.exception("Could not publish the %s delivery of %s to hook config %s.", delivery.event,
                              delivery.content_id, delivery.config_id)

@@ -36,7 +36,7 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from .. import bulk_sql, dispatch, logs, pipeline, registry
+from .. import bulk_sql, dispatch, logs, pipeline, registry, tracing
 from ..documents import HOOK_FIELDS
 from ..exceptions import HookUnavailable
 from ..expressions import compile_condition
@@ -266,6 +266,7 @@ def send_alone(contents: Iterable[Content]) -> None:
 _Judged = tuple[Content, pipeline.Pipeline, pipeline.Result, datetime]
 
 
+@tracing.judging
 def _judge(contents: list[Content], token: uuid.UUID, report: BatchReport, clock: Clock, note_progress: bool = False,
            stopped: tuple[int | None, str] | None = None) -> None:
     """Judge ``contents`` in order while each one's budget fits in ``clock``, then record them.
@@ -291,7 +292,7 @@ def _judge(contents: list[Content], token: uuid.UUID, report: BatchReport, clock
             recording.call(item_pipeline.listeners(pipeline.ON_PIPELINE_START), pipeline.ON_PIPELINE_START, item,
                            None)
             run = item_pipeline.stopping(*stopped) if stopped else item_pipeline
-            result = run.run(item, on_step=_on_step(content, token) if note_progress else logs.at_hook)
+            result = tracing.run(run, item, on_step=_on_step(content, token) if note_progress else logs.at_hook)
             _log_failures(result)
         report.hook_seconds[content.stash_id] = (report.hook_seconds.get(content.stash_id, 0.0)
                                                  + (timezone.now() - started).total_seconds())
@@ -542,6 +543,7 @@ class DeliveryError(Exception):
     """A sink failed to deliver; its task retries."""
 
 
+@tracing.delivering
 def deliver(config_id: int, content_id: uuid.UUID | str, event: str) -> None:
     """Call ``event`` on the sink of HookConfig ``config_id`` for item ``content_id``.
 

@@ -19,9 +19,10 @@ BENCH_REDIS_DB = 11  # `make bench` uses 12, the suites 15 (and 13 by hand)
 ROWS = {
     "services": ["| bulk:", "| single saves:", "| ORM saves in transactions:", "| latency p50:", "| latency p95:",
                  "| latency p99:", "| API: wrk", "| live saves under a bulk backlog:", "| … bulk items still open",
-                 "| worker RSS"],
+                 "| tracing on vs off: single saves", "| tracing on vs off: save → verdict p99", "| worker RSS"],
     "embedded": ["| single saves:", "| latency p50:", "| latency p95:", "| latency p99:", "| 20 quick POSTs",
-                 "| live saves under a bulk backlog:", "| … bulk items still open"],
+                 "| live saves under a bulk backlog:", "| … bulk items still open", "| tracing on vs off: single saves",
+                 "| tracing on vs off: save → verdict p99"],
 }
 
 
@@ -81,6 +82,15 @@ def test_every_stash_item_has_one_pipeline_run(quick_run):
     _backend, results, _report = quick_run
     stash_checks = [check for check in results["checks"] if check.get("side") == "stash"]
     assert stash_checks and all(check["runs_ok"] for check in stash_checks)
+
+
+@pytest.mark.integration
+def test_the_tracing_row_measures_both_phases_and_its_spans_reach_the_collector(quick_run):
+    _backend, results, _report = quick_run
+    (figures,) = results["rows"]["tracing"]["stash"]
+    for phase in ("on", "off"):
+        assert figures[phase]["single"] > 0 and 0 < figures[phase]["p50"] <= figures[phase]["p99"], figures
+    assert figures["posts"] > 0, "the worker and the runner exported their spans"
 
 
 @pytest.mark.integration
