@@ -18,7 +18,7 @@ from opentelemetry.trace import SpanKind
 from stash import tracing
 from stash.models import Content
 
-from ..worker import WORKER_TIME_LIMIT, WORKER_TIME_LIMIT_MARGIN, Worker, wait_for
+from ..worker import WORKER_TIME_LIMIT, WORKER_TIME_LIMIT_MARGIN, SinkWorker, Worker, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -95,7 +95,9 @@ def receiver():
     receiver.stop()
 
 
-class TracedWorker(Worker):
+class Traced:
+    """A worker process that exports its spans to ``endpoint``."""
+
     def __init__(self, queue, log_dir, endpoint):
         super().__init__(queue, log_dir)
         self.endpoint = endpoint
@@ -106,10 +108,20 @@ class TracedWorker(Worker):
                 "OTEL_BSP_SCHEDULE_DELAY": "50"}
 
 
+class TracedWorker(Traced, Worker):
+    pass
+
+
+class TracedSinkWorker(Traced, SinkWorker):
+    """The sinks worker (threads pool), as production runs it: a delivery's span comes from there."""
+
+
 @pytest.fixture(scope="module")
 def traced_worker(django_db_setup, django_db_blocker, worker_queue, receiver, tmp_path_factory):
     worker = TracedWorker(f"{worker_queue}-traced", tmp_path_factory.mktemp("traced-worker"), receiver.url).start()
+    sinks = TracedSinkWorker(worker.queue, tmp_path_factory.mktemp("traced-sinks"), receiver.url).start()
     yield worker
+    sinks.stop()
     worker.stop()
 
 
