@@ -2,8 +2,8 @@
 import pytest
 from django.db import transaction
 
-from stash import dispatch, processing
-from stash.models import Content
+from stash import dispatch, hooks, processing
+from stash.models import Content, HookConfig
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -113,3 +113,31 @@ def test_the_sweeper_wakes_no_stash_for_bulk_work(broker, make_stash):
 
     assert processing.sweep().woken == 0
     assert broker.messages == []
+
+
+def test_a_live_save_made_while_bulk_work_is_judged_goes_ahead_of_the_rest_of_the_batch(broker, make_stash,
+                                                                                       register_temporarily):
+    comments = make_stash("comments", hooks=HOOKS)
+    made = []
+
+    class SaveAComment(hooks.Filter):
+        """While the bulk batch's first slice is judged, someone posts a comment."""
+
+        def filter(self, item):
+            if item.payload["n"] == 10:
+                made.append(processing.submit(comments, {"text": "posted meanwhile"})[0])
+            return self.keep()
+
+    register_temporarily("save_a_comment", SaveAComment)
+    importer = make_stash("import")
+    HookConfig.objects.create(stash=importer, hook="save_a_comment")
+    bulk = processing.submit_many(importer, [{"n": n} for n in range(processing.BULK_SLICE * 2)])
+
+    processing.process([item.pk for item in bulk])
+
+    comment = Content.objects.get(pk=made[0].pk)
+    assert comment.status == "accepted"
+    # Judged before the batch's second slice ran, and recorded before any of the batch's verdicts.
+    first_bulk_verdict = min(Content.objects.filter(stash=importer).values_list("processed_at", flat=True))
+    assert comment.processed_at < first_bulk_verdict
+    assert set(Content.objects.filter(stash=importer).values_list("status", flat=True)) == {"accepted"}

@@ -63,6 +63,7 @@ from .housekeeping import BATCH_SIZE as PRUNE_BATCH_SIZE, PruneReport, prune, sc
 from .importing import ImportPlan, InvalidDocument, export_document, import_document, public_document  # noqa: F401
 from .isolation import ChildFailed, DeadlineExceeded, Unanswered  # noqa: F401
 from .judging import (  # noqa: F401
+    BULK_SLICE,
     BatchReport,
     DeliveryError,
     PeoplesDecisions,

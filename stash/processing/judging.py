@@ -174,16 +174,24 @@ BULK_SLICE = 50
 def _judge_bulk(bulk: list[Content], live: list[Content], token: uuid.UUID, clock: Clock,
                 report: BatchReport) -> None:
     """Judge a batch of bulk work (``bulk``; ``live``: the live saves claimed with it) slice by
-    slice, each after the live saves then waiting in its queue: whatever lies before their own
-    messages, a live save waits for a slice of bulk work at most."""
-    for start in range(0, len(bulk), BULK_SLICE):
+    slice, each after the live saves then waiting in its queue, which are judged and recorded at
+    once: whatever lies before their own messages, a live save waits for a slice of bulk work at
+    most. The bulk verdicts are recorded together, after the last slice."""
+    first_tries = [content for content in bulk if content.attempts <= 1]
+    judged: list[_Judged] = []
+    later: list[Content] = []
+    for start in range(0, len(first_tries), BULK_SLICE):
         waiting = claiming.claim_live(bulk[0].stash.queue, token, clock.lease_until())
         report.claimed += len(waiting)
         if live or waiting:
             _judge_batch(token, sorted(live + waiting, key=lambda content: (content.created_at, content.pk)), clock,
                          report)
             live = []
-        _judge_batch(token, bulk[start:start + BULK_SLICE], clock, report)
+        _run(first_tries[start:start + BULK_SLICE], token, report, clock, judged, later)
+    _judge_batch(token, live, clock, report)
+    if judged or later:
+        _finish(judged, later, token, report)
+    _judge_batch(token, [content for content in bulk if content.attempts > 1], clock, report)
 
 
 def _judge_joined(stash: int, token: uuid.UUID, clock: Clock, report: BatchReport) -> None:
@@ -266,7 +274,6 @@ def send_alone(contents: Iterable[Content]) -> None:
 _Judged = tuple[Content, pipeline.Pipeline, pipeline.Result, datetime]
 
 
-@tracing.judging
 def _judge(contents: list[Content], token: uuid.UUID, report: BatchReport, clock: Clock, note_progress: bool = False,
            stopped: tuple[int | None, str] | None = None) -> None:
     """Judge ``contents`` in order while each one's budget fits in ``clock``, then record them.
@@ -277,6 +284,15 @@ def _judge(contents: list[Content], token: uuid.UUID, report: BatchReport, clock
     """
     judged: list[_Judged] = []
     later: list[Content] = []
+    _run(contents, token, report, clock, judged, later, note_progress, stopped)
+    _finish(judged, later, token, report)
+
+
+@tracing.judging
+def _run(contents: list[Content], token: uuid.UUID, report: BatchReport, clock: Clock, judged: list[_Judged],
+         later: list[Content], note_progress: bool = False, stopped: tuple[int | None, str] | None = None) -> None:
+    """Run the hooks of ``contents`` for ``_judge``, adding each item to ``judged`` or, once one no
+    longer fits in ``clock``, to ``later``."""
     for content in contents:
         item_pipeline = pipeline_for(content.stash)
         budget = item_pipeline.budget
@@ -299,6 +315,10 @@ def _judge(contents: list[Content], token: uuid.UUID, report: BatchReport, clock
         if note_progress:
             _note(content, token, None)
         judged.append((content, item_pipeline, result, started))
+
+
+def _finish(judged: list[_Judged], later: list[Content], token: uuid.UUID, report: BatchReport) -> None:
+    """Send ``later`` back, record the verdicts of ``judged`` and send their sink deliveries."""
     _release(later, token, report)
     _record(judged, token, report)
     _notify_sinks(judged, report)
