@@ -100,6 +100,18 @@ def test_the_report_has_every_row_and_section(quick_run):
 
 
 @pytest.mark.integration
+def test_the_slow_neighbours_deliveries_reach_its_receiver(quick_run):
+    """The slow stash's webhooks go through the sinks worker to the runner's receiver on 127.0.0.1:
+    the fast stash is timed while deliveries really are under way."""
+    _backend, results, _report = quick_run
+    figures = results["rows"]["slow_neighbour"]["stash"]
+    assert figures
+    for figure in figures:
+        assert figure["due"] == figure["saves"] > 0, figure
+        assert 0 < figure["arrived"] <= figure["due"] and figure["waiting"] == figure["due"] - figure["arrived"], figure
+
+
+@pytest.mark.integration
 def test_bulk_sql_and_django_are_both_timed_on_200_items(quick_run):
     _backend, results, _report = quick_run
     figures = results["profile"]["bulk_sql"]
