@@ -45,6 +45,9 @@ def environment(backend, options):
         "DJANGO_SETTINGS_MODULE": "bench.settings", "SECRET_KEY": "bench-only", "DEBUG": "0",
         "STASH_VAR_DIR": str(var_dir(options.var_dir, backend)), "PYTHONPATH": str(ROOT),
         "STASH_QUEUE": f"stash-bench-{run}", "BENCH_QUEUE": f"bench-{run}",
+        # Sink deliveries on a queue of their own, as production has them (its `sinks` worker is
+        # started by the rows that deliver); blank with --sinks-on-judging-queue, as before there was one.
+        "STASH_SINK_QUEUE": "" if getattr(options, "sinks_on_judging_queue", False) else f"stash-bench-{run}.sinks",
     })
     if backend in ("services", "rabbitmq"):
         # The cache on the same Redis, as a deployment on PostgreSQL + Redis has it (its keys are prefixed).

@@ -17,7 +17,7 @@ from celery import current_app
 from django.conf import settings
 from django.db import connection
 
-from . import profiling, scenarios, tracing
+from . import neighbours, profiling, scenarios, tracing
 from .errors import BenchError
 from .processes import WebServer, Worker
 from .sides import HandSide, StashSide
@@ -38,6 +38,8 @@ class Sizes:
     quick_posts: int
     embedded_single: int
     live_bulk: int  # the bulk import under which live saves are timed
+    slow_seconds: int  # slow_neighbour: seconds of saves to the fast and the slow stash
+    slow_delay: float  # slow_neighbour: seconds the slow stash's webhook receiver takes to answer
 
     def for_backend(self, backend):
         return dataclasses.replace(self, single=self.embedded_single) if backend == "embedded" else self
@@ -45,11 +47,12 @@ class Sizes:
 
 FULL = Sizes(rounds=3, bulk=20_000, single=2_000, orm=5_000, orm_per_transaction=1_000, latency=200, api_seconds=10,
              memory_small=1_000, memory_large=100_000, quick_posts=20, embedded_single=300,
-             live_bulk=20_000)
+             live_bulk=20_000, slow_seconds=30, slow_delay=10)
 # Small on the embedded default: once a backlog forms there, a worker waits a second (the filesystem
 # broker's polling interval) for every two messages, and the baseline sends one per item.
 QUICK = Sizes(rounds=1, bulk=400, single=100, orm=200, orm_per_transaction=100, latency=20, api_seconds=2,
-              memory_small=0, memory_large=0, quick_posts=20, embedded_single=20, live_bulk=400)
+              memory_small=0, memory_large=0, quick_posts=20, embedded_single=20, live_bulk=400,
+              slow_seconds=4, slow_delay=2)
 
 
 @dataclass
@@ -90,14 +93,17 @@ ROWS = {
     "live_under_bulk": Row(True, lambda side, ctx: scenarios.live_under_bulk(side, side.live_side(),
                                                                              ctx.sizes.live_bulk),
                            lambda ctx: ctx.sizes.live_bulk),
+    "slow_neighbour": Row(False, lambda side, ctx: neighbours.slow_neighbour(side, ctx.worker, ctx.sizes.slow_seconds,
+                                                                            ctx.sizes.slow_delay),
+                          lambda ctx: neighbours.saves(ctx.sizes.slow_seconds)),
     # Stash only, last: it restarts the worker twice (with tracing, then without).
     "tracing": Row(False, tracing.on_and_off, lambda ctx: ctx.sizes.latency),
 }
 
 
-BACKEND_ROWS = {"services": ["bulk", "single", "orm", "latency", "api", "live_under_bulk", "tracing"],
-                "embedded": ["single", "latency", "quick_posts", "live_under_bulk", "tracing"],
-                "rabbitmq": ["live_under_bulk"]}
+BACKEND_ROWS = {"services": ["bulk", "single", "orm", "latency", "api", "live_under_bulk", "slow_neighbour", "tracing"],
+                "embedded": ["single", "latency", "quick_posts", "live_under_bulk", "slow_neighbour", "tracing"],
+                "rabbitmq": ["live_under_bulk", "slow_neighbour"]}
 
 
 def main(backend, quick, results_path, rounds=None, rows=None):
@@ -126,7 +132,8 @@ def main(backend, quick, results_path, rounds=None, rows=None):
     finally:
         web.stop()
         worker.stop()
-        scenarios.purge_queues(worker.queues, delete=backend == "rabbitmq")
+        scenarios.purge_queues([*worker.queues, *filter(None, [settings.STASH_SINK_QUEUE])],
+                               delete=backend == "rabbitmq")
     with open(results_path, "w") as out:
         json.dump(results, out, indent=1)
 

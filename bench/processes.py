@@ -155,6 +155,23 @@ class Worker(Process):
         return sum(vm_rss_kb(pid) for pid in self.pids())
 
 
+class SinkWorker(Worker):
+    """The sink deliveries' worker, as Procfile.prod's ``sinks`` runs it: the threads pool, 8 threads,
+    consuming ``queue`` (``STASH_SINK_QUEUE``) only. A delivery waits on its receiver, not on the
+    CPU, so one process with threads makes many at once."""
+
+    name = "sinks"
+    threads = 8
+
+    def __init__(self, env, queue, log_dir):
+        super().__init__(env, [queue], log_dir)
+
+    def command(self):
+        return [sys.executable, "-m", "celery", "-A", "hooksite", "worker", "--concurrency", str(self.threads),
+                "--pool", "threads", "-Q", self.queues[0], "--without-mingle", "--without-gossip",
+                "--loglevel", "INFO", "--hostname", f"{self.queues[0]}@%h"]
+
+
 def vm_rss_kb(pid):
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):

@@ -26,8 +26,8 @@ from . import backends, report
 from .errors import BenchError
 
 # bench.measure.ROWS, and memory
-ROW_NAMES = ("bulk", "single", "orm", "latency", "api", "quick_posts", "live_under_bulk", "tracing",
-             "memory")
+ROW_NAMES = ("bulk", "single", "orm", "latency", "api", "quick_posts", "live_under_bulk", "slow_neighbour",
+             "tracing", "memory")
 PACKAGES = {"Django": "django", "Celery": "celery", "kombu": "kombu", "DRF": "djangorestframework",
             "gunicorn": "gunicorn", "psycopg": "psycopg"}
 
@@ -48,6 +48,9 @@ def parser():
                    help="rabbitmq: the RabbitMQ broker (the queues are named for the run and deleted after)")
     p.add_argument("--var-dir", default="var/bench",
                    help="base of the var directories (<it>-services, <it>-embedded); wiped at start")
+    p.add_argument("--sinks-on-judging-queue", action="store_true",
+                   help="STASH_SINK_QUEUE blank: sink deliveries run among the judging, as before the sinks "
+                        "worker (to see what the slow_neighbour row catches)")
     p.add_argument("--child", choices=backends.BACKENDS, help=argparse.SUPPRESS)
     p.add_argument("--results", type=Path, help=argparse.SUPPRESS)
     return p

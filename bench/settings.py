@@ -13,3 +13,7 @@ CELERY_TASK_ROUTES = {"bench.tasks.*": {"queue": BENCH_QUEUE}}
 
 # gunicorn is reached over plain HTTP on localhost: no redirect to HTTPS (production's default outside DEBUG).
 SECURE_SSL_REDIRECT = False
+
+# The slow_neighbour row's webhook receiver listens on 127.0.0.1 in the runner's process: its
+# deliveries (and the admin check of its URL) may reach loopback, in the bench only.
+STASH_WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]

@@ -19,10 +19,12 @@ BENCH_REDIS_DB = 11  # `make bench` uses 12, the suites 15 (and 13 by hand)
 ROWS = {
     "services": ["| bulk:", "| single saves:", "| ORM saves in transactions:", "| latency p50:", "| latency p95:",
                  "| latency p99:", "| API: wrk", "| live saves under a bulk backlog:", "| … bulk items still open",
+                 "| a fast stash while another's webhook receiver takes", "| … the slow stash's deliveries",
                  "| tracing on vs off: single saves", "| tracing on vs off: save → verdict p99", "| worker RSS"],
     "embedded": ["| single saves:", "| latency p50:", "| latency p95:", "| latency p99:", "| 20 quick POSTs",
-                 "| live saves under a bulk backlog:", "| … bulk items still open", "| tracing on vs off: single saves",
-                 "| tracing on vs off: save → verdict p99"],
+                 "| live saves under a bulk backlog:", "| … bulk items still open",
+                 "| a fast stash while another's webhook receiver takes", "| … the slow stash's deliveries",
+                 "| tracing on vs off: single saves", "| tracing on vs off: save → verdict p99"],
 }
 
 
@@ -105,6 +107,18 @@ def test_the_report_has_every_row_and_section(quick_run):
     for title in BULK_WRITES.values():
         assert f"| {title} | " in report, title
     assert "<!-- notes -->" in report and "<!-- /notes -->" in report
+
+
+@pytest.mark.integration
+def test_the_slow_neighbours_deliveries_reach_its_receiver(quick_run):
+    """The slow stash's webhooks go through the sinks worker to the runner's receiver on 127.0.0.1:
+    the fast stash is timed while deliveries really are under way."""
+    _backend, results, _report = quick_run
+    figures = results["rows"]["slow_neighbour"]["stash"]
+    assert figures
+    for figure in figures:
+        assert figure["due"] == figure["saves"] > 0, figure
+        assert 0 < figure["arrived"] <= figure["due"] and figure["waiting"] == figure["due"] - figure["arrived"], figure
 
 
 @pytest.mark.integration
