@@ -221,6 +221,27 @@ def test_a_keyed_submission_takes_three_queries_and_a_savepoint(api, audit, subm
     assert again.json() == first.json()
 
 
+# Pinned too: the cache's round trips of a submission (see ``stash.dispatch``). Committed as it is
+# served (a transaction test), so that each submission publishes, or joins a message, as it returns.
+@pytest.mark.django_db(transaction=True)
+def test_a_submission_takes_one_cache_round_trip_and_two_to_join_a_waiting_message(
+        api, audit, submitter, broker, cache_round_trips):
+    client = api(submitter)
+    broker.held = True  # the first item's message waits in the queue: the next submission joins it
+    with cache_round_trips() as first:
+        assert post(client, {"stash": "audit", "payload": {"text": "first"}}).status_code == 201
+    assert first.count == 1  # the stash's marker put up (it was down): this submission publishes
+    with cache_round_trips() as second:
+        assert post(client, {"stash": "audit", "payload": {"text": "second"}}).status_code == 201
+    # The marker found up; then the note that a save joined, with a second look at the marker: one
+    # pipeline on Redis, two calls on the file cache.
+    assert second.count == (2 if second.redis else 3)
+    assert len(broker.messages) == 1
+    message = broker.messages[0]
+    assert processing.process(*message["args"], **message["kwargs"]).judged == 2
+    assert not Content.objects.filter(status="pending").exists()
+
+
 def test_a_payload_over_the_stash_limit_is_a_413(api, make_stash, submitter):
     make_stash("small", max_payload_bytes=20)
     response = post(api(submitter), {"stash": "small", "payload": {"text": "x" * 20}})
