@@ -15,7 +15,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from .. import dispatch
+from .. import bulk_sql, dispatch
 from ..exceptions import IdempotencyConflict, PayloadTooLarge
 from ..models import Content, Stash, content_hash, lease_end, validate_payload
 
@@ -294,7 +294,8 @@ def submit_many(stash: Stash, payloads: Sequence[Any], user: User | AnonymousUse
                         lease_until=lease_until, submitted_by=user, source=source, bulk=True)
                 for payload, canonical in zip(payloads, canonicals, strict=True)]
     with transaction.atomic():
-        Content.objects.bulk_create(contents)
+        # By COPY on PostgreSQL: compiling an INSERT of 1,000 rows costs more than the rest of the call.
+        bulk_sql.insert_rows(Content, contents)
         # Bulk work publishes its own messages (no stash: it never joins a live save's message),
         # and live saves are judged ahead of it (see ``judging``).
         dispatch.send_on_commit([content.pk for content in contents], queue=stash.queue)
