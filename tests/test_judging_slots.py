@@ -181,7 +181,7 @@ def test_a_cache_that_fails_while_taking_a_slot_lets_the_message_run(slow, broke
     def refuse(*args, **kwargs):
         raise ConnectionError("cache full")
 
-    monkeypatch.setattr(processing.slots.cache, "add", refuse)
+    monkeypatch.setattr(processing.cache_slots.cache, "add", refuse)
     run([content.pk])
 
     assert status(content) == "accepted" and deferred(broker) == []

@@ -24,7 +24,8 @@ so the rules live here once:
   ``exporting``: ``export_rows`` and ``write_jsonl``, a stash's items as JSON Lines.
 - ``slowness``: which stashes are slow (``slow_stashes``, marked after a slow judging message,
   ``mark_stopped`` after one stopped at its time limit); ``slots``: ``judging_slot``, the share
-  of judging processes a slow stash may take (``STASH_STASH_CONCURRENCY``).
+  of judging processes a slow stash may take (``STASH_STASH_CONCURRENCY``). Both kinds of slots
+  are ``cache_slots``: at most N holders of a name at once, in the shared cache.
 - ``counting``: counts of what workers do that leaves no row (sweeper recoveries, sink
   deliveries), for ``/metrics``.
 - ``activity``: ``hook_activity``, a stash's last 24 hours hour by hour (each hook's drop, hold

@@ -5,12 +5,10 @@
             ...  # every slot is taken: send the delivery again a little later
         deliver(config_id, content_id, event)
 
-A slot is a cache key, ``stash:sink-slot:<config>:<n>`` for ``n`` below the limit, added with a
-token of its holder (an add succeeds only for a key that is absent), so the bound holds across every
-sink worker of every machine that shares the cache (Redis; the file cache of the embedded default
-shares it between the processes of one machine, and its add is not atomic: two deliveries that start
-in the same instant may share a slot). The holder deletes its key when the delivery ends, however it
-ends; a worker killed meanwhile leaves its key to expire after ``STASH_SINK_SLOT_SECONDS``.
+A slot is one of the ``cache_slots`` named ``stash:sink-slot:<config>``, so the bound holds across
+every sink worker of every machine that shares the cache (Redis; the file cache of the embedded
+default shares it between the processes of one machine). The holder gives it back when the delivery
+ends, however it ends; a worker killed meanwhile leaves it to expire after ``STASH_SINK_SLOT_SECONDS``.
 
 A cache that fails lets the delivery run without a slot (logged): a receiver may then see more
 deliveries at once, but none waits on the cache's account.
@@ -18,12 +16,12 @@ deliveries at once, but none waits on the cache's account.
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from django.conf import settings
-from django.core.cache import cache
+
+from . import cache_slots
 
 logger = logging.getLogger(__name__)
 
@@ -32,8 +30,12 @@ class SlotsTaken(Exception):
     """Every delivery slot of a hook config is taken: the delivery waits and tries again."""
 
 
+def slots_name(config_id: int) -> str:
+    return f"stash:sink-slot:{config_id}"
+
+
 def slot_key(config_id: int, n: int) -> str:
-    return f"stash:sink-slot:{config_id}:{n}"
+    return f"{slots_name(config_id)}:{n}"
 
 
 def take_slot(config_id: int) -> str | None:
@@ -42,16 +44,12 @@ def take_slot(config_id: int) -> str | None:
     limit = settings.STASH_SINK_CONCURRENCY
     if limit <= 0:
         return ""
-    token = uuid.uuid4().hex
     try:
-        for n in range(limit):
-            key = slot_key(config_id, n)
-            if cache.add(key, token, timeout=settings.STASH_SINK_SLOT_SECONDS):
-                return f"{key} {token}"
+        held = cache_slots.take(slots_name(config_id), limit, settings.STASH_SINK_SLOT_SECONDS)
     except Exception:
         logger.exception("Could not take a delivery slot of hook config %s; delivering without one.", config_id)
         return ""
-    return None
+    return " ".join(held) if held else None
 
 
 def free_slot(held: str) -> None:
@@ -61,8 +59,7 @@ def free_slot(held: str) -> None:
         return
     key, token = held.split(" ")
     try:
-        if cache.get(key) == token:
-            cache.delete(key)
+        cache_slots.give_back((key, token))
     except Exception:
         logger.exception("Could not free the delivery slot %s; it frees itself when it expires.", key)
 

@@ -29,9 +29,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.core.cache import cache
 
-from . import slowness
+from . import cache_slots, slowness
 from .judging import BatchReport
 
 logger = logging.getLogger(__name__)
@@ -51,12 +50,11 @@ class Slot:
 
     def release(self) -> None:
         """Give back the slots still this message's (one that ran out may be another's by now)."""
-        for key, token in self.held:
+        for held in self.held:
             try:
-                if cache.get(key) == token:
-                    cache.delete(key)
+                cache_slots.give_back(held)
             except Exception:  # it runs out on its own, after the message's time limit
-                logger.exception("Could not give back the judging slot %s.", key)
+                logger.exception("Could not give back the judging slot %s.", held[0])
         self.held = []
 
 
@@ -68,14 +66,13 @@ def take(ids: Iterable[uuid.UUID | str], wake: int | None, seconds: float) -> Sl
     slot = Slot(slow=slow)
     if not slow or concurrency <= 0:
         return slot
-    token = uuid.uuid4().hex
     try:
         for stash in sorted(slowness.stashes_of(ids, wake, slow)):
-            key = _free_slot(stash, concurrency, token, seconds)
-            if key is None:
+            held = cache_slots.take(f"stash:slot:{stash}", concurrency, seconds)
+            if held is None:
                 slot.release()
                 return None
-            slot.held.append((key, token))
+            slot.held.append(held)
     except Exception:
         logger.exception("Could not take a judging slot; judging the message now.")
     return slot
@@ -91,10 +88,3 @@ def judging_slot(ids: Iterable[uuid.UUID | str], wake: int | None, seconds: floa
         if slot is not None:
             slot.release()
 
-
-def _free_slot(stash: int, concurrency: int, token: str, seconds: float) -> str | None:
-    for number in range(concurrency):
-        key = f"stash:slot:{stash}:{number}"
-        if cache.add(key, token, timeout=max(1, int(seconds + 0.999))) and cache.get(key) == token:
-            return key
-    return None
