@@ -53,6 +53,7 @@ run: migrate
 # ruff (pyproject.toml) on the whole tree, and mypy on stash/processing (settings: the embedded default).
 lint: venv
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	env -u DATABASE_URL -u CELERY_BROKER_URL -u DJANGO_SETTINGS_MODULE $(BIN)/mypy
 
 test: test-embedded test-services

@@ -1,5 +1,5 @@
 """Where the time goes: stash's ``processing.process()`` profiled in process, SQL queries per call,
-and what ``stash.bulk_sql`` buys over Django's ``bulk_update`` and ``bulk_create``.
+and what ``stash.db.bulk_sql`` buys over Django's ``bulk_update`` and ``bulk_create``.
 
     where_time_goes(stash)   # {"calls": {"stash 200": {"ms", "queries", "statements", "top"},
                              #            "hand-written 200": ...},
@@ -22,7 +22,8 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from stash import bulk_sql, processing
+from stash import processing
+from stash.db import bulk_sql
 from stash.models import Content, PipelineRun, content_hash
 
 from .models import Item

@@ -251,7 +251,7 @@ def where_time_goes(results):
               "(nothing published), then one call of `stash.processing.process(ids)` and of the baseline's task "
               "(`judge_batch(ids)`, `judge_one(id)`), each on fresh items; wall time of a plain call, SQL queries "
               "of another (`CaptureQueriesContext`), and the top of a cProfile of a third (stash). Then the two "
-              "writes of a judged batch by `stash.bulk_sql` and by Django's own bulk methods, alternately, each "
+              "writes of a judged batch by `stash.db.bulk_sql` and by Django's own bulk methods, alternately, each "
               "call in a transaction of its own (its commit included)."), ""]
     for backend in results:
         if backend["profile"]:
@@ -284,8 +284,9 @@ BULK_WRITES = {
 
 
 def bulk_sql_lines(figures):
-    """What ``stash.bulk_sql`` buys: ms per call on both ways, and the ratio bulk_sql ÷ Django."""
-    title = f"`stash.bulk_sql` against Django, {figures['rows']} items, ms per call (median of {figures['repeats']}):"
+    """What ``stash.db.bulk_sql`` buys: ms per call on both ways, and the ratio bulk_sql ÷ Django."""
+    title = (f"`stash.db.bulk_sql` against Django, {figures['rows']} items, ms per call "
+             f"(median of {figures['repeats']}):")
     lines = ["", title, "", "| write | bulk_sql | Django | ratio |", "|---|---|---|---|"]
     for write, title in BULK_WRITES.items():
         ours, django = figures[write]["bulk_sql"], figures[write]["django"]

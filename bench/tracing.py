@@ -1,7 +1,7 @@
 """The tracing row: single saves and save → verdict with tracing on, then off, on the same worker.
 
 On: the worker is restarted with ``OTEL_EXPORTER_OTLP_ENDPOINT`` pointing at a collector of this
-process that accepts OTLP/HTTP posts and discards them, and the runner traces too (``stash.tracing``,
+process that accepts OTLP/HTTP posts and discards them, and the runner traces too (``stash.db.tracing``,
 to the same collector), its saves made inside a span as a web request's are; so both sides of a save
 do all that tracing costs them (remembering the save's context, the worker's spans and their export),
 but for the request span of a web process. Off again after, for the rows that follow.
@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from django.db import connections
 
-from stash import tracing
+from stash.db import tracing
 
 from . import scenarios
 from .workload import payloads

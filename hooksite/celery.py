@@ -29,8 +29,8 @@ def setup_logging(loglevel=None, **kwargs):
 @signals.worker_process_init.connect(dispatch_uid="hooksite.start_tracing")
 def start_tracing(**kwargs):
     """Each pool process traces with an exporter of its own (with ``OTEL_EXPORTER_OTLP_ENDPOINT``;
-    see ``stash.tracing``): an exporter's thread does not survive the fork."""
-    from stash import tracing
+    see ``stash.db.tracing``): an exporter's thread does not survive the fork."""
+    from stash.db import tracing
 
     tracing.configure()
 
@@ -41,7 +41,7 @@ def start_tracing_in_worker(sender=None, **kwargs):
     there; a prefork worker's pool processes start their own (above)."""
     pool = getattr(sender, "pool_cls", "prefork")
     if "prefork" not in (pool if isinstance(pool, str) else pool.__module__):
-        from stash import tracing
+        from stash.db import tracing
 
         tracing.configure()
 

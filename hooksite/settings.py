@@ -65,12 +65,12 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     # Pipeline versions name who made each change (the API's user too, once it has authenticated).
-    "stash.middleware.ChangeAuthorMiddleware",
+    "stash.ops.middleware.ChangeAuthorMiddleware",
     # Admin addresses with a NUL in a parameter answer 400, not PostgreSQL's error (a 500).
-    "stash.middleware.AdminQueryMiddleware",
+    "stash.ops.middleware.AdminQueryMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
-    # Last, as django-axes asks: turns a locked-out login into stash.access.lockout_response.
+    # Last, as django-axes asks: turns a locked-out login into stash.ops.access.lockout_response.
     "axes.middleware.AxesMiddleware",
 ]
 
@@ -148,13 +148,13 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 # /readyz: seconds to wait for a worker to answer its ping, and the queue lag (seconds) beyond
-# which it answers 503 (0: lag is reported, never judged). See stash.health and docs/deploy.md.
+# which it answers 503 (0: lag is reported, never judged). See stash.ops.health and docs/deploy.md.
 STASH_READY_PING_TIMEOUT = env.float("STASH_READY_PING_TIMEOUT", 1.0)
 STASH_READY_MAX_LAG = env.int("STASH_READY_MAX_LAG", 0)
 
 # --- who is asking: client addresses, login lockouts, HTTPS ----------------------------------
 # The client's address is the socket's (REMOTE_ADDR): X-Forwarded-For is anyone's to send. Behind
-# proxies, declare them, and the address they forward is used (stash.access.client_address): by
+# proxies, declare them, and the address they forward is used (stash.ops.access.client_address): by
 # their addresses or networks (the header is read from the right, past every trusted proxy) or by
 # their number (the n-th address from the right, as DRF's NUM_PROXIES).
 STASH_TRUSTED_PROXIES = env.list("STASH_TRUSTED_PROXIES", cast=network, default=[])
@@ -170,16 +170,16 @@ BEHIND_PROXY = bool(STASH_TRUSTED_PROXIES or STASH_NUM_PROXIES)
 # alone: guesses from elsewhere would lock the real user out. Refused attempts do not restart the
 # lockout, and a successful login clears only that user's failures from that address (clearing the
 # address's would let anyone with an account wipe the count of their guesses at others).
-AUTHENTICATION_BACKENDS = ["stash.access.LockoutBackend", "django.contrib.auth.backends.ModelBackend"]
+AUTHENTICATION_BACKENDS = ["stash.ops.access.LockoutBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_FAILURE_LIMIT = env.int("STASH_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("STASH_LOGIN_LOCKOUT_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
-AXES_HANDLER = "stash.access.LoginAttemptHandler"
+AXES_HANDLER = "stash.ops.access.LoginAttemptHandler"
 AXES_RESET_ON_SUCCESS = True
-AXES_CLIENT_IP_CALLABLE = "stash.access.client_address"
-AXES_USERNAME_CALLABLE = "stash.access.attempted_username"
-AXES_LOCKOUT_CALLABLE = "stash.access.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "stash.ops.access.client_address"
+AXES_USERNAME_CALLABLE = "stash.ops.access.attempted_username"
+AXES_LOCKOUT_CALLABLE = "stash.ops.access.lockout_response"
 AXES_DISABLE_ACCESS_LOG = True  # failures are recorded (admin: Axes > Access attempts); successes are not
 
 # HTTPS: on by default outside DEBUG, each switch overridable (STASH_SECURE_SSL_REDIRECT=0 for a
@@ -200,7 +200,7 @@ LOGOUT_REDIRECT_URL = "/"
 # Bodies larger than this are refused before they are parsed (the API answers 413).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("STASH_MAX_BODY_BYTES", 10 * 1024 * 1024)
 
-# Requests per client address (stash.access.client_address), for anonymous callers: submissions
+# Requests per client address (stash.ops.access.client_address), for anonymous callers: submissions
 # to stashes that take them, and token requests (password guessing). Over the rate the API
 # answers 429 with Retry-After.
 STASH_THROTTLE_RATES = {
@@ -219,7 +219,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["stash.api.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "stash.api.exceptions.exception_handler",
-    # stash's throttles count by stash.access.client_address; any other DRF throttle at least never
+    # stash's throttles count by stash.ops.access.client_address; any other DRF throttle at least never
     # believes a client's X-Forwarded-For (DRF's default, None, would).
     "NUM_PROXIES": STASH_NUM_PROXIES,
 }
@@ -236,21 +236,21 @@ SPECTACULAR_SETTINGS = {
     # A trail entry's outcome is one enum wherever trails are shown (runs, simulations); so are a
     # verdict, and each on_error (a hook's and a stash's), in hook configs and pipeline documents.
     "ENUM_NAME_OVERRIDES": {"ContentStatusEnum": "stash.models.Content.Status",
-                            "TrailEntryOutcomeEnum": "stash.pipeline.OUTCOMES",
+                            "TrailEntryOutcomeEnum": "stash.core.pipeline.OUTCOMES",
                             "VerdictEnum": "stash.models.Example.Verdict",
                             "HookConfigOnErrorEnum": "stash.models.HookOnError",
                             "StashOnErrorEnum": "stash.models.OnError"},
 }
 
 # LOG_FORMAT: "text" (one readable line each) or "json" (one object each, for a log collector);
-# either way with the item, stash, revision and hook the line was written for (stash.logs).
+# either way with the item, stash, revision and hook the line was written for (stash.core.logs).
 LOG_FORMAT = env.str("LOG_FORMAT", "text").strip().lower()
 if LOG_FORMAT not in ("json", "text"):
     raise ImproperlyConfigured(f"LOG_FORMAT must be json or text, not {LOG_FORMAT!r}.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"structured": {"()": "stash.logs.formatter", "output": LOG_FORMAT}},
+    "formatters": {"structured": {"()": "stash.core.logs.formatter", "output": LOG_FORMAT}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "structured"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", "INFO")},
     # django-axes says every login at INFO; failures and lockouts are warnings.
@@ -294,7 +294,7 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # --- metrics and task events -----------------------------------------------------------------
-# /metrics (stash.metrics_views) answers a caller that sends "Authorization: Bearer
+# /metrics (stash.ops.metrics_views) answers a caller that sends "Authorization: Bearer
 # <STASH_METRICS_TOKEN>", or one whose address is in STASH_METRICS_ALLOWED_NETWORKS (loopback
 # unless set; set it empty to require the token); anyone else gets 403.
 STASH_METRICS_TOKEN = env.str("STASH_METRICS_TOKEN", "")

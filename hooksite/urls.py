@@ -3,8 +3,8 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from stash.health import healthz, readyz
-from stash.metrics_views import metrics
+from stash.ops.health import healthz, readyz
+from stash.ops.metrics_views import metrics
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),

@@ -18,7 +18,7 @@ class StashConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from . import checks, signals, task_signals  # noqa: F401 - connect receivers, register checks
+        from stash import checks, signals  # noqa: F401 - connect receivers, register checks
 
         discover_hooks()
 
@@ -29,7 +29,7 @@ def discover_hooks():
     A module that fails to import is logged and recorded in ``registry.load_errors`` (a system
     check reports it); the other hooks still load.
     """
-    from . import registry
+    from stash.core import registry
 
     for app_config in apps.get_app_configs():
         if module_has_submodule(app_config.module, "stash_hooks"):

@@ -2,8 +2,8 @@
 from django.conf import settings
 from django.core.checks import Error, Warning, register
 
-from . import registry
-from .hooks.netguard import parse_networks
+from stash.core import registry
+from stash.hooks.netguard import parse_networks
 
 
 @register()

@@ -3,8 +3,8 @@ from django.db import transaction
 from django.db.models.signals import post_save
 from django.dispatch import receiver
 
-from . import dispatch
-from .models import Content, Stash
+from stash.db import publishing
+from stash.models import Content, Stash
 
 
 @receiver(post_save, sender=Content, dispatch_uid="stash.send_saved_content")
@@ -15,7 +15,7 @@ def send_saved_content(sender, instance, raw, using, **kwargs):
         instance._enqueue_on_commit = False
         # The queue of the stash as the caller has it: every face saves with its stash at hand,
         # so learning the queue costs no query (a save that set only ``stash_id`` reads it).
-        dispatch.send_on_commit([instance.pk], using=using, stash=instance.stash_id, queue=instance.stash.queue)
+        publishing.send_on_commit([instance.pk], using=using, stash=instance.stash_id, queue=instance.stash.queue)
 
 
 @receiver(post_save, sender=Stash, dispatch_uid="stash.follow_moved_stash")
@@ -24,4 +24,4 @@ def follow_moved_stash(sender, instance, raw, using, **kwargs):
     if raw or not getattr(instance, "queue_moved", False):
         return
     stash, queue = instance.pk, instance.queue
-    transaction.on_commit(lambda: dispatch.moved(stash, queue), using=using)
+    transaction.on_commit(lambda: publishing.moved(stash, queue), using=using)

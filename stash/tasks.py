@@ -12,7 +12,8 @@ from celery.exceptions import Retry
 from celery.worker.request import Request
 from django.conf import settings
 
-from . import dispatch, processing
+from stash import processing
+from stash.db import publishing
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +24,7 @@ class JudgingRequest(Request):
     ``on_timeout`` runs in the worker's main process just before billiard kills the pool process.
     Whether that process was still running tells a hook that hung from one that killed its process
     earlier (a crash, whose loss billiard reports only after ``worker_lost_wait``). The recovery
-    goes to the queue the stopped message came from: ``dispatch`` names a queue when it publishes,
+    goes to the queue the stopped message came from: ``publishing`` names a queue when it publishes,
     and Celery routes that message by the queue's name as its routing key.
     """
 
@@ -33,7 +34,7 @@ class JudgingRequest(Request):
         if not soft:
             logger.error("Judging message %s ran past its time limit (%s s)%s; its items are recovered.", self.id,
                          timeout, ": its pool process is replaced" if hung else " after its pool process died")
-            dispatch.recover(self.id, hung=hung, queue=(self.delivery_info or {}).get("routing_key") or "")
+            publishing.recover(self.id, hung=hung, queue=(self.delivery_info or {}).get("routing_key") or "")
 
 
 def _running(pid):
@@ -63,13 +64,13 @@ def process_contents(self, ids, wake=None, recover=None, hung=False):
     else:
         with processing.judging_slot(ids, wake, seconds=clock.limit or settings.STASH_TIME_LIMIT) as slot:
             queue = (self.request.delivery_info or {}).get("routing_key") or ""
-            if slot is None and dispatch.defer(ids, queue, wake=wake, time_limit=clock.limit):
+            if slot is None and publishing.defer(ids, queue, wake=wake, time_limit=clock.limit):
                 logger.info("batch: %d ids deferred: their stash has no judging slot free", len(ids))
                 return
             report = processing.process(ids, wake=wake, token=token, clock=clock)
             if slot is not None:
                 slot.done(report)
-    dispatch.send_deliveries(report.deliveries)
+    publishing.send_deliveries(report.deliveries)
     logger.info("batch: %d ids, %d claimed, %d judged, %d stale, %d sent back, verdicts %s",
                 len(ids), report.claimed, report.judged, report.stale, report.released, report.verdicts)
 
@@ -109,7 +110,7 @@ def deliver_sink(self, config_id, content_id, event):
         if not held:
             countdown = random.uniform(0.5, 1.5) * SLOT_WAIT
             queue = (self.request.delivery_info or {}).get("routing_key") or ""
-            if dispatch.send_delivery_later(self.request.args, countdown, retries=self.request.retries, queue=queue,
+            if publishing.send_delivery_later(self.request.args, countdown, retries=self.request.retries, queue=queue,
                                             task_id=self.request.id):
                 taken = processing.SlotsTaken(f"every delivery slot of hook config {config_id} is taken")
                 raise Retry(exc=taken, when=countdown)

@@ -1,7 +1,7 @@
 """Web pages (namespace ``stash``): the index, the submit form, an item's status."""
 from django.urls import path
 
-from . import views
+from stash.web import views
 
 app_name = "stash"
 

@@ -4,7 +4,9 @@ import contextlib
 import pytest
 from django.core.cache import cache
 
-from stash import dispatch, processing, testing
+from stash import processing
+from stash.core import testing
+from stash.db import publishing
 from stash.models import HookConfig, Stash
 
 from .worker import _session_sink_worker, _session_worker, sink_worker, worker, worker_queue  # noqa: F401 - fixtures
@@ -44,7 +46,7 @@ class Broker:
         self.messages.append({"name": name, "args": args, **options})
         wake = options.get("kwargs", {}).get("wake")
         if not self.held and wake is not None:
-            dispatch.started(wake)
+            publishing.started(wake)
 
     @property
     def chunks(self):
@@ -58,13 +60,13 @@ class Broker:
 @pytest.fixture
 def broker(monkeypatch):
     broker = Broker()
-    monkeypatch.setattr(dispatch, "current_app", broker)
+    monkeypatch.setattr(publishing, "current_app", broker)
     return broker
 
 
 @pytest.fixture
 def register_temporarily():
-    """Register hooks for one test only: ``register_temporarily("name", cls)`` (``stash.testing``'s,
+    """Register hooks for one test only: ``register_temporarily("name", cls)`` (``stash.core.testing``'s,
     for the whole test)."""
     with contextlib.ExitStack() as registered:
         yield lambda name, cls: registered.enter_context(testing.register_temporarily(name, cls))

@@ -3,8 +3,8 @@ import socket
 
 import pytest
 
-from stash import registry
-from stash.exceptions import InvalidParams
+from stash.core import registry
+from stash.core.exceptions import InvalidParams
 
 
 def assert_refused(hook, params, errors):

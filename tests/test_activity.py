@@ -3,9 +3,9 @@ from datetime import datetime, timedelta, timezone as tz
 
 import pytest
 
-from stash import processing, stats
+from stash import processing
 from stash.models import Content, PipelineRun
-from stash.processing import activity
+from stash.processing import activity, stats
 
 pytestmark = pytest.mark.django_db
 

@@ -97,7 +97,7 @@ def test_approving_and_rejecting_held_items(admin_client, admin_user, audit, dja
                                             monkeypatch):
     first, second, ok = judge(audit, text="http://a"), judge(audit, text="http://b"), judge(audit, text="fine")
     sent = []
-    monkeypatch.setattr(processing.dispatch, "send", lambda ids, stash=None, queue="": sent.extend(ids))
+    monkeypatch.setattr(processing.publishing, "send", lambda ids, stash=None, queue="": sent.extend(ids))
     with django_capture_on_commit_callbacks(execute=True):
         page = act(admin_client, "approve", [first, ok], note="a known site")
     assert "1 held item approved." in page

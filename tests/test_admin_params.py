@@ -6,8 +6,9 @@ from html import unescape
 import pytest
 from django.urls import reverse
 
-from stash import hooks, registry
-from stash.admin_params import form_schema
+from stash import hooks
+from stash.admin.params import form_schema
+from stash.core import registry
 from stash.models import HookConfig
 
 from .test_admin import change_url, rows_of, stash_post

@@ -7,7 +7,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from stash import registry
+from stash.core import registry
 
 from .test_admin import staff
 

@@ -4,8 +4,9 @@ import time
 
 import pytest
 
-from stash import hooks, pipeline, registry
-from stash.exceptions import InvalidParams
+from stash import hooks
+from stash.core import pipeline, registry
+from stash.core.exceptions import InvalidParams
 from stash.hooks.filters import payload_size
 
 from .hook_support import assert_refused

@@ -1,4 +1,4 @@
-"""stash.bulk_sql against Django's own ``bulk_update`` and ``bulk_create``, on the backend this run uses.
+"""stash.db.bulk_sql against Django's own ``bulk_update`` and ``bulk_create``, on the backend this run uses.
 
 Each property test writes the same values to twin rows, once by Django and once by ``bulk_sql``
 (``update_rows``, and its ORM path ``update_rows_by_orm``), and reads every twin back through the
@@ -19,7 +19,7 @@ from django.db.models import F, JSONField, Value
 from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from stash import bulk_sql, compat
+from stash.db import bulk_sql, compat
 from stash.models import Content, HookConfig, PipelineRun
 
 from .pins import assert_checked_against
@@ -347,4 +347,4 @@ def test_copy_rows_copies_where_the_driver_can_and_raises_djangos_errors(world):
 
 
 def test_copy_rows_was_checked_against_the_pinned_django_and_psycopg():
-    assert_checked_against(COPY_CHECKED_WITH, "stash.compat.copy_rows (and tests/test_bulk_sql.py, on PostgreSQL)")
+    assert_checked_against(COPY_CHECKED_WITH, "stash.db.compat.copy_rows (and tests/test_bulk_sql.py, on PostgreSQL)")

@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from stash import charts
+from stash.admin import charts
 from stash.processing.activity import Bucket, HookActivity, QueueLag, StashActivity
 
 from .test_activity import NOW, START

@@ -10,7 +10,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from stash import processing, registry
+from stash import processing
+from stash.core import registry
 from stash.models import Content, HookConfig, PipelineRun, Stash
 
 
@@ -25,7 +26,7 @@ def run(*args, **options):
 def sent(monkeypatch):
     """Ids handed to the broker (the publishing boundary)."""
     ids = []
-    monkeypatch.setattr(processing.dispatch, "send",
+    monkeypatch.setattr(processing.publishing, "send",
                         lambda batch, stash=None, queue="": ids.extend(str(pk) for pk in batch))
     return ids
 
@@ -171,7 +172,7 @@ def test_stash_demo_takes_another_login(client):
 
 @pytest.fixture
 def demo(db):
-    from stash.demo import create_demo
+    from stash.management.demo import create_demo
 
     return create_demo()
 

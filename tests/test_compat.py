@@ -1,9 +1,9 @@
-"""stash.compat, the reads of other libraries' private state: each pinned to the version that
+"""stash.db.compat, the reads of other libraries' private state: each pinned to the version that
 requirements.txt installs, and checked against what it stands for."""
 import pytest
 from django.db import transaction
 
-from stash.compat import on_commit_pending
+from stash.db.compat import on_commit_pending
 
 from .pins import assert_checked_against
 
@@ -16,7 +16,7 @@ CHECKED_WITH = {"Django": "5.2.19"}
 
 
 def test_on_commit_pending_was_checked_against_the_pinned_django():
-    assert_checked_against(CHECKED_WITH, "stash.compat.on_commit_pending")
+    assert_checked_against(CHECKED_WITH, "stash.db.compat.on_commit_pending")
 
 
 class Abort(Exception):

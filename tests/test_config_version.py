@@ -200,7 +200,7 @@ def test_one_change_bumps_each_stash_once_and_a_rolled_back_part_does_not_count(
 
 
 def test_a_checked_change_is_checked_once_at_its_end_and_a_refusal_undoes_all_of_it(audit, other):
-    from stash import versioning
+    from stash.db import versioning
 
     seen, before = [], versions(audit, other)
 

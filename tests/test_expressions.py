@@ -5,10 +5,11 @@ import time
 
 import pytest
 
-from stash import expressions, processing
-from stash.exceptions import ExpressionError
-from stash.expressions import MAX_LENGTH, MAX_SECONDS, MAX_STEPS, compile_condition, validate_condition
-from stash.pipeline import Item
+from stash import processing
+from stash.core import expressions
+from stash.core.exceptions import ExpressionError
+from stash.core.expressions import MAX_LENGTH, MAX_SECONDS, MAX_STEPS, compile_condition, validate_condition
+from stash.core.pipeline import Item
 
 CONTEXT = Item(
     payload={"text": "Hello world", "tags": ["x", "news"], "data": {"probability": 0.7, "time": 12},
@@ -167,7 +168,7 @@ def test_type_mismatch_fails_at_evaluation():
 
 def test_evaluation_error_is_an_exception_not_a_crash_in_the_pipeline():
     # A condition that fails at run time is a hook failure the pipeline's on_error handles.
-    from stash import pipeline
+    from stash.core import pipeline
 
     class Keep:
         kind = "filter"

@@ -6,8 +6,8 @@ import zipfile
 
 import pytest
 
+from stash.core.testing import run_hook
 from stash.hooks.filetypes import detect
-from stash.testing import run_hook
 
 from .hook_support import assert_refused
 

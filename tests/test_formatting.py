@@ -2,7 +2,7 @@
 import pytest
 from django.template import Context, Template
 
-from stash import formatting
+from stash.admin import formatting
 
 
 @pytest.mark.parametrize(("ms", "text"), [

@@ -4,7 +4,7 @@ import base64
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from stash.forms import SubmitForm
+from stash.web.forms import SubmitForm
 
 pytestmark = pytest.mark.django_db
 

@@ -3,8 +3,9 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from stash import processing, stats
+from stash import processing
 from stash.models import Content, HookConfig
+from stash.processing import stats
 
 from .metrics_support import scrape
 

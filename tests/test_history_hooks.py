@@ -12,9 +12,9 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from stash import processing
+from stash.core.pipeline import Item
+from stash.core.testing import build_hook
 from stash.models import Content
-from stash.pipeline import Item
-from stash.testing import build_hook
 
 from .hook_support import assert_refused
 
@@ -244,8 +244,8 @@ def test_rate_limit_counts_are_shared_with_other_processes(stash_slug):
     code = (
         "import django, uuid; django.setup()\n"
         "from datetime import datetime\n"
-        "from stash.pipeline import Item\n"
-        "from stash.testing import build_hook\n"
+        "from stash.core.pipeline import Item\n"
+        "from stash.core.testing import build_hook\n"
         "hook = build_hook('rate_limit', {'max_items': 2, 'window_seconds': 3600})\n"
         f"item = Item(payload={{}}, id=str(uuid.uuid4()), stash={stash_slug!r}, submitted_by='7',\n"
         f"            created_at=datetime.fromisoformat({at.isoformat()!r}))\n"

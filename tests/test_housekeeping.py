@@ -275,7 +275,7 @@ def test_each_batch_commits_so_saves_and_verdicts_go_on_between_batches(make_sta
     """Between two batches another connection sees the first batch's rows gone, can lock rows
     of it without waiting (PostgreSQL) and can save and judge an item (on SQLite that needs the
     database's write lock). All of it fails if the prune held one transaction across batches."""
-    monkeypatch.setattr(processing.dispatch, "send", lambda batch, stash=None, queue="": None)
+    monkeypatch.setattr(processing.publishing, "send", lambda batch, stash=None, queue="": None)
     stash = make_stash("audit", hooks=[("keyword_blocklist", {"words": ["spam"]})])
     if what == "runs":
         [old] = make_items(stash, 1)

@@ -3,7 +3,8 @@ import time
 
 import pytest
 
-from stash import dispatch, processing, tasks
+from stash import processing, tasks
+from stash.db import publishing
 from stash.models import Content
 from stash.processing import slowness
 
@@ -62,11 +63,11 @@ def test_a_slow_stashs_second_concurrent_message_is_deferred_and_sent_again_unch
         assert status(waiting) == "pending"  # nothing claimed: the message went back to the queue
 
     [again] = deferred(broker)
-    assert again["name"] == dispatch.PROCESS_TASK
+    assert again["name"] == publishing.PROCESS_TASK
     assert again["args"] == [[str(waiting.pk)]] and again["kwargs"] == {"wake": slow.pk}
     assert again["queue"] == settings.STASH_QUEUE
     assert again["time_limit"] == settings.CELERY_TASK_TIME_LIMIT
-    assert dispatch.DEFER_SECONDS <= again["countdown"] <= 2 * dispatch.DEFER_SECONDS
+    assert publishing.DEFER_SECONDS <= again["countdown"] <= 2 * publishing.DEFER_SECONDS
 
     run(*again["args"], **again["kwargs"])  # the slot is free again: judged once
     assert status(waiting) == "accepted"

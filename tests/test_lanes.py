@@ -2,7 +2,8 @@
 import pytest
 from django.db import transaction
 
-from stash import dispatch, hooks, processing
+from stash import hooks, processing
+from stash.db import publishing
 from stash.models import Content, HookConfig
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -108,7 +109,7 @@ def test_the_sweeper_wakes_no_stash_for_bulk_work(broker, make_stash):
     stash = make_stash("audit", hooks=HOOKS)
     broker.held = True
     processing.submit_many(stash, [{"text": "row"}])
-    dispatch.started(stash.pk)
+    publishing.started(stash.pk)
     broker.messages.clear()
 
     assert processing.sweep().woken == 0

@@ -3,9 +3,10 @@ import logging
 
 import pytest
 
-from stash import hooks, pipeline, processing
+from stash import hooks, processing
+from stash.core import pipeline
+from stash.core.pipeline import Item, Pipeline, Result, Step, TrailEntry
 from stash.models import Content
-from stash.pipeline import Item, Pipeline, Result, Step, TrailEntry
 
 # --- the pure core ----------------------------------------------------------------------------
 

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from stash import logs, processing, tasks
+from stash import processing, tasks
+from stash.core import logs
 from stash.hooks.base import EventSink, Filter
 from stash.models import Content
 

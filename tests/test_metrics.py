@@ -112,7 +112,7 @@ def test_hook_verdicts_and_times_are_the_hook_configs_counts(client, make_stash)
 
 
 def test_the_recent_histograms_read_only_the_latest_runs(client, make_stash, monkeypatch):
-    from stash import stats
+    from stash.processing import stats
 
     stash = make_stash("audit", hooks=[("require_fields", {"fields": ["text"]})])
     processing.process([Content.objects.create(stash=stash, payload={"text": str(i)}).pk for i in range(5)])

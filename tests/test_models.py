@@ -5,7 +5,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db.models import F
 
-from stash import hooks, registry
+from stash import hooks
+from stash.core import registry
 from stash.models import Content, HookConfig, Stash, content_hash
 
 pytestmark = pytest.mark.django_db

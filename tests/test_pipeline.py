@@ -1,7 +1,6 @@
 """The pure pipeline runner: plain hooks and payloads in, a verdict and a trail out. No database."""
 from __future__ import annotations
 
-import ast
 import signal
 import subprocess
 import sys
@@ -11,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from stash import pipeline
-from stash.pipeline import Item, Pipeline, Step
+from stash.core import pipeline
+from stash.core.pipeline import Item, Pipeline, Step
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -846,21 +845,11 @@ def test_on_step_stops_with_the_run():
 # --- purity -----------------------------------------------------------------------------------
 
 
-def test_pipeline_source_imports_only_the_standard_library():
-    tree = ast.parse((REPO / "stash" / "pipeline.py").read_text())
-    imported = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, "pipeline.py must not import from the stash package"
-            imported.add(node.module.split(".")[0])
-
-    assert imported <= set(sys.stdlib_module_names) | {"__future__"}
-    assert not imported & {"django", "celery"}
+# What `core` may import is an import-linter contract of `make lint`; this checks what importing it loads.
+CORE_MODULES = sorted(f"stash.core.{path.stem}" for path in (REPO / "stash" / "core").glob("[!_]*.py"))
 
 
-@pytest.mark.parametrize("module", ["stash", "stash.pipeline"])
+@pytest.mark.parametrize("module", ["stash", "stash.core", *CORE_MODULES])
 def test_importing_the_core_loads_neither_django_nor_celery(module):
     code = (f"import sys; sys.path.insert(0, {str(REPO)!r}); import {module}; "
             "print(sorted(m for m in sys.modules if m.startswith(('django', 'celery'))))")

@@ -6,7 +6,8 @@ import re
 import pytest
 from django.core.management import CommandError, ManagementUtility, call_command
 
-from stash import documents, processing
+from stash import processing
+from stash.core import documents
 from stash.models import Example, HookConfig, PipelineVersion, Stash
 
 pytestmark = pytest.mark.django_db

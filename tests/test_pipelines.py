@@ -7,7 +7,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from stash import documents, processing
+from stash import processing
+from stash.core import documents
 from stash.models import Content, Example, HookConfig, PipelineVersion, Stash
 
 pytestmark = pytest.mark.django_db
@@ -311,7 +312,7 @@ def test_comparing_two_versions_lists_the_changes_and_a_diff_without_secrets(mak
 
 def test_a_stash_made_and_filled_in_one_change_has_one_version(db):
     user = get_user_model().objects.create_user("ann")
-    from stash.versioning import authored_by, one_change
+    from stash.db.versioning import authored_by, one_change
     with authored_by(lambda: user), one_change():
         stash = Stash.objects.create(slug="new", name="New")
         for spec in VARIED[:3]:

@@ -10,11 +10,12 @@ import pytest
 from django.core.checks import run_checks
 from django.core.management import call_command
 
-from stash import apps, hooks, pipeline, processing, registry
-from stash.exceptions import InvalidParams, NotRegistered
+from stash import apps, hooks, processing
+from stash.core import pipeline, registry
+from stash.core.exceptions import InvalidParams, NotRegistered
+from stash.core.testing import build_hook, register_temporarily, run_hook, send_event
 from stash.hooks.webhook import signature
 from stash.models import Content
-from stash.testing import build_hook, register_temporarily, run_hook, send_event
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILT_IN = {
@@ -192,7 +193,7 @@ def test_a_per_process_cache_is_a_start_up_warning(settings):
     assert "rate_limit hooks count each worker's submissions apart" in warning.msg
 
 
-# --- stash.testing ----------------------------------------------------------------------------
+# --- stash.core.testing ----------------------------------------------------------------------------
 
 
 class Upper(hooks.Transform):

@@ -2,7 +2,7 @@
 images. No database."""
 import base64
 
-from stash.previews import EXCERPT_CHARS, MAX_THUMBNAIL_BYTES, ShortPreview, short_preview
+from stash.admin.previews import EXCERPT_CHARS, MAX_THUMBNAIL_BYTES, ShortPreview, short_preview
 
 # A 1x1 PNG.
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5Er"

@@ -141,7 +141,7 @@ def test_a_run_records_the_stash_as_it_was_when_its_item_was_claimed(audit, clai
 def test_sweep_sends_expired_items_again_and_fails_those_out_of_attempts(audit, settings, monkeypatch,
                                                                         django_capture_on_commit_callbacks):
     messages = []
-    monkeypatch.setattr(processing.dispatch, "send", lambda ids, stash=None, queue="": messages.append(ids))
+    monkeypatch.setattr(processing.publishing, "send", lambda ids, stash=None, queue="": messages.append(ids))
     now = timezone.now()
     past, future = now - timedelta(seconds=1), now + timedelta(seconds=60)
     # Created without signals, so the sweep's own after-commit batch is the only one.
@@ -215,7 +215,7 @@ def test_items_accepted_in_one_batch_join_the_queue_in_submission_order(audit, c
 def test_of_several_retried_items_one_is_judged_and_the_others_go_back_one_per_message(
         audit, monkeypatch, django_capture_on_commit_callbacks):
     messages = []
-    monkeypatch.setattr(processing.dispatch, "_publish",
+    monkeypatch.setattr(processing.publishing, "_publish",
                         lambda ids, queue="", time_limit=None: messages.append((ids, time_limit)))
     items = [submit(audit, time="1", n=i) for i in range(3)]
     Content.objects.filter(pk__in=[i.pk for i in items]).update(attempts=1)  # each claimed once before
@@ -269,7 +269,7 @@ def test_items_tried_before_are_claimed_only_by_their_own_message(audit):
 def published(monkeypatch):
     """Messages published: ``(ids, time limit)``; None for the default limit."""
     messages = []
-    monkeypatch.setattr(processing.dispatch, "_publish",
+    monkeypatch.setattr(processing.publishing, "_publish",
                         lambda ids, queue="", wake=None, time_limit=None: messages.append((sorted(ids), time_limit)))
     return messages
 
@@ -278,7 +278,7 @@ def test_a_batch_judges_only_what_fits_in_its_time_limit_and_sends_the_rest_back
     # The audit hooks may take 2 s each; with the 5 s margin an item needs 9 s of the message.
     items = [submit(audit, time="1", n=i) for i in range(3)]
     batches = []
-    monkeypatch.setattr(processing.dispatch, "send_on_commit", lambda ids, **options: ids and batches.append(ids))
+    monkeypatch.setattr(processing.publishing, "send_on_commit", lambda ids, **options: ids and batches.append(ids))
     clock = processing.Clock(limit=10, started=time.monotonic() - 2)  # 8 s left: room for the first only
 
     report = processing.process([i.pk for i in items], clock=clock)

@@ -2,8 +2,9 @@
 import pytest
 from django.apps import apps
 
-from stash import hooks, registry
-from stash.exceptions import AlreadyRegistered, NotRegistered
+from stash import hooks
+from stash.core import registry
+from stash.core.exceptions import AlreadyRegistered, NotRegistered
 
 
 @pytest.fixture

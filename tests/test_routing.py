@@ -12,7 +12,8 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from stash import dispatch, processing
+from stash import processing
+from stash.db import publishing
 from stash.models import Content, Stash
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -35,7 +36,7 @@ def submit(stash, **payload):
     return Content.objects.create(stash=stash, payload=payload or {"text": "hi"})
 
 
-def queues_of(broker, name=dispatch.PROCESS_TASK):
+def queues_of(broker, name=publishing.PROCESS_TASK):
     """Each message's queue, with the ids it carries."""
     return [(message["queue"], message["args"][0]) for message in broker.messages if message["name"] == name]
 
@@ -194,11 +195,11 @@ def test_the_items_of_a_stopped_message_are_sent_again_to_their_stash_queue(busy
     report = processing.recover(stopped, hung=True)
     assert report.released == 2
     assert sorted(queues_of(broker)) == sorted([("busy", [str(items[0].pk)]),
-                                                (dispatch.queue_name(""), [str(items[1].pk)])])
+                                                (publishing.queue_name(""), [str(items[1].pk)])])
 
 
 def test_a_recovery_goes_to_the_queue_of_the_message_it_recovers(broker):
-    assert dispatch.recover("stopped-message", hung=True, queue="busy")
+    assert publishing.recover("stopped-message", hung=True, queue="busy")
     [message] = broker.messages
     assert (message["queue"], message["kwargs"]) == ("busy", {"recover": "stopped-message", "hung": True})
 
@@ -213,8 +214,8 @@ def deliveries_sent(make_stash, broker):
     plain = make_stash("plain", hooks=[*HOOKS, MAIL])
     items = [submit(routed), submit(plain)]
     report = processing.process([i.pk for i in items])
-    dispatch.send_deliveries(report.deliveries)
-    sent = sorted((m["queue"], m["args"]) for m in broker.messages if m["name"] == dispatch.DELIVER_TASK)
+    publishing.send_deliveries(report.deliveries)
+    sent = sorted((m["queue"], m["args"]) for m in broker.messages if m["name"] == publishing.DELIVER_TASK)
     expected = [[stash.hooks.get(hook="email").pk, str(item.pk), "on_accept"]
                 for stash, item in zip((routed, plain), items, strict=True)]
     return sent, expected
@@ -239,7 +240,7 @@ def test_a_reviewer_verdict_reaches_the_sinks_through_the_sink_queue(make_stash,
     broker.messages.clear()
     assert processing.approve(Content.objects.filter(pk=item.pk), admin_user) == 1
     [message] = broker.messages
-    assert (message["name"], message["queue"]) == (dispatch.DELIVER_TASK, settings.STASH_SINK_QUEUE)
+    assert (message["name"], message["queue"]) == (publishing.DELIVER_TASK, settings.STASH_SINK_QUEUE)
 
 
 # --- moving a stash to another queue -----------------------------------------------------------

@@ -19,7 +19,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from stash import processing
-from stash.demo import create_demo
+from stash.management.demo import create_demo
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 

@@ -84,7 +84,7 @@ def test_behind_a_declared_proxy_each_forwarded_client_is_counted_on_its_own(mak
 ])
 def test_the_client_address_is_the_sockets_unless_a_proxy_is_declared(rf, settings, meta, trusted, proxies,
                                                                        expected):
-    from stash.access import client_address
+    from stash.ops.access import client_address
 
     settings.STASH_TRUSTED_PROXIES = [ipaddress.ip_network(network) for network in trusted]
     settings.STASH_NUM_PROXIES = proxies

@@ -13,10 +13,11 @@ from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from stash import hooks, pipeline, processing
+from stash import hooks, processing
+from stash.core import pipeline
+from stash.core.testing import build_hook
 from stash.hooks.state import Scratch
 from stash.models import Content, Example
-from stash.testing import build_hook
 
 from .test_admin_examples import examples_url
 from .test_admin_views import replay_url, simulate_url

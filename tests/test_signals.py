@@ -12,7 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from stash import dispatch, hooks, processing
+from stash import hooks, processing
+from stash.db import publishing
 from stash.models import Content, HookConfig
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -31,7 +32,7 @@ def test_a_save_in_autocommit_is_published_once(audit, broker, settings):
     item = submit(audit)
     assert broker.messages == [{"name": "stash.tasks.process_contents", "args": [[str(item.pk)]],
                                 "kwargs": {"wake": audit.pk}, "queue": settings.STASH_QUEUE, "retry": True,
-                                "retry_policy": dispatch._RETRY_POLICY, "time_limit": settings.STASH_TIME_LIMIT}]
+                                "retry_policy": publishing._RETRY_POLICY, "time_limit": settings.STASH_TIME_LIMIT}]
 
 
 def test_a_save_in_a_transaction_is_published_after_commit(audit, broker):
@@ -153,13 +154,13 @@ def test_a_raw_save_publishes_nothing(audit, broker, tmp_path):
                                    ConnectionError("broker unreachable")])
 def test_a_failing_publish_does_not_break_the_save_and_the_sweeper_sends_it_later(audit, broker, caplog, error):
     broker.error = error
-    with caplog.at_level(logging.ERROR, logger="stash.dispatch"):
+    with caplog.at_level(logging.ERROR, logger="stash.db.publishing"):
         item = submit(audit)
 
     stored = Content.objects.get(pk=item.pk)
     assert (stored.status, stored.revision) == ("pending", 1)
     assert broker.messages == []
-    [record] = [r for r in caplog.records if r.name == "stash.dispatch"]
+    [record] = [r for r in caplog.records if r.name == "stash.db.publishing"]
     assert record.levelno == logging.ERROR
     assert record.getMessage() == "Could not publish 1 item(s); the sweeper will send them again."
     assert record.exc_info[1] is error
@@ -192,14 +193,14 @@ def test_a_failing_chunk_loses_no_other_chunk(audit, broker, settings, caplog, m
         broker.messages.append({"name": name, "args": args, **options})
 
     monkeypatch.setattr(broker, "send_task", flaky)
-    with caplog.at_level(logging.ERROR, logger="stash.dispatch"):
+    with caplog.at_level(logging.ERROR, logger="stash.db.publishing"):
         with transaction.atomic():
             items = [submit(audit, text=f"item {n}") for n in range(5)]
 
     assert Content.objects.filter(pk__in=[c.pk for c in items], status="pending").count() == 5
     assert [len(chunk) for chunk in calls] == [2, 2, 1]
     assert broker.ids == [str(items[i].pk) for i in (0, 1, 4)]
-    assert [r.getMessage() for r in caplog.records if r.name == "stash.dispatch"] == [
+    assert [r.getMessage() for r in caplog.records if r.name == "stash.db.publishing"] == [
         "Could not publish 2 item(s); the sweeper will send them again."]
 
 
@@ -224,7 +225,7 @@ def test_saves_while_their_stash_has_a_message_waiting_publish_nothing_and_that_
 def test_a_save_that_finds_the_marker_coming_down_as_it_joins_publishes_its_item(audit, broker, monkeypatch):
     broker.held = True
     first = submit(audit, text="first")
-    join = dispatch.join
+    join = publishing.join
 
     def worker_starts_first(stash):
         # The worker takes the marker down between this save's first look and its note.
@@ -232,7 +233,7 @@ def test_a_save_that_finds_the_marker_coming_down_as_it_joins_publishes_its_item
         assert processing.process(*message["args"], **message["kwargs"]).judged == 1
         return join(stash)
 
-    monkeypatch.setattr(dispatch, "join", worker_starts_first)
+    monkeypatch.setattr(publishing, "join", worker_starts_first)
     second = submit(audit, text="second")
     assert broker.chunks == [[str(first.pk)], [str(second.pk)]]  # not left waiting for a message that is gone
     assert processing.process(*broker.messages[1]["args"], **broker.messages[1]["kwargs"]).judged == 1
@@ -297,8 +298,8 @@ def test_a_failing_cache_never_holds_a_save_back(audit, broker, monkeypatch, cap
         raise ConnectionError("cache unreachable")
 
     broker.held = True
-    monkeypatch.setattr(dispatch.cache, "add", broken)
-    with caplog.at_level(logging.ERROR, logger="stash.dispatch"):
+    monkeypatch.setattr(publishing.cache, "add", broken)
+    with caplog.at_level(logging.ERROR, logger="stash.db.publishing"):
         items = [submit(audit, text=f"item {n}") for n in range(2)]
     assert broker.chunks == [[str(item.pk)] for item in items]
     assert "Could not read the waiting-message marker" in caplog.text

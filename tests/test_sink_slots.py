@@ -10,7 +10,8 @@ import time
 import pytest
 from django.core.cache import cache
 
-from stash import dispatch, hooks, processing, tasks
+from stash import hooks, processing, tasks
+from stash.db import publishing
 from stash.models import Content
 from stash.processing import counting, delivery_slots as slots
 
@@ -60,7 +61,7 @@ def test_a_delivery_beyond_the_limit_waits_in_the_queue_without_running(due, bro
     assert CALLS == []  # not run
     assert result.state == "RETRY"
     [message] = broker.messages  # sent again, to wait a second or two in the sink queue
-    assert (message["name"], message["args"], message["queue"]) == (dispatch.DELIVER_TASK, third,
+    assert (message["name"], message["args"], message["queue"]) == (publishing.DELIVER_TASK, third,
                                                                     settings.STASH_SINK_QUEUE)
     assert 0.5 * tasks.SLOT_WAIT <= message["countdown"] <= 1.5 * tasks.SLOT_WAIT
     assert message["retries"] == 0  # a wait for a slot is none of its error retries

@@ -8,8 +8,8 @@ import redis
 from django.core import mail
 
 from stash import processing, tasks
+from stash.core.testing import send_event
 from stash.models import Content
-from stash.testing import send_event
 
 from .hook_support import assert_refused, closed_port
 

@@ -2,8 +2,9 @@
 import pytest
 from django.utils import timezone
 
-from stash import processing, stats
+from stash import processing
 from stash.models import Content, HookConfig, PipelineRun
+from stash.processing import stats
 
 from .test_admin import judge
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from stash import tracing
+from stash.db import tracing
 
 from .worker import ROOT
 
@@ -25,7 +25,7 @@ import django
 django.setup()
 import hooksite.wsgi  # noqa: F401 - configures tracing as a web process does
 from hooksite.celery import start_tracing
-from stash import dispatch, tracing
+from stash.db import publishing, tracing
 from stash.processing import judging
 
 start_tracing()  # as each worker pool process does

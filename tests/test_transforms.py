@@ -3,9 +3,9 @@ import time
 
 import pytest
 
-from stash import pipeline
+from stash.core import pipeline
+from stash.core.testing import build_hook, run_hook
 from stash.hooks.transforms import luhn_valid
-from stash.testing import build_hook, run_hook
 
 from .hook_support import assert_refused
 

@@ -14,13 +14,14 @@ from types import SimpleNamespace
 import pytest
 from django.core.exceptions import ValidationError
 
-from stash import processing, registry, tasks
-from stash.exceptions import InvalidParams
+from stash import processing, tasks
+from stash.core import registry
+from stash.core.exceptions import InvalidParams
+from stash.core.pipeline import Item, Result, TrailEntry
+from stash.core.testing import build_hook, send_event
 from stash.hooks import netguard
 from stash.hooks.webhook import WebhookError, signature
 from stash.models import Content, HookConfig
-from stash.pipeline import Item, Result, TrailEntry
-from stash.testing import build_hook, send_event
 
 from .hook_support import assert_refused, closed_port
 

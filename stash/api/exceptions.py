@@ -19,13 +19,12 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler, set_rollback
 
-from ..exceptions import IdempotencyConflict, PayloadTooLarge, StaleConfig
-from ..models import PipelineVersion
-from ..processing import ExamplesBroken, InvalidDocument, InvalidItems, PipelineChanged, Unanswered
+from stash.core.exceptions import IdempotencyConflict, PayloadTooLarge, StaleConfig
+from stash.models import PipelineVersion
+from stash.ops.access import API_PREFIX
+from stash.processing import ExamplesBroken, InvalidDocument, InvalidItems, PipelineChanged, Unanswered
 
 logger = logging.getLogger(__name__)
-
-API_PREFIX = "/api/"
 
 
 class RequestTooLarge(exceptions.APIException):

@@ -9,8 +9,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django_filters import fields
 
-from ..models import Content, Stash
-from .serializers import BLANK_PARAMETER
+from stash.api.serializers import BLANK_PARAMETER
+from stash.models import Content, Stash
 
 
 class QueryForm(forms.Form):

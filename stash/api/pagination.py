@@ -1,7 +1,7 @@
 """Pagination of lists that grow (items, pipeline versions): a cursor, so pages stay put while new rows arrive."""
 from rest_framework.pagination import CursorPagination
 
-from .serializers import PageParamsSerializer
+from stash.api.serializers import PageParamsSerializer
 
 
 class ContentCursorPagination(CursorPagination):

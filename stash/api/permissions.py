@@ -1,7 +1,7 @@
 """Who may do what: Django's model permissions, applied to stashes, items, hook configs, pipelines and examples."""
 from rest_framework.permissions import BasePermission, DjangoModelPermissions
 
-from .. import processing
+from stash import processing
 
 
 class CanSubmit(BasePermission):

@@ -7,10 +7,11 @@ from django.db import IntegrityError, transaction
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from .. import documents, pipeline, processing
-from ..models import Example, HookConfig, PipelineVersion, Stash
-from ..processing import limits
-from .serializers import ModelSerializer, ParamsField, PayloadField, QueryParamsSerializer
+from stash import processing
+from stash.api.serializers import ModelSerializer, ParamsField, PayloadField, QueryParamsSerializer
+from stash.core import documents, pipeline
+from stash.models import Example, HookConfig, PipelineVersion, Stash
+from stash.processing import limits
 
 _OPTIONAL = {"required": False}
 

@@ -8,13 +8,11 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from .. import processing
-from ..models import Example, PipelineVersion
-from ..processing import limits
-from . import permissions
-from .exceptions import RequestTooLarge
-from .pagination import VersionCursorPagination
-from .pipeline_serializers import (
+from stash import processing
+from stash.api import permissions
+from stash.api.exceptions import RequestTooLarge
+from stash.api.pagination import VersionCursorPagination
+from stash.api.pipeline_serializers import (
     ExampleRunSerializer,
     ExampleSerializer,
     ImportParamsSerializer,
@@ -25,8 +23,10 @@ from .pipeline_serializers import (
     VersionDiffSerializer,
     VersionSerializer,
 )
-from .schema import BROKEN, SLOW, errors
-from .views import STASH_SLUG, SerializerPerAction, StashScoped
+from stash.api.schema import BROKEN, SLOW, errors
+from stash.api.views import STASH_SLUG, SerializerPerAction, StashScoped
+from stash.models import Example, PipelineVersion
+from stash.processing import limits
 
 VERSION_NUMBER = OpenApiParameter("number", int, OpenApiParameter.PATH, description="The version's number.")
 EXAMPLE_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="The example's id.")

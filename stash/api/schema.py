@@ -4,9 +4,9 @@ from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse
 
-from .filters import QueryForm
-from .pipeline_serializers import ExamplesBrokenSerializer
-from .serializers import ContentEditSerializer, ErrorSerializer
+from stash.api.filters import QueryForm
+from stash.api.pipeline_serializers import ExamplesBrokenSerializer
+from stash.api.serializers import ContentEditSerializer, ErrorSerializer
 
 _MEANINGS = {
     400: "Invalid input: the body maps each field to its errors (non_field_errors when about no one field).",

@@ -9,9 +9,10 @@ from rest_framework import serializers
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.exceptions import NotFound
 
-from .. import models, pipeline, processing, registry
-from ..models import Content, HookConfig, PipelineRun, Stash
-from ..processing import limits
+from stash import models, processing
+from stash.core import pipeline, registry
+from stash.models import Content, HookConfig, PipelineRun, Stash
+from stash.processing import limits
 
 #: A query parameter given blank (``?stash=``) is refused, not read as absent.
 BLANK_PARAMETER = "Give a value, or leave the parameter out."

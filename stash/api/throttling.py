@@ -1,15 +1,15 @@
 """Throttles for anonymous callers, with rates from ``settings.STASH_THROTTLE_RATES``.
 
-They count as ``stash.access.AddressRateThrottle`` does (the submit form too): per client address
-as ``stash.access.client_address`` gives it, so a client cannot reset its count by sending
+They count as ``stash.ops.access.AddressRateThrottle`` does (the submit form too): per client address
+as ``stash.ops.access.client_address`` gives it, so a client cannot reset its count by sending
 X-Forwarded-For; a failing cache lets requests through with a warning.
 """
 from axes.handlers.proxy import AxesProxyHandler
 from axes.helpers import get_credentials
 from rest_framework.exceptions import Throttled
 
-from .. import access
-from ..models import unstorable
+from stash.models import unstorable
+from stash.ops import access
 
 
 class AnonymousSubmitThrottle(access.AddressRateThrottle):

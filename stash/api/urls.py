@@ -3,7 +3,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
-from . import pipeline_views, views
+from stash.api import pipeline_views, views
 
 app_name = "api"
 

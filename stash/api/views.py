@@ -12,16 +12,15 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from .. import processing, registry
-from ..models import Content, HookConfig, Stash
-from . import permissions
-from .exceptions import Conflict
-from .filters import ContentFilter
-from .pagination import ContentCursorPagination
-from .parsers import JSONParser
-from .pipeline_serializers import ExampleSerializer
-from .schema import BROKEN, SLOW, errors
-from .serializers import (
+from stash import processing
+from stash.api import permissions
+from stash.api.exceptions import Conflict
+from stash.api.filters import ContentFilter
+from stash.api.pagination import ContentCursorPagination
+from stash.api.parsers import JSONParser
+from stash.api.pipeline_serializers import ExampleSerializer
+from stash.api.schema import BROKEN, SLOW, errors
+from stash.api.serializers import (
     BulkResultSerializer,
     BulkSubmitSerializer,
     ContentDetailSerializer,
@@ -45,7 +44,9 @@ from .serializers import (
     TokenSerializer,
     represent,
 )
-from .throttling import AnonymousSubmitThrottle, TokenThrottle
+from stash.api.throttling import AnonymousSubmitThrottle, TokenThrottle
+from stash.core import registry
+from stash.models import Content, HookConfig, Stash
 
 # "audit" is the demo stash (`manage.py stash_demo`).
 SLUG = OpenApiParameter("slug", str, OpenApiParameter.PATH, description="The stash's slug.",

@@ -8,8 +8,8 @@
         def filter(self, item):
             return self.keep()
 """
-from ..pipeline import Decision, Item
-from ..registry import register
-from .base import EVENTS_SCHEMA, EventSink, Filter, Hook, Sink, Transform
+from stash.core.pipeline import Decision, Item
+from stash.core.registry import register
+from stash.hooks.base import EVENTS_SCHEMA, EventSink, Filter, Hook, Sink, Transform
 
 __all__ = ["EVENTS_SCHEMA", "Decision", "EventSink", "Filter", "Hook", "Item", "Sink", "Transform", "register"]

@@ -12,10 +12,10 @@ from typing import Any, ClassVar, Mapping
 
 import jsonschema
 
-from .. import pipeline
-from ..exceptions import InvalidParams
-from .params_errors import worded
-from .state import Scratch
+from stash.core import pipeline
+from stash.core.exceptions import InvalidParams
+from stash.hooks.params_errors import worded
+from stash.hooks.state import Scratch
 
 
 class Hook:

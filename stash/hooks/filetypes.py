@@ -11,9 +11,9 @@ from __future__ import annotations
 import base64
 import binascii
 
-from ..registry import register
-from .base import Filter
-from .paths import MISSING, lookup
+from stash.core.registry import register
+from stash.hooks.base import Filter
+from stash.hooks.paths import MISSING, lookup
 
 # (type, offset, signature); the first that matches wins.
 _SIGNATURES = (

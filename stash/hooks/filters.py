@@ -9,12 +9,12 @@ import json
 import math
 import re
 
-from ..exceptions import ExpressionError
-from ..expressions import MAX_LENGTH as MAX_EXPRESSION_LENGTH, compile_condition
-from ..registry import register
-from .base import Filter
-from .paths import MISSING, excerpt, lookup, texts_at
-from .patterns import MAX_PATTERN_LENGTH, compile_pattern, pattern_error
+from stash.core.exceptions import ExpressionError
+from stash.core.expressions import MAX_LENGTH as MAX_EXPRESSION_LENGTH, compile_condition
+from stash.core.registry import register
+from stash.hooks.base import Filter
+from stash.hooks.paths import MISSING, excerpt, lookup, texts_at
+from stash.hooks.patterns import MAX_PATTERN_LENGTH, compile_pattern, pattern_error
 
 _STRINGS = {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 from datetime import timedelta
 
-from ..registry import register
-from .base import Filter
+from stash.core.registry import register
+from stash.hooks.base import Filter
 
 _WINDOW = {"type": "integer", "minimum": 1, "maximum": 366 * 24 * 3600}
 
@@ -36,7 +36,7 @@ class Duplicate(Filter):
         from django.db.models import Q
         from django.utils import timezone
 
-        from ..models import Content, content_hash
+        from stash.models import Content, content_hash
 
         window = self.params.get("window_seconds", 24 * 3600)
         digest = item.content_hash or content_hash(item.payload)

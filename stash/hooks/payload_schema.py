@@ -4,10 +4,10 @@ from __future__ import annotations
 import jsonschema
 from jsonschema.exceptions import best_match
 
-from ..registry import register
-from .base import Filter
-from .paths import excerpt
-from .patterns import compile_pattern, pattern_error
+from stash.core.registry import register
+from stash.hooks.base import Filter
+from stash.hooks.paths import excerpt
+from stash.hooks.patterns import compile_pattern, pattern_error
 
 # Keywords whose value maps names to subschemas; the names themselves are data.
 _SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "dependentSchemas"})

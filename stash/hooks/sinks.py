@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import logging
 
-from ..registry import register
-from .base import EVENTS_SCHEMA, EventSink
+from stash.core.registry import register
+from stash.hooks.base import EVENTS_SCHEMA, EventSink
 
 logger = logging.getLogger(__name__)
 

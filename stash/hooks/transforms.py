@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..registry import register
-from .base import Transform
-from .paths import MISSING, assign, lookup, map_texts_at, remove
-from .patterns import compile_pattern
+from stash.core.registry import register
+from stash.hooks.base import Transform
+from stash.hooks.paths import MISSING, assign, lookup, map_texts_at, remove
+from stash.hooks.patterns import compile_pattern
 
 _PATHS = {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}
 _FIELDS = {**_PATHS, "description": "Dotted paths to change (default: every text in the payload)."}

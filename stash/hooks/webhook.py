@@ -19,10 +19,10 @@ import json
 import logging
 from urllib.parse import urlsplit
 
-from ..registry import register
-from . import netguard
-from .base import EVENTS_SCHEMA, EventSink
-from .sinks import describe
+from stash.core.registry import register
+from stash.hooks import netguard
+from stash.hooks.base import EVENTS_SCHEMA, EventSink
+from stash.hooks.sinks import describe
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
 
-from stash import documents
+from stash.core import documents
 
 
 def record_current_versions(apps, schema_editor):

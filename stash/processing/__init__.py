@@ -1,56 +1,18 @@
-"""The one Django-side path. Every face (task, admin, API, form, command) calls these functions,
-so the rules live here once:
-
-- ``judging``: ``process`` claims and judges items and writes verdicts; ``sweep``, ``reprocess``
-  (which leaves out items a person decided, ``decided_by_people``, unless told to include them),
-  sink ``deliver``ies; ``delivery_slots``: ``delivery_slot``, at most ``STASH_SINK_CONCURRENCY``
-  deliveries of one hook config at once.
-- ``simulating``: ``simulate``, a stash's hooks (or a draft of them, ``drafted_hooks``) over a
-  payload or an existing item (``simulation_item``), verbose or not; nothing is saved.
-- ``claiming``: ``claim``, the compare-and-set that takes a batch of items for a message.
-- ``submitting``: ``submit``, ``submit_many``, ``edit`` (what people and programs send) and
-  ``queue_page`` (how consumers read a stash's accepted items).
-- ``deadlines``: a message's ``Clock`` (its time limit, leases, which items fit); ``stopping``:
-  ``recover``, for a message stopped at its time limit; ``isolation``: ``call_with_deadline``,
-  how simulate and replay run hooks in a child process (``DeadlineExceeded`` past it).
-- ``ordering``: ``reorder_hooks``, ``place_hooks``, ``place_dragged_hooks`` and ``move_hooks``,
-  atomic under the stash's row lock (``Stash.lock``).
-- ``configuring``: ``save_hook``, ``saving_hooks``, ``set_enabled``, ``duplicate_hooks`` and
-  ``delete_hooks``, the admin's changes to hook configs, under the same lock.
-- ``reviewing``: ``approve``, ``reject``, ``overturn`` (items in bulk), ``decide`` (one item, only
-  while it has the status the person saw), ``held_items``, ``next_held`` and ``held_counts`` (the
-  items awaiting review) and ``replay``.
-- ``housekeeping``: ``prune``, runs and final items past their retention, in short batches;
-  ``exporting``: ``export_rows`` and ``write_jsonl``, a stash's items as JSON Lines.
-- ``slowness``: which stashes are slow (``slow_stashes``, marked after a slow judging message,
-  ``mark_stopped`` after one stopped at its time limit); ``slots``: ``judging_slot``, the share
-  of judging processes a slow stash may take (``STASH_STASH_CONCURRENCY``). Both kinds of slots
-  are ``cache_slots``: at most N holders of a name at once, in the shared cache.
-- ``counting``: counts of what workers do that leaves no row (sweeper recoveries, sink
-  deliveries), for ``/metrics``.
-- ``activity``: ``hook_activity``, a stash's last 24 hours hour by hour (each hook's drop, hold
-  and error rates and p95 time) and its queue lag, for its admin page.
-- ``importing``: ``export_document`` and ``import_document``, a stash's pipeline as a JSON document
-  (``stash.documents``), checked as the admin checks a save (``InvalidDocument``) and applied all
-  or nothing; ``versions``: ``compare`` and ``restore`` the versions every change records;
-  ``examples``: ``run_examples`` (golden examples, against the current or a drafted pipeline),
-  ``compare_examples`` (against the live version and a draft: which examples a change breaks;
-  ``ExamplesBroken`` when a stash that blocks that would have it) and ``example_from``;
-  ``guarding``: ``run_checked``, a change kept only if the examples allow it, checked with no
-  lock held (``PipelineChanged`` when the stash keeps changing meanwhile).
-- ``one_change`` (``stash.versioning``): a block in which each stash's ``config_version`` moves
-  once, however many of its rows the block writes (an admin save, an action).
-
-Locks are always taken in one order: items, then stashes (by id), then hook configs.
+"""The one Django-side path: every face (task, admin, API, form, command) calls these functions, so the
+rules live here once. What each submodule does is in its own docstring; the README's "How an item is judged"
+and CONTRIBUTING.md tell the story. Locks are always taken in one order: items, then stashes (by id), then
+hook configs.
 """
-from .. import dispatch  # noqa: F401 - tests and callers reach the publisher through here
-from ..versioning import one_change  # noqa: F401
-from .activity import Unsupported as ActivityUnsupported, for_stash as hook_activity  # noqa: F401
-from .configuring import delete_hooks, duplicate_hooks, save_hook, saving_hooks, set_enabled  # noqa: F401
-from .counting import count_sweep  # noqa: F401
-from .deadlines import Clock  # noqa: F401
-from .delivery_slots import SlotsTaken, delivery_slot  # noqa: F401
-from .examples import (  # noqa: F401
+from stash.db import publishing
+from stash.db.versioning import one_change
+from stash.processing.activity import Unsupported as ActivityUnsupported, for_stash as hook_activity
+from stash.processing.building import build_pipeline, build_step, forget_cached, item_for, pipeline_for
+from stash.processing.configuring import delete_hooks, duplicate_hooks, save_hook, saving_hooks, set_enabled
+from stash.processing.counting import count_sweep
+from stash.processing.deadlines import Clock
+from stash.processing.delivering import DeliveryError, deliver
+from stash.processing.delivery_slots import SlotsTaken, delivery_slot
+from stash.processing.examples import (
     ExampleResult,
     ExamplesBroken,
     compare_examples,
@@ -58,30 +20,15 @@ from .examples import (  # noqa: F401
     example_from,
     run_examples,
 )
-from .exporting import export_rows, write_jsonl  # noqa: F401
-from .guarding import CheckedChange, PipelineChanged, run_checked  # noqa: F401
-from .housekeeping import BATCH_SIZE as PRUNE_BATCH_SIZE, PruneReport, prune, scheduled_prune  # noqa: F401
-from .importing import ImportPlan, InvalidDocument, export_document, import_document, public_document  # noqa: F401
-from .isolation import ChildFailed, DeadlineExceeded, Unanswered  # noqa: F401
-from .judging import (  # noqa: F401
-    BULK_SLICE,
-    BatchReport,
-    DeliveryError,
-    PeoplesDecisions,
-    SweepReport,
-    build_pipeline,
-    build_step,
-    decided_by_people,
-    deliver,
-    forget_cached,
-    item_for,
-    pipeline_for,
-    process,
-    reprocess,
-    sweep,
-)
-from .ordering import arrange_hooks, move_hooks, place_dragged_hooks, place_hooks, reorder_hooks  # noqa: F401
-from .reviewing import (  # noqa: F401
+from stash.processing.exporting import export_rows, write_jsonl
+from stash.processing.guarding import CheckedChange, PipelineChanged, run_checked
+from stash.processing.housekeeping import BATCH_SIZE as PRUNE_BATCH_SIZE, PruneReport, prune, scheduled_prune
+from stash.processing.importing import ImportPlan, InvalidDocument, export_document, import_document, public_document
+from stash.processing.isolation import ChildFailed, DeadlineExceeded, Unanswered
+from stash.processing.judging import BULK_SLICE, BatchReport, process
+from stash.processing.ordering import arrange_hooks, move_hooks, place_dragged_hooks, place_hooks, reorder_hooks
+from stash.processing.rejudging import PeoplesDecisions, decided_by_people, reprocess
+from stash.processing.reviewing import (
     DECISIONS,
     Decision,
     ReplayChange,
@@ -96,11 +43,11 @@ from .reviewing import (  # noqa: F401
     reject,
     replay,
 )
-from .simulating import CONTENT_FIELD, drafted_hooks, simulate, simulation_item  # noqa: F401
-from .slots import Slot, judging_slot  # noqa: F401
-from .slowness import mark_stopped, slow_stashes  # noqa: F401
-from .stopping import recover, token_for  # noqa: F401
-from .submitting import (  # noqa: F401
+from stash.processing.simulating import CONTENT_FIELD, drafted_hooks, simulate, simulation_item
+from stash.processing.slots import Slot, judging_slot
+from stash.processing.slowness import mark_stopped, slow_stashes
+from stash.processing.stopping import recover, token_for
+from stash.processing.submitting import (
     BULK_LIMIT,
     InvalidItems,
     check_key,
@@ -115,4 +62,104 @@ from .submitting import (  # noqa: F401
     submittable_stashes,
     visible_contents,
 )
-from .versions import VersionDiff, compare as compare_versions, restore, shown as shown_version  # noqa: F401
+from stash.processing.sweeping import SweepReport, sweep
+from stash.processing.versions import VersionDiff, compare as compare_versions, restore, shown as shown_version
+
+__all__ = [
+    "ActivityUnsupported",
+    "approve",
+    "arrange_hooks",
+    "BatchReport",
+    "build_pipeline",
+    "build_step",
+    "BULK_LIMIT",
+    "BULK_SLICE",
+    "check_key",
+    "check_payload",
+    "CheckedChange",
+    "ChildFailed",
+    "Clock",
+    "compare_examples",
+    "compare_versions",
+    "CONTENT_FIELD",
+    "count_sweep",
+    "DeadlineExceeded",
+    "decide",
+    "decided_by_people",
+    "decider_title",
+    "Decision",
+    "DECISIONS",
+    "decisions_for",
+    "delete_hooks",
+    "deliver",
+    "delivery_slot",
+    "DeliveryError",
+    "drafted_hooks",
+    "duplicate_hooks",
+    "edit",
+    "example_from",
+    "ExampleResult",
+    "ExamplesBroken",
+    "export_document",
+    "export_rows",
+    "forget_cached",
+    "held_counts",
+    "held_items",
+    "hook_activity",
+    "import_document",
+    "ImportPlan",
+    "InvalidDocument",
+    "InvalidItems",
+    "item_for",
+    "judging_slot",
+    "mark_stopped",
+    "may_submit",
+    "move_hooks",
+    "next_held",
+    "one_change",
+    "overturn",
+    "PeoplesDecisions",
+    "pipeline_for",
+    "PipelineChanged",
+    "place_dragged_hooks",
+    "place_hooks",
+    "process",
+    "prune",
+    "PRUNE_BATCH_SIZE",
+    "PruneReport",
+    "public_document",
+    "publishing",
+    "queue_page",
+    "recover",
+    "reject",
+    "reorder_hooks",
+    "replay",
+    "ReplayChange",
+    "ReplayReport",
+    "reprocess",
+    "restore",
+    "run_checked",
+    "run_examples",
+    "save_hook",
+    "saving_hooks",
+    "scheduled_prune",
+    "set_enabled",
+    "shown_version",
+    "simulate",
+    "simulation_item",
+    "Slot",
+    "SlotsTaken",
+    "slow_stashes",
+    "submission_stash",
+    "submit",
+    "submit_item",
+    "submit_many",
+    "submittable_stashes",
+    "sweep",
+    "SweepReport",
+    "token_for",
+    "Unanswered",
+    "VersionDiff",
+    "visible_contents",
+    "write_jsonl",
+]

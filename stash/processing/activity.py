@@ -26,8 +26,8 @@ from django.db import connection
 from django.db.models import Count, Min
 from django.utils import timezone
 
-from .. import pipeline
-from ..models import Content, HookConfig, PipelineRun, Stash
+from stash.core import pipeline
+from stash.models import Content, HookConfig, PipelineRun, Stash
 
 #: How many hours back the activity goes, one bucket each.
 HOURS = 24

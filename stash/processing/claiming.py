@@ -7,8 +7,8 @@ empty: none) that wait for their first run, and returns them, each with its stas
 Single saves that arrive close together are judged together: the message of the first claims the
 others, and a later message whose own items are taken claims what has come since, so the verdicts
 never wait for the messages to be read one by one. A claim that fills its batch with others wakes
-their stashes again: saves that published nothing (``dispatch``) may still wait. Items tried before
-are only ever claimed through their own message (one per message: see ``judging.sweep``), never
+their stashes again: saves that published nothing (``publishing``) may still wait. Items tried before
+are only ever claimed through their own message (one per message: see ``sweeping.sweep``), never
 swept into a batch, and so are bulk items (``Content.bulk``): a live save's batch never takes on
 bulk work. The other way round, a batch of bulk work first claims the live saves waiting in its
 queue (``claim_live``), whichever of its stashes they belong to. Two workers reaching for one item
@@ -30,8 +30,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Exists, F, Field, OuterRef, Q, QuerySet
 
-from .. import dispatch
-from ..models import Content, Stash
+from stash.db import publishing
+from stash.models import Content, Stash
 
 Status = Content.Status
 
@@ -48,7 +48,7 @@ def claim(ids: Sequence[uuid.UUID | str], token: uuid.UUID, others_of: Collectio
         picked, others = _take_others(ids, others_of, room, token, lease_until)
         claimed += others
         if picked and len(picked) == room:
-            dispatch.wake(_queues({stash for _, stash in picked}, others))
+            publishing.wake(_queues({stash for _, stash in picked}, others))
     return sorted(claimed, key=lambda content: (content.created_at, content.pk))
 
 
@@ -66,7 +66,7 @@ def claim_live(queue: str, token: uuid.UUID, lease_until: datetime) -> list[Cont
     """Claim up to ``STASH_BATCH_SIZE`` live saves waiting for their first run, oldest first, of
     the stashes whose messages go where a stash with ``queue`` (a ``queue`` field) sends its own:
     a batch of bulk work judges them ahead of itself."""
-    effective = dispatch.queue_name(queue)
+    effective = publishing.queue_name(queue)
     same_queue = Q(queue=effective) | Q(queue="") if effective == settings.STASH_QUEUE else Q(queue=effective)
     stashes = Stash.objects.filter(same_queue).values("pk")
     return _take_others([], stashes, settings.STASH_BATCH_SIZE, token, lease_until, oldest_first=True)[1]

@@ -15,10 +15,10 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from ..models import HookConfig, Stash
-from ..versioning import one_change
-from . import limits
-from .ordering import arrange_hooks, place_hooks
+from stash.db.versioning import one_change
+from stash.models import HookConfig, Stash
+from stash.processing import limits
+from stash.processing.ordering import arrange_hooks, place_hooks
 
 
 def save_hook(config: HookConfig) -> None:

@@ -6,7 +6,7 @@
 
 They are ``EventCount`` rows, added to in one ``UPDATE ... SET value = value + n``, so workers on
 any number of machines add to the same counts and one ``/metrics`` scrape reads them all (see
-``stash.metrics``). Counting never fails the work it counts: an error is logged and the count lost.
+``stash.ops.metrics``). Counting never fails the work it counts: an error is logged and the count lost.
 """
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from ..models import EventCount, HookConfig
+from stash.models import EventCount, HookConfig
 
 if TYPE_CHECKING:
-    from .judging import SweepReport
+    from stash.processing.sweeping import SweepReport
 
 logger = logging.getLogger(__name__)
 

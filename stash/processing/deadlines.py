@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from ..models import lease_end
+from stash.models import lease_end
 
 
 def margin() -> float:

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 
 from django.conf import settings
 
-from . import cache_slots
+from stash.processing import cache_slots
 
 logger = logging.getLogger(__name__)
 

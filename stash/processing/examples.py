@@ -25,12 +25,12 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
-from .. import documents, pipeline
-from ..exceptions import StashError
-from ..models import Content, Example, ExamplesPolicy, HookConfig, PipelineRun, Stash
-from . import limits
-from .isolation import gather_with_deadline
-from .judging import build_pipeline, build_step, pipeline_for
+from stash.core import documents, pipeline
+from stash.core.exceptions import StashError
+from stash.models import Content, Example, ExamplesPolicy, HookConfig, PipelineRun, Stash
+from stash.processing import limits
+from stash.processing.building import build_pipeline, build_step, pipeline_for
+from stash.processing.isolation import gather_with_deadline
 
 logger = logging.getLogger(__name__)
 

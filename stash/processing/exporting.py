@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any, TextIO
 
-from ..models import Content, Stash
+from stash.models import Content, Stash
 
 #: Rows fetched from the database at a time: memory holds at most this many payloads.
 CHUNK_SIZE = 200

@@ -22,12 +22,12 @@ from typing import TypeVar
 
 from django.utils.translation import gettext as _
 
-from .. import documents
-from ..exceptions import StashError
-from ..models import Example, ExamplesPolicy, HookConfig, PipelineVersion, Stash
-from ..versioning import checking
-from .examples import ExampleResult, compare_examples, refuse_if_broken
-from .isolation import Unanswered
+from stash.core import documents
+from stash.core.exceptions import StashError
+from stash.db.versioning import checking
+from stash.models import Example, ExamplesPolicy, HookConfig, PipelineVersion, Stash
+from stash.processing.examples import ExampleResult, compare_examples, refuse_if_broken
+from stash.processing.isolation import Unanswered
 
 T = TypeVar("T")
 

@@ -21,7 +21,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
-from ..models import Content, PipelineRun
+from stash.models import Content, PipelineRun
 
 #: Statuses an item keeps for good: only these are ever pruned (never pending, processing or held).
 FINAL_STATUSES = (Content.Status.ACCEPTED, Content.Status.REJECTED, Content.Status.FAILED)

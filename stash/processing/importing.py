@@ -26,13 +26,13 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from .. import documents, registry
-from ..exceptions import StashError
-from ..models import Example, HookConfig, PipelineVersion, Stash, unstorable
-from ..versioning import one_change
-from . import limits
-from .examples import ExampleResult, compare_examples, refuse_if_broken
-from .guarding import ATTEMPTS, PipelineChanged
+from stash.core import documents, registry
+from stash.core.exceptions import StashError
+from stash.db.versioning import one_change
+from stash.models import Example, HookConfig, PipelineVersion, Stash, unstorable
+from stash.processing import limits
+from stash.processing.examples import ExampleResult, compare_examples, refuse_if_broken
+from stash.processing.guarding import ATTEMPTS, PipelineChanged
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "slug": (str,), "name": (str,), "description": (str,), "is_active": (bool,), "allow_anonymous": (bool,),

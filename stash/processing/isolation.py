@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from django.db import connections
 
-from ..exceptions import StashError
+from stash.core.exceptions import StashError
 
 logger = logging.getLogger(__name__)
 

@@ -1,9 +1,9 @@
-"""Judging: claim items, run their stash's pipeline, write verdicts; sweep, reprocess, deliver.
+"""Judging: claim items, run their stash's pipeline, write verdicts.
 
 - ``process(ids, wake=None, clock=None)`` claims the given items by compare-and-set (only ``pending`` ones; a
   duplicate delivery claims nothing) together with other items of their stashes (or of stash
   ``wake``) waiting for their first run, up to ``STASH_BATCH_SIZE`` (so single saves that arrive
-  together are judged together; see ``dispatch`` for the saves that publish nothing),
+  together are judged together; see ``publishing`` for the saves that publish nothing),
   judges them, and writes verdicts, runs and counters in a constant number of queries per batch,
   whatever the number of hooks (the claim: see ``claiming``). A verdict is written only if the
   claim still holds: an item edited meanwhile is left to its new revision's run. Claims last as
@@ -12,11 +12,9 @@
   bulk submit, a large re-judge): a batch of bulk items is judged a slice at a time, each after
   the live saves then waiting in its queue, so a live save waits for one slice at most however
   long the backlog before its own message; each lane keeps its own order in the stash's queue.
-- ``sweep()`` gives up on items claimed too often (``failed``, with the reason) and sends again
-  every item whose lease ran out (a lost message, a killed worker).
 
 Whatever is sent again (released, swept, reprocessed) and every sink delivery goes to the queue
-of its item's stash (``dispatch``), grouped so that no message mixes queues.
+of its item's stash (``publishing``), grouped so that no message mixes queues.
 """
 from __future__ import annotations
 
@@ -27,29 +25,23 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NoReturn
+from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import F
 from django.utils import timezone
-from django.utils.translation import gettext
 
-from .. import bulk_sql, dispatch, logs, pipeline, registry, tracing
-from ..documents import HOOK_FIELDS
-from ..exceptions import HookUnavailable
-from ..expressions import compile_condition
-from ..models import Content, HookConfig, PipelineRun, PipelineVersion, Review, Stash, lease_end
-from . import claiming, recording
-from .deadlines import Clock, time_limit_for
+from stash.core import logs, pipeline
+from stash.db import bulk_sql, publishing, tracing
+from stash.models import Content, PipelineRun, lease_end
+from stash.processing import claiming, recording
+from stash.processing.building import item_for, pipeline_for
+from stash.processing.deadlines import Clock, time_limit_for
 
 logger = logging.getLogger(__name__)
 
 Status = Content.Status
-
-# stash id -> (config_version, Pipeline): built once per stash and version, per process.
-_pipelines: dict[int, tuple[int, pipeline.Pipeline]] = {}
 
 
 @dataclass
@@ -61,84 +53,9 @@ class BatchReport:
     stale: int = 0
     released: int = 0
     verdicts: dict[str, int] = field(default_factory=dict)
-    deliveries: list[dispatch.Delivery] = field(default_factory=list)
+    deliveries: list[publishing.Delivery] = field(default_factory=list)
     hook_seconds: dict[int, float] = field(default_factory=dict)  # stash id: its hooks' time (see ``slowness``)
 
-
-@dataclass
-class SweepReport:
-    requeued: int = 0
-    failed: int = 0
-    woken: int = 0  # stashes whose items waiting for their first run were sent a message
-
-
-# --- building pipelines ----------------------------------------------------------------------
-
-
-class _Unavailable:
-    """Stands in for a hook that cannot run; its failure goes through the config's on_error."""
-
-    kind = "filter"
-
-    def __init__(self, message: str) -> None:
-        self.message = message
-
-    def filter(self, item: pipeline.Item) -> NoReturn:
-        raise HookUnavailable(self.message)
-
-
-def build_step(config: HookConfig, stash: Stash) -> pipeline.Step:
-    """The pipeline step for one HookConfig; a missing or broken hook becomes a failing step."""
-    condition = None
-    try:
-        hook = registry.get(config.hook)(config.params)
-        if config.condition.strip():
-            condition = compile_condition(config.condition)
-    except Exception as exc:
-        logger.warning("Hook config %s (%s) cannot run: %s", config.pk, config.hook, exc)
-        hook = _Unavailable(f"hook {config.hook!r} cannot run: {exc}")
-    return pipeline.Step(hook=hook, name=config.hook, label=config.label, config_id=config.pk,
-                         position=config.position, mode=config.mode, on_error=config.effective_on_error(stash),
-                         condition=condition,
-                         timeout=config.timeout_ms / 1000 if config.timeout_ms else None)
-
-
-def build_pipeline(stash: Stash) -> pipeline.Pipeline:
-    """A fresh pipeline of the stash's enabled hooks, in order, as its version ``config_version``
-    recorded them (one query): exactly the hooks and params that the runs of that version name.
-    A stash with no such version (older than versions) is built from its hook configs."""
-    document = next(iter(PipelineVersion.objects.filter(stash_id=stash.pk, number=stash.config_version)
-                         .order_by().values_list("document", flat=True)), None)  # unique: no LIMIT
-    if document is None:
-        configs = list(HookConfig.objects.filter(stash_id=stash.pk).enabled().in_order())
-    else:
-        stash = Stash(pk=stash.pk, slug=stash.slug, on_error=document["stash"]["on_error"])
-        configs = [HookConfig(pk=hook["id"], stash_id=stash.pk, **{name: hook[name] for name in HOOK_FIELDS})
-                   for hook in document["hooks"] if hook["enabled"]]
-    return pipeline.Pipeline([build_step(config, stash) for config in configs])
-
-
-def forget_cached() -> None:
-    """Drop what this process keeps of stashes and their pipelines (read again on next use)."""
-    _pipelines.clear()
-    claiming.forget_stashes()
-
-
-def pipeline_for(stash: Stash) -> pipeline.Pipeline:
-    """The stash's pipeline, rebuilt only when its ``config_version`` has moved."""
-    cached = _pipelines.get(stash.pk)
-    if cached is not None and cached[0] == stash.config_version:
-        return cached[1]
-    built = build_pipeline(stash)
-    _pipelines[stash.pk] = (stash.config_version, built)
-    return built
-
-
-def item_for(content: Content) -> pipeline.Item:
-    return pipeline.Item(payload=content.payload, id=str(content.pk), stash=content.stash.slug,
-                         revision=content.revision, source=content.source,
-                         submitted_by=str(content.submitted_by_id) if content.submitted_by_id else None,
-                         created_at=content.created_at, content_hash=content.content_hash)
 
 
 # --- processing ------------------------------------------------------------------------------
@@ -196,17 +113,17 @@ def _judge_bulk(bulk: list[Content], live: list[Content], token: uuid.UUID, cloc
 
 def _judge_joined(stash: int, token: uuid.UUID, clock: Clock, report: BatchReport) -> None:
     """Judge the saves of ``stash`` that joined this message: made while its marker was up, they
-    published nothing (see ``dispatch``). The marker comes down first, so that a save made after
+    published nothing (see ``publishing``). The marker comes down first, so that a save made after
     the claim publishes; it goes up again, held by this message, while the batch is judged, so
     that saves meanwhile join the next batch. Under load the batches grow, instead of the
     messages. Ends when no save joined, a claim finds nothing, another message holds the marker,
     or after half a lease or of the time left (a batch claimed by then is still judged)."""
     deadline = time.monotonic() + min(settings.STASH_LEASE_SECONDS, clock.left()) / 2
-    while dispatch.started(stash):
+    while publishing.started(stash):
         contents = _claim_batch([], [stash], token, clock, report)
         if not contents:
             return
-        holding = time.monotonic() < deadline and dispatch.hold(stash)
+        holding = time.monotonic() < deadline and publishing.hold(stash)
         _judge_batch(token, contents, clock, report)
         if not holding:
             return
@@ -255,9 +172,9 @@ def send_by_queue(rows: Iterable[tuple[uuid.UUID, str]], each: bool = False) -> 
         by_queue[queue].append(pk)
     for queue, ids in by_queue.items():
         if each:
-            dispatch.send_each_on_commit(ids, queue=queue)
+            publishing.send_each_on_commit(ids, queue=queue)
         else:
-            dispatch.send_on_commit(ids, queue=queue)
+            publishing.send_on_commit(ids, queue=queue)
 
 
 def send_alone(contents: Iterable[Content]) -> None:
@@ -267,7 +184,7 @@ def send_alone(contents: Iterable[Content]) -> None:
     for content in contents:
         by_limit[time_limit_for(pipeline_for(content.stash).budget), content.stash.queue].append(content.pk)
     for (time_limit, queue), ids in by_limit.items():
-        dispatch.send_each_on_commit(ids, time_limit=time_limit, queue=queue)
+        publishing.send_each_on_commit(ids, time_limit=time_limit, queue=queue)
 
 
 # What _judge hands on for each item it judged: the item, its pipeline, its result, when it started.
@@ -456,131 +373,3 @@ def _notify_sinks(judged: list[_Judged], report: BatchReport) -> None:
         with logs.judging(item):
             for event in (*(pipeline.result_events(result) if stored else ()), pipeline.ON_PIPELINE_END):
                 report.deliveries.extend(recording.notify(item_pipeline, content, item, event, result))
-
-
-
-
-
-
-# --- sweeping, reprocessing ----------------------------------------------------------------
-
-
-def sweep(limit: int = 10_000) -> SweepReport:
-    """One sweeper pass: fail items out of attempts, send again those whose lease ran out, and
-    wake the stashes whose items wait for their first run with no message holding their marker
-    (saves that joined a message whose note the cache lost: see ``dispatch``)."""
-    report = SweepReport()
-    now = timezone.now()
-    report.woken = dispatch.wake(claiming.waiting_stashes(now))
-    expired = Content.objects.filter(status__in=[Status.PENDING, Status.PROCESSING], lease_until__lt=now)
-    exhausted = expired.filter(status=Status.PROCESSING, attempts__gte=settings.STASH_MAX_ATTEMPTS)
-    for pk, attempts, note in exhausted.values_list("pk", "attempts", "reason")[:limit]:
-        report.failed += exhausted.filter(pk=pk).update(**gave_up(attempts, note, now))
-    rows = list(expired.filter(attempts__lt=settings.STASH_MAX_ATTEMPTS)
-                .values_list("pk", "attempts", "stash__queue")[:limit])
-    if rows:
-        # The claim's token stays: if its message was stopped at its time limit and the recovery
-        # (``stopping.recover``) comes after this pass, it still takes the item over, and gives a
-        # hook that hung its verdict instead of a run that would hang again.
-        report.requeued = Content.objects.filter(pk__in=[pk for pk, *_ in rows], lease_until__lt=now).update(
-            status=Status.PENDING, lease_until=lease_end(now))
-        # Never claimed (a lost message): in batches. Claimed before (a worker died on it, or
-        # on a neighbour): one per message, so that a poison item only ever takes itself down.
-        send_by_queue([(pk, queue) for pk, attempts, queue in rows if not attempts])
-        send_by_queue([(pk, queue) for pk, attempts, queue in rows if attempts], each=True)
-    return report
-
-
-def gave_up(attempts: int, note: str, now: datetime) -> dict[str, Any]:
-    """The fields of an item set ``failed`` after ``attempts`` claims; ``note``: its progress note."""
-    reason = f"gave up after {attempts} attempts: the worker stopped while judging it" + (f" ({note})" if note else "")
-    return {"status": Status.FAILED, "reason": reason, "lease_token": None, "lease_until": None,
-            "processed_at": now, "updated_at": now}
-
-
-# An item whose status a person's decision gave: reviewed, and not judged by the hooks since.
-# (Overturned items are reviewed ones; the flag is named too, should a reviewer's account be gone.)
-PEOPLES_DECISION = Q(overturned=True) | (
-    Q(reviewed_at__isnull=False, status__in=[Status.ACCEPTED, Status.REJECTED])
-    & (Q(processed_at__isnull=True) | Q(processed_at__lte=F("reviewed_at"))))
-
-
-@dataclass(frozen=True)
-class PeoplesDecisions:
-    """How many items of a selection have the status a person's decision gave, and whose."""
-
-    count: int = 0
-    reviewers: tuple[str, ...] = ()
-
-    def __bool__(self) -> bool:
-        return self.count > 0
-
-    def who(self, most: int = 5) -> str:
-        """The reviewers' names, ``most`` of them at most: "alice, bob" or "alice, bob and 4 more"."""
-        if not self.reviewers:
-            return gettext("people no longer registered")
-        names = ", ".join(self.reviewers[:most])
-        more = len(self.reviewers) - most
-        return gettext("%(names)s and %(more)d more") % {"names": names, "more": more} if more > 0 else names
-
-
-def decided_by_people(queryset: QuerySet[Content]) -> PeoplesDecisions:
-    """The items of ``queryset`` that ``reprocess`` leaves out unless told to include them (two queries)."""
-    decided = queryset.filter(PEOPLES_DECISION)
-    names = (decided.filter(reviewed_by__isnull=False).order_by()
-             .values_list(f"reviewed_by__{get_user_model().USERNAME_FIELD}", flat=True).distinct())
-    return PeoplesDecisions(count=decided.count(), reviewers=tuple(sorted(map(str, names))))
-
-
-def reprocess(queryset: QuerySet[Content], include_reviewed: bool = False) -> int:
-    """Judge the selected items again with their stash's current hooks; returns how many were sent.
-
-    Items whose status a person's decision gave (``decided_by_people``) are left out, unless
-    ``include_reviewed``. An item sent no longer names a reviewer (``reviewed_by``, ``reviewed_at``
-    and ``review_note`` cleared, no longer ``overturned``): the hooks decide it now, and its
-    ``reviews`` keep the people's decisions, marked replaced.
-    """
-    now = timezone.now()
-    ids = list(queryset.values_list("pk", flat=True))
-    with transaction.atomic():
-        # Locked, as a review locks them: a decision made meanwhile is either seen here or made after.
-        items = Content.objects.select_for_update(of=("self",)).filter(pk__in=ids)
-        if not include_reviewed:
-            items = items.exclude(PEOPLES_DECISION)
-        rows = list(items.values_list("pk", "stash__queue"))
-        sent = [pk for pk, _ in rows]
-        # More than a batch is bulk work: live saves meanwhile are judged first.
-        count = Content.objects.filter(pk__in=sent).update(
-            status=Status.PENDING, attempts=0, lease_token=None, reason="", bulk=len(sent) > settings.STASH_BATCH_SIZE,
-            lease_until=lease_end(now), updated_at=now,
-            reviewed_by=None, reviewed_at=None, review_note="", overturned=False)
-        Review.objects.filter(content_id__in=sent, replaced_at__isnull=True).update(replaced_at=now)
-        send_by_queue(rows)
-    return count
-
-
-class DeliveryError(Exception):
-    """A sink failed to deliver; its task retries."""
-
-
-@tracing.delivering
-def deliver(config_id: int, content_id: uuid.UUID | str, event: str) -> None:
-    """Call ``event`` on the sink of HookConfig ``config_id`` for item ``content_id``.
-
-    A config or item that no longer exists is skipped; a sink that raises gives ``DeliveryError``.
-    """
-    config = HookConfig.objects.select_related("stash").filter(pk=config_id).first()
-    content = Content.objects.select_related("stash").filter(pk=content_id).first()
-    if config is None or content is None:
-        logger.info("Sink delivery skipped: config %s or item %s is gone.", config_id, content_id)
-        return
-    step = build_step(config, config.stash)
-    run = content.runs.first()
-    trail = tuple(pipeline.TrailEntry(**entry) for entry in (run.trail if run else []))
-    result = pipeline.Result(verdict=content.status, payload=content.payload, reason=content.reason,
-                             decided_by=content.decided_by_id, trail=trail)
-    item = item_for(content)
-    with logs.judging(item), logs.in_hook(step):
-        failures = pipeline.notify([step], event, item, result)
-    if failures:
-        raise DeliveryError(failures[0][1])

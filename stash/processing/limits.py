@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 
-from ..models import Example, HookConfig
+from stash.models import Example, HookConfig
 
 
 def check_hooks(count: int) -> None:

@@ -7,8 +7,8 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from ..exceptions import StaleConfig
-from ..models import HookConfig, Stash
+from stash.core.exceptions import StaleConfig
+from stash.models import HookConfig, Stash
 
 
 def reorder_hooks(stash: Stash, ordered_ids: Sequence[int], config_version: int) -> None:

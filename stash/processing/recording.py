@@ -8,8 +8,9 @@ from collections.abc import Sequence
 
 from django.db import connection
 
-from .. import bulk_sql, dispatch, logs, pipeline
-from ..models import Content, HookConfig, Stash
+from stash.core import logs, pipeline
+from stash.db import bulk_sql, publishing
+from stash.models import Content, HookConfig, Stash
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ def assign_queue_positions(stash_id: int, accepted: list[Content]) -> None:
 
 
 def notify(item_pipeline: pipeline.Pipeline, content: Content, item: pipeline.Item, event: str,
-           result: pipeline.Result) -> list[dispatch.Delivery]:
+           result: pipeline.Result) -> list[publishing.Delivery]:
     """Call ``event`` on the hooks of ``item_pipeline`` that listen to it: now, in process, or, for
     ``deliver_async`` sinks, by the deliveries returned (their own task; ``on_pipeline_end`` is
     always called in process)."""
@@ -51,8 +52,8 @@ def notify(item_pipeline: pipeline.Pipeline, content: Content, item: pipeline.It
     deliveries = []
     for step in item_pipeline.listeners(event):
         if getattr(step.hook, "deliver_async", False) and event != pipeline.ON_PIPELINE_END:
-            # Steps built from hook configs (judging.build_step) always have a config id.
-            deliveries.append(dispatch.Delivery(step.config_id, str(content.pk), event,  # type: ignore[arg-type]
+            # Steps built from hook configs (building.build_step) always have a config id.
+            deliveries.append(publishing.Delivery(step.config_id, str(content.pk), event,  # type: ignore[arg-type]
                                                 content.stash.queue))
         else:
             local.append(step)

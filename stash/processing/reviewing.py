@@ -13,11 +13,14 @@ from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from .. import bulk_sql, dispatch, pipeline
-from ..models import Content, Review, Stash
-from . import recording
-from .isolation import call_with_deadline
-from .judging import Status, item_for, pipeline_for, reprocess
+from stash.core import pipeline
+from stash.db import bulk_sql, publishing
+from stash.models import Content, Review, Stash
+from stash.processing import recording
+from stash.processing.building import item_for, pipeline_for
+from stash.processing.isolation import call_with_deadline
+from stash.processing.judging import Status
+from stash.processing.rejudging import reprocess
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -186,12 +189,12 @@ def _review(queryset: QuerySet[Content], verdict: _Verdict, user: User, note: st
 
 def _notify_reviewed(items: list[Content]) -> None:
     """A reviewer's verdict reaches the sinks like a worker's: ``on_accept`` / ``on_reject``."""
-    deliveries: list[dispatch.Delivery] = []
+    deliveries: list[publishing.Delivery] = []
     for content in items:
         event = pipeline.verdict_event(content.status)
         result = pipeline.Result(verdict=content.status, payload=content.payload, reason=content.reason)
         deliveries.extend(recording.notify(pipeline_for(content.stash), content, item_for(content), event, result))
-    dispatch.send_deliveries(deliveries)
+    publishing.send_deliveries(deliveries)
 
 
 # --- replaying ---------------------------------------------------------------------------------

@@ -19,11 +19,11 @@ from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from .. import pipeline
-from ..models import Content, HookConfig, Stash, validate_payload
-from .isolation import call_with_deadline
-from .judging import build_step, item_for, pipeline_for
-from .ordering import placed
+from stash.core import pipeline
+from stash.models import Content, HookConfig, Stash, validate_payload
+from stash.processing.building import build_step, item_for, pipeline_for
+from stash.processing.isolation import call_with_deadline
+from stash.processing.ordering import placed
 
 #: The field that names an existing item to simulate on, in the API and the admin.
 CONTENT_FIELD = "content_id"

@@ -2,7 +2,7 @@
 
 A judging message of a stash marked slow (``slowness``) first takes one of the stash's
 ``STASH_STASH_CONCURRENCY`` slots (0: no limit); with none free it is not judged now, and its
-caller sends it again a little later (``tasks.process_contents``, ``dispatch.defer``), so the
+caller sends it again a little later (``tasks.process_contents``, ``publishing.defer``), so the
 process goes on to other stashes' messages instead of waiting behind the slow hooks. Nothing is
 claimed before a slot is taken: the items stay pending, and whichever message claims them first
 judges them (a claim is a compare-and-set). A slot is a cache key that runs out after the
@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from . import cache_slots, slowness
-from .judging import BatchReport
+from stash.processing import cache_slots, slowness
+from stash.processing.judging import BatchReport
 
 logger = logging.getLogger(__name__)
 

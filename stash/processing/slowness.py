@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from django.conf import settings
 from django.core.cache import cache
 
-from ..models import Content
+from stash.models import Content
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 When a message outlives its hard time limit, billiard kills its pool process, whatever a hook is
 doing (stuck in C code, ignoring its alarm), and starts another; the worker's main process then
-publishes a recovery message for the stopped message (``tasks``, ``dispatch.recover``), saying
+publishes a recovery message for the stopped message (``tasks``, ``publishing.recover``), saying
 whether the process was still running (``hung``) or had died before (a crash). ``recover`` takes
 over the items still claimed under the stopped message's lease token (or sent again by the
 sweeper meanwhile and not claimed since: it keeps the token):
@@ -27,9 +27,12 @@ import uuid
 from django.conf import settings
 from django.utils import timezone
 
-from ..models import Content, HookConfig, lease_end
-from .deadlines import Clock
-from .judging import PROGRESS_NOTE, BatchReport, Status, _judge, gave_up, send_alone
+from stash.models import Content, HookConfig, lease_end
+from stash.processing.deadlines import Clock
+from stash.processing.judging import PROGRESS_NOTE, BatchReport, _judge, send_alone
+from stash.processing.sweeping import gave_up
+
+Status = Content.Status
 
 
 def token_for(task_id: str | None) -> uuid.UUID:

@@ -15,9 +15,9 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from .. import bulk_sql, dispatch
-from ..exceptions import IdempotencyConflict, PayloadTooLarge
-from ..models import Content, Stash, content_hash, lease_end, validate_payload
+from stash.core.exceptions import IdempotencyConflict, PayloadTooLarge
+from stash.db import bulk_sql, publishing
+from stash.models import Content, Stash, content_hash, lease_end, validate_payload
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
@@ -298,7 +298,7 @@ def submit_many(stash: Stash, payloads: Sequence[Any], user: User | AnonymousUse
         bulk_sql.insert_rows(Content, contents)
         # Bulk work publishes its own messages (no stash: it never joins a live save's message),
         # and live saves are judged ahead of it (see ``judging``).
-        dispatch.send_on_commit([content.pk for content in contents], queue=stash.queue)
+        publishing.send_on_commit([content.pk for content in contents], queue=stash.queue)
     return contents
 
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from .. import documents
-from ..models import PipelineVersion, Stash
-from .importing import ImportPlan, import_document, public_document
+from stash.core import documents
+from stash.models import PipelineVersion, Stash
+from stash.processing.importing import ImportPlan, import_document, public_document
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
-"""Template filters for ``stash.formatting``: ``{% load stash_format %}`` then ``{{ entry.duration_ms|duration }}``,
-``{{ rate|percent }}``, ``{{ entry.outcome|badge }}``, ``{{ entry.payload|pretty_json }}``."""
+"""Template filters for ``stash.admin.formatting``: ``{% load stash_format %}`` then
+``{{ entry.duration_ms|duration }}``, ``{{ rate|percent }}``, ``{{ entry.outcome|badge }}``,
+``{{ entry.payload|pretty_json }}``."""
 from django import template
 
-from .. import formatting
+from stash.admin import formatting
 
 register = template.Library()
 

@@ -3,8 +3,8 @@ from django import template
 from django.contrib import admin
 from django.urls import reverse
 
-from .. import processing
-from ..models import Content
+from stash import processing
+from stash.models import Content
 
 register = template.Library()
 

@@ -221,7 +221,7 @@ def test_a_keyed_submission_takes_three_queries_and_a_savepoint(api, audit, subm
     assert again.json() == first.json()
 
 
-# Pinned too: the cache's round trips of a submission (see ``stash.dispatch``). Committed as it is
+# Pinned too: the cache's round trips of a submission (see ``stash.db.publishing``). Committed as it is
 # served (a transaction test), so that each submission publishes, or joins a message, as it returns.
 @pytest.mark.django_db(transaction=True)
 def test_a_submission_takes_one_cache_round_trip_and_two_to_join_a_waiting_message(

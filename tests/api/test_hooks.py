@@ -1,7 +1,8 @@
 """/api/hooks/ (the registry) and /api/stashes/<slug>/hooks/ (configured hooks: CRUD, reorder)."""
 import pytest
 
-from stash import hooks, registry
+from stash import hooks
+from stash.core import registry
 from stash.models import HookConfig, Stash
 
 pytestmark = pytest.mark.django_db

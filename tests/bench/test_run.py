@@ -103,7 +103,7 @@ def test_the_report_has_every_row_and_section(quick_run):
     for row in ROWS[backend]:
         assert row in report, row
     assert "## Where the time goes" in report
-    assert "`stash.bulk_sql` against Django, 200 items, ms per call (median of 5):" in report
+    assert "`stash.db.bulk_sql` against Django, 200 items, ms per call (median of 5):" in report
     for title in BULK_WRITES.values():
         assert f"| {title} | " in report, title
     assert "<!-- notes -->" in report and "<!-- /notes -->" in report

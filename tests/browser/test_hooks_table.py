@@ -2,7 +2,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from stash import registry
+from stash.core import registry
 from stash.models import HookConfig
 
 from ..worker import wait_for

@@ -3,7 +3,7 @@ import pytest
 from django.contrib.auth.models import Permission
 from playwright.sync_api import expect
 
-from stash import dispatch
+from stash.db import publishing
 from stash.models import Content
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -50,8 +50,8 @@ class HeldBroker:
 
 def test_a_submission_turns_into_its_verdict_without_a_reload(page, live_server, worker, audit, submitter,
                                                               monkeypatch):
-    broker = HeldBroker(dispatch.current_app)
-    monkeypatch.setattr(dispatch, "current_app", broker)  # so that the page is seen waiting first
+    broker = HeldBroker(publishing.current_app)
+    monkeypatch.setattr(publishing, "current_app", broker)  # so that the page is seen waiting first
     log_in_to_submit(page, live_server)
     page.fill("#id_text", "hello from the browser")
     page.get_by_role("button", name="Submit").click()

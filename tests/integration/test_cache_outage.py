@@ -87,7 +87,7 @@ def test_anonymous_api_submits_and_form_posts_are_saved_with_a_warning(failing_c
         form = answered_within(5, functools.partial(Client().post, "/s/open/submit/", {"text": f"form {n}"}))
         assert form.status_code == 302
     assert Content.objects.filter(stash=open_stash).count() == 6
-    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and r.name == "stash.access"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and r.name == "stash.ops.access"]
     assert warnings and all("The anon_submit limit let a request from 127.0.0.1 through uncounted: the cache failed"
                             in message for message in warnings)
 

@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from stash import tracing
+from stash.db import tracing
 from stash.models import Content
 
 from ..worker import WORKER_TIME_LIMIT, WORKER_TIME_LIMIT_MARGIN, SinkWorker, Worker, wait_for

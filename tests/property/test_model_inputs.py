@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 from hypothesis import example, given
 
 from stash import processing
-from stash.exceptions import PayloadTooLarge
+from stash.core.exceptions import PayloadTooLarge
 from stash.models import Content
 
 from .conftest import count, rolled_back

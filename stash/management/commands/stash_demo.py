@@ -2,7 +2,7 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from stash.demo import SLUG, create_demo
+from stash.management.demo import SLUG, create_demo
 from stash.models import Stash
 
 

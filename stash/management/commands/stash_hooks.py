@@ -3,7 +3,7 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from stash import registry
+from stash.core import registry
 
 
 class Command(BaseCommand):

@@ -1,7 +1,8 @@
 """A stash's pipeline as a JSON document: export it, or import one (checked, all or nothing)."""
 from django.core.management.base import BaseCommand, CommandError
 
-from stash import documents, processing
+from stash import processing
+from stash.core import documents
 from stash.management.documents import named_stash, read_json, refused
 from stash.models import Stash
 from stash.processing import limits

@@ -1,7 +1,8 @@
 """Run golden examples, each stash's through its hooks or through a pipeline document's; fail on a mismatch."""
 from django.core.management.base import BaseCommand, CommandError
 
-from stash import documents, processing
+from stash import processing
+from stash.core import documents
 from stash.management.documents import named_stash, read_json, refused
 from stash.models import Stash
 

@@ -1,0 +1,5 @@
+"""The admin face: one module per model admin, their forms, the examples guard, drafts, the params widget,
+display helpers (formatting, charts, previews) and ``views/`` (tools, review, pipelines, versions).
+
+Django's admin autodiscovery imports this package; importing the modules below registers their admins."""
+from stash.admin import examples, model_admins  # noqa: F401 - registers the model admins

@@ -1,0 +1,162 @@
+"""A stash's pipeline as a file, in the admin: download it (``<slug>-pipeline.json``, no secrets), upload
+one, see what it would change and which golden examples it would break, then apply it."""
+import json
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.http import content_disposition_header
+from django.utils.translation import gettext as _, gettext_lazy
+
+from stash import processing
+from stash.admin import guard as admin_guard
+from stash.admin.views.review import refused
+from stash.admin.views.tools import stash_context, stash_or_404
+from stash.core import documents
+from stash.models import ExamplesPolicy
+from stash.processing import limits
+
+#: The button of the preview that applies the document it shows.
+CONFIRM = "_apply"
+#: What seeing and changing a stash's pipeline need, besides the view or change permission on the stash.
+VIEW_PERMISSIONS = ("stash.view_hookconfig", "stash.view_example")
+CHANGE_PERMISSION = "stash.change_hookconfig"
+
+
+def may_change(model_admin, request, stash):
+    """Whether the user may change ``stash``'s pipeline as a whole (upload, restore): its settings and hooks."""
+    return model_admin.has_change_permission(request, stash) and request.user.has_perm(CHANGE_PERMISSION)
+
+
+def pipeline_stash(model_admin, request, object_id, change=False):
+    """The stash ``object_id`` if the user may see its pipeline (or, with ``change``, change it);
+    404 if there is none, 403 otherwise."""
+    stash = stash_or_404(model_admin, request, object_id)
+    if not request.user.has_perms(VIEW_PERMISSIONS) or (change and not may_change(model_admin, request, stash)):
+        raise PermissionDenied
+    return stash
+
+
+def tools(model_admin, request, stash):
+    """What the stash page's "Pipeline as code" links need (``pipeline_tools.html``), or None for a
+    user who may not see the pipeline."""
+    if not (model_admin.has_view_permission(request, stash) and request.user.has_perms(VIEW_PERMISSIONS)):
+        return None
+    return {"examples": stash.examples.count(), "may_change": may_change(model_admin, request, stash)}
+
+
+def parse_document(text):
+    """The JSON in ``text`` (bytes or str); ``ValidationError`` saying why it is not JSON."""
+    try:
+        return json.loads(text)
+    except UnicodeDecodeError:
+        raise ValidationError(_("This file is not text in UTF-8.")) from None
+    except ValueError as exc:
+        raise ValidationError(_("This file is not JSON: %(error)s") % {"error": exc}) from None
+    except RecursionError:
+        raise ValidationError(_("This file nests its JSON too deeply to be a pipeline document.")) from None
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField(label=gettext_lazy("pipeline file"),
+                           help_text=gettext_lazy("A pipeline document (.json), as “Download pipeline” gives it. "
+                                                  "Nothing changes before you confirm what it would do."))
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        limits.check_document_bytes(upload.size)  # before reading it
+        self.cleaned_data["document"] = parse_document(upload.read())
+        return upload
+
+
+class ApplyForm(forms.Form):
+    """The preview's confirmation: the document again, and the version of the stash it was previewed on."""
+
+    document = forms.CharField(widget=forms.HiddenInput, strip=False)
+    version = forms.IntegerField(widget=forms.HiddenInput)
+
+    def clean_document(self):
+        return parse_document(self.cleaned_data["document"])
+
+
+def download(model_admin, request, object_id):
+    """The stash's pipeline document, with its golden examples, as an attachment: no ids, no secrets."""
+    stash = pipeline_stash(model_admin, request, object_id)
+    response = HttpResponse(documents.dumps(processing.export_document(stash)) + "\n",
+                            content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = content_disposition_header(True, f"{stash.slug}-pipeline.json")
+    return response
+
+
+def upload(model_admin, request, object_id):
+    """Upload a pipeline document: a preview of what it changes and of the golden examples' results
+    (a dry run), then "Apply" (``CONFIRM``) checks it again and applies it, all or nothing."""
+    stash = pipeline_stash(model_admin, request, object_id, change=True)
+    form, document = UploadForm(), None
+    if request.method == "POST" and CONFIRM in request.POST:
+        confirmed = ApplyForm(request.POST)
+        if not confirmed.is_valid():
+            return refused(model_admin, request, confirmed.errors, request.path)
+        if confirmed.cleaned_data["version"] == stash.config_version:
+            return _apply(request, stash, confirmed.cleaned_data["document"])
+        messages.warning(request, _("The pipeline has changed since this preview (it is version %(version)d now): "
+                                    "here is what the file would change now.") % {"version": stash.config_version})
+        document = confirmed.cleaned_data["document"]
+    elif request.method == "POST":
+        form = UploadForm(request.POST, request.FILES)
+        if form.is_valid():
+            document = form.cleaned_data["document"]
+    plan = None
+    if document is not None:
+        try:
+            plan = _preview(request, stash, document)
+        except ValidationError as exc:
+            if form.is_bound:
+                form.add_error("file", exc)
+            else:  # a preview shown again: its file is not on the page
+                messages.error(request, " | ".join(exc.messages))
+    context = {**stash_context(model_admin, request, stash, _("Upload a pipeline to %(stash)s") % {"stash": stash}),
+               "form": form, "plan": plan, "confirm": CONFIRM}
+    if plan is not None:
+        context["apply_form"] = ApplyForm(initial={"document": json.dumps(document), "version": stash.config_version})
+        context["result_rows"] = [(None, result) for result in plan.results]  # the file's examples have no page
+        context["blocked"] = bool(plan.broken) and stash.examples_policy == ExamplesPolicy.BLOCK
+    return TemplateResponse(request, "admin/stash/stash/pipeline_upload.html", context)
+
+
+def _preview(request, stash, document):
+    """What importing ``document`` would do; ``ValidationError`` listing why it cannot be imported."""
+    if isinstance(document, dict) and "examples" in document and not request.user.has_perm("stash.change_example"):
+        raise ValidationError(_("This file has golden examples, which would replace the stash's: that needs the "
+                                "permission to change examples. Remove “examples” from it to keep the stash's."))
+    try:
+        return processing.import_document(stash, document, dry_run=True)
+    except processing.InvalidDocument as exc:
+        raise ValidationError([f"{path}: {message}" for path, errors in exc.errors.items() for message in errors]
+                              ) from None
+    except processing.Unanswered as exc:
+        raise ValidationError(_("The golden examples could not be run: %(error)s") % {"error": exc}) from None
+
+
+def _apply(request, stash, document):
+    """Apply ``document`` to ``stash``, then back to the stash's page; refused, back to the upload page,
+    the reasons told as messages."""
+    try:
+        plan = processing.import_document(stash, document, note=_("upload"))
+    except processing.ExamplesBroken as exc:
+        messages.error(request, admin_guard.refusal(exc, _("Nothing was changed.")))
+        return redirect(request.path)
+    except (processing.InvalidDocument, processing.Unanswered, processing.PipelineChanged) as exc:
+        messages.error(request, _("Nothing was changed: %(error)s") % {"error": exc})
+        return redirect(request.path)
+    if not plan.applied:
+        messages.info(request, _("The pipeline already is what this file says: nothing was changed."))
+    else:
+        messages.success(request, _("Pipeline uploaded: it is version %(version)d now (%(changes)s).")
+                         % {"version": plan.version.number, "changes": "; ".join(plan.changes)})
+        admin_guard.warn(request, admin_guard.broken_anyway(plan))
+    return redirect(reverse("admin:stash_stash_change", args=[stash.pk]))

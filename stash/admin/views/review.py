@@ -1,0 +1,162 @@
+"""The admin's review queue: a stash's held items one at a time, oldest first, and a person's
+decisions on an item (approve, reject, overturn, judge again) from that page or the item's own."""
+import uuid
+from dataclasses import dataclass
+
+from django.contrib import messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.db.models import Q
+from django.http import Http404, HttpResponseNotAllowed
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.http import urlencode
+from django.utils.translation import gettext as _, gettext_lazy
+
+from stash import processing
+from stash.admin import previews
+from stash.admin.forms import DecisionForm
+from stash.models import Content
+
+
+@dataclass(frozen=True)
+class Button:
+    """A decision's button: what it says, its single-key shortcut on the review page, what it does."""
+
+    decision: str
+    label: str
+    key: str
+    title: str
+
+
+BUTTONS = {button.decision: button for button in [
+    Button("approve", gettext_lazy("Approve"), "a", gettext_lazy("Accept the item: the hook was right to ask.")),
+    Button("reject", gettext_lazy("Reject"), "r", gettext_lazy("Reject the item.")),
+    Button("overturn", gettext_lazy("Overturn"), "o",
+           gettext_lazy("Reverse the hook's verdict: a held or rejected item is accepted, and counted against "
+                        "its hook as a false positive; an accepted one is rejected.")),
+    Button("judge", gettext_lazy("Judge again"), "j", gettext_lazy("Run the stash's current hooks over it again.")),
+]}
+SKIP_KEY = "n"
+DONE = {
+    "approve": gettext_lazy("Approved item %(item)s."),
+    "reject": gettext_lazy("Rejected item %(item)s."),
+    "overturn": gettext_lazy("Overturned the verdict on item %(item)s: it is %(status)s now."),
+    "judge": gettext_lazy("Sent item %(item)s to be judged again."),
+}
+
+
+def short(pk):
+    return str(pk)[:8]
+
+
+def decision_context(admin, request, content, decide_url, skip_url=""):
+    """What the decision form needs: the buttons for ``content``'s status (none without the change
+    permission), its form and where it posts. ``admin`` is the items' ModelAdmin."""
+    buttons = []
+    if admin.has_change_permission(request, content):
+        buttons = [BUTTONS[name] for name in processing.decisions_for(content)]
+    return {"buttons": buttons, "decide_url": decide_url, "skip_url": skip_url, "skip_key": SKIP_KEY,
+            "decision_form": DecisionForm(initial={"item": content.pk, "status": content.status})}
+
+
+def review(model_admin, request, object_id):
+    """A stash's held items, one at a time, oldest first (``?after=<id>`` skips to the one after
+    that item); a POST decides on the item shown, then the next is shown."""
+    admin = model_admin.admin_site.get_model_admin(Content)
+    if not admin.has_view_permission(request):
+        raise PermissionDenied
+    stash = model_admin.get_object(request, unquote(object_id))
+    if stash is None:
+        raise Http404(_("No stash with id %(id)s.") % {"id": object_id})
+    here = reverse("admin:stash_stash_review", args=[stash.pk])
+    if request.method == "POST":
+        form = DecisionForm(request.POST)
+        if form.is_valid() and not Content.objects.filter(pk=form.cleaned_data["item"], stash=stash).exists():
+            form.add_error("item", _("No such item in %(stash)s.") % {"stash": stash})
+        refusal = _decide(admin, request, form, here, stash)
+        if refusal is not None:
+            return refusal
+        return redirect(f"{here}?{urlencode({'after': form.cleaned_data['item']})}")
+
+    after = None
+    if request.GET.get("after"):
+        try:
+            after_id = uuid.UUID(request.GET["after"])
+        except ValueError:
+            return refused(admin, request, {"after": [_("Not an item id.")]}, here)
+        after = Content.objects.filter(pk=after_id, stash=stash).first()
+        if after is None:
+            messages.warning(request, _("No item %(item)s in this stash: here is the oldest held item.")
+                             % {"item": after_id})
+    item = processing.next_held(stash, after)
+    held = processing.held_items(stash)
+    context = {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta, "original": stash,
+               "stash": stash, "title": _("Review %(stash)s") % {"stash": stash}, "item": item,
+               "total": held.count(), "review_url": here}
+    if item is not None:
+        context.update(decision_context(admin, request, item, here, f"{here}?{urlencode({'after': item.pk})}"))
+        earlier = Q(created_at__lt=item.created_at) | Q(created_at=item.created_at, pk__lt=item.pk)
+        context.update(position=held.filter(earlier).count() + 1, preview=previews.preview(item.payload),
+                       run=item.runs.first())
+    return TemplateResponse(request, "admin/stash/stash/review.html", context)
+
+
+def decide(model_admin, request, object_id):
+    """The decision buttons of an item's page: decide, then back to the item's page."""
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    content = model_admin.get_object(request, unquote(object_id))
+    if content is None:
+        raise Http404(_("No item with id %(id)s.") % {"id": object_id})
+    page = reverse("admin:stash_content_change", args=[content.pk])
+    form = DecisionForm(request.POST)
+    if form.is_valid() and form.cleaned_data["item"] != content.pk:
+        form.add_error("item", _("This is not the item of this page."))
+    refusal = _decide(model_admin, request, form, page)
+    return refusal if refusal is not None else redirect(page)
+
+
+def _decide(admin, request, form, back_url, stash=None):
+    """Apply the decision ``form`` holds and say what became of it (logged in the item's history
+    with the note). Returns a 400 answer for bad input, having changed nothing; None otherwise.
+    Raises ``PermissionDenied`` without the change permission on items."""
+    if not admin.has_change_permission(request):
+        raise PermissionDenied
+    if not form.is_valid():
+        return refused(admin, request, form.errors, back_url)
+    data = form.cleaned_data
+    outcome = processing.decide(data["item"], data["decision"], request.user, data["note"], data["status"], stash)
+    content = outcome.content
+    if content is None:
+        messages.warning(request, _("Item %(item)s no longer exists. Nothing was changed.")
+                         % {"item": short(data["item"])})
+    elif outcome.applied:
+        done = DONE[outcome.decision] % {"item": short(content.pk), "status": content.get_status_display()}
+        admin.log_change(request, content, f"{done} {data['note']}".strip())
+        messages.success(request, done)
+    else:
+        messages.warning(request, stale(content, data["status"], outcome.decision))
+    return None
+
+
+def stale(content, seen, decision):
+    """Why a decision on ``content``, seen with status ``seen``, changed nothing."""
+    values = {"item": short(content.pk), "status": content.get_status_display(),
+              "seen": Content.Status(seen).label, "decision": BUTTONS[decision].label}
+    if content.status == seen:
+        return _("Item %(item)s is %(status)s: %(decision)s does not apply to it. Nothing was changed.") % values
+    reviewer = content.reviewer
+    if reviewer is not None:
+        values["reviewer"] = reviewer.get_username()
+        return _("Item %(item)s is no longer %(seen)s: %(reviewer)s has decided it meanwhile (it is %(status)s). "
+                 "Nothing was changed.") % values
+    return _("Item %(item)s is no longer %(seen)s: it is %(status)s now. Nothing was changed.") % values
+
+
+def refused(admin, request, errors, back_url):
+    """Bad input to a decision or the queue: what was wrong, field by field, with a 400."""
+    context = {**admin.admin_site.each_context(request), "title": _("Nothing was changed"), "errors": errors,
+               "back_url": back_url}
+    return TemplateResponse(request, "admin/stash/refused.html", context, status=400)

@@ -1,0 +1,218 @@
+"""Admin pages of a stash that save nothing (simulate a payload, replay recent items with the current
+hooks), and the endpoint that drag and drop in the hooks list posts to."""
+import json
+import uuid
+
+from django.contrib import messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, ValidationError
+from django.http import (
+    Http404,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseForbidden,
+    HttpResponseNotAllowed,
+    HttpResponseRedirect,
+)
+from django.template.response import TemplateResponse
+from django.utils.translation import gettext as _, gettext_lazy, ngettext
+
+from stash import processing
+from stash.admin.drafts import DRAFT, read_draft
+from stash.admin.forms import ReplayForm, SimulateForm
+from stash.admin.previews import short_preview
+from stash.core.exceptions import PayloadTooLarge
+from stash.models import Content
+
+# The button of the replay page that sends its changed items to be judged again, and what it needs.
+JUDGE_AGAIN = "_judge_again"
+JUDGE_AGAIN_PERMISSION = "stash.change_content"
+# The checkbox that includes items decided by people (their decisions replaced), and the field the
+# items list's confirmation posts once it has been shown.
+INCLUDE_REVIEWED = "include_reviewed"
+CONFIRMED = "_confirmed"
+# What a replay counts, in the order it says it ("would newly reject 37, newly accept 4").
+REPLAY_VERDICTS = [(Content.Status.REJECTED, gettext_lazy("reject")), (Content.Status.ACCEPTED, gettext_lazy("accept")),
+                   (Content.Status.HELD, gettext_lazy("hold"))]
+
+
+def stash_or_404(model_admin, request, object_id):
+    """The stash ``object_id``; 404 if there is none, 403 if the user may not see it."""
+    stash = model_admin.get_object(request, unquote(object_id))
+    if stash is None:
+        raise Http404(_("No stash with id %(id)s.") % {"id": object_id})
+    if not model_admin.has_view_permission(request, stash):
+        raise PermissionDenied
+    return stash
+
+
+def stash_page(model_admin, request, object_id, title, template, extra):
+    """The page ``template`` of the stash ``object_id`` (see ``stash_or_404``), titled ``title % {"stash": ...}``,
+    with the admin's context, the stash and its enabled hooks, and what ``extra(stash)`` adds."""
+    stash = stash_or_404(model_admin, request, object_id)
+    context = {**stash_context(model_admin, request, stash, title % {"stash": stash}),
+               "enabled_hooks": stash.hooks.enabled().in_order(), **extra(stash)}
+    return TemplateResponse(request, template, context)
+
+
+def stash_context(model_admin, request, stash, title):
+    """What every page of ``stash`` shows (``stash_page.html``): the admin's frame, the stash, the title."""
+    return {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta, "original": stash,
+            "stash": stash, "title": title}
+
+
+def simulate(model_admin, request, object_id):
+    """Run the stash's enabled hooks over a pasted payload, or an item's, and show each hook's outcome,
+    reason and time; verbose (by default), every hook and the payload after each transform. A draft
+    posted from the stash's page (``admin_drafts``) runs its hooks as edited instead. Nothing is saved."""
+
+    def extra(stash):
+        result, draft = None, None
+        visible = processing.visible_contents(request.user)
+        if request.method == "POST":
+            draft = read_draft(model_admin, request, stash) if DRAFT in request.POST else None
+            # Sent from the stash's page, a draft comes without the fields of this page: their defaults.
+            data = request.POST if "payload" in request.POST else {"payload": json.dumps(_latest_payload(stash)),
+                                                                   "verbose": "on"}
+            form = SimulateForm(data, stash=stash, visible=visible)
+            if form.is_valid() and (draft is None or draft.valid):
+                result = _simulate(model_admin, request, form, draft.stash if draft else stash,
+                                   draft.hooks if draft else None)
+        else:
+            form = SimulateForm(initial={"payload": _latest_payload(stash)}, stash=stash, visible=visible)
+        transformed = json.dumps(result.payload, indent=2, ensure_ascii=False) if result and result.transformed else ""
+        context = {"form": form, "result": result, "transformed_payload": transformed, "draft": draft}
+        if draft is not None and draft.valid:
+            context["enabled_hooks"] = draft.enabled_hooks
+        return context
+
+    return stash_page(model_admin, request, object_id, _("Simulate %(stash)s"),
+                      "admin/stash/stash/simulate.html", extra)
+
+
+def _latest_payload(stash):
+    latest = stash.contents.order_by("-created_at").values_list("payload", flat=True).first()
+    return latest if latest is not None else {"text": ""}
+
+
+def _simulate(model_admin, request, form, stash, hooks):
+    """The result of the simulation ``form`` asks for, or None with the error on the form or the page."""
+    try:
+        return processing.simulate(stash, form.cleaned_data["payload"], content=form.cleaned_data["content"],
+                                   hooks=hooks, verbose=form.cleaned_data["verbose"])
+    except (ValidationError, PayloadTooLarge) as exc:
+        form.add_error("payload", exc.messages if isinstance(exc, ValidationError) else str(exc))
+    except processing.Unanswered as exc:
+        model_admin.message_user(request, str(exc), messages.ERROR)
+    return None
+
+
+def replay(model_admin, request, object_id):
+    """Judge the stash's latest items again with its current hooks and show what would change, item by
+    item; "Judge these items again" (``JUDGE_AGAIN``) sends the changed ones to the workers."""
+    if request.method == "POST" and JUDGE_AGAIN in request.POST:
+        return _judge_again(model_admin, request, object_id)
+
+    def extra(stash):
+        report, summary, rows = None, "", []
+        form = ReplayForm(request.POST if request.method == "POST" else None)
+        if form.is_valid():
+            try:
+                report = processing.replay(stash, form.cleaned_data["last_n"])
+            except processing.Unanswered as exc:
+                model_admin.message_user(request, str(exc), messages.ERROR)
+            else:
+                summary = ", ".join(_("would newly %(verb)s %(n)d") % {"verb": verb, "n": report.newly(verdict)}
+                                    for verdict, verb in REPLAY_VERDICTS)
+                rows = [(change, short_preview(change.submitted)) for change in report.changes]
+        people = None
+        if report is not None and rows and request.user.has_perm(JUDGE_AGAIN_PERMISSION):
+            people = processing.decided_by_people(
+                Content.objects.filter(pk__in=[change.content.pk for change in report.changes]))
+        return {"form": form, "report": report, "summary": summary, "rows": rows,
+                "may_judge_again": request.user.has_perm(JUDGE_AGAIN_PERMISSION),
+                "include_reviewed": include_reviewed_label(people) if people else "",
+                "may_make_example": request.user.has_perm("stash.add_example")}
+
+    return stash_page(model_admin, request, object_id, _("Replay %(stash)s"), "admin/stash/stash/replay.html", extra)
+
+
+def _judge_again(model_admin, request, object_id):
+    """Send the posted items (``ids``) of the stash to be judged again, as the items list's action does."""
+    stash = stash_or_404(model_admin, request, object_id)
+    if not request.user.has_perm(JUDGE_AGAIN_PERMISSION):
+        raise PermissionDenied
+    back = HttpResponseRedirect(request.path)
+    try:
+        ids = [uuid.UUID(value) for value in request.POST.getlist("ids")]
+    except ValueError:
+        model_admin.message_user(request, _("Nothing was sent: the list of items is not one of item ids."),
+                                 messages.ERROR)
+        return back
+    items = Content.objects.filter(stash=stash, pk__in=ids)
+    people = processing.decided_by_people(items)
+    include = bool(people) and INCLUDE_REVIEWED in request.POST
+    left = len(set(ids)) - items.count()
+    count = processing.reprocess(items, include_reviewed=include)
+    model_admin.message_user(request, sent_again(count), messages.SUCCESS if count else messages.WARNING)
+    say_decided_by_people(model_admin, request, people, include)
+    if left:
+        model_admin.message_user(request, ngettext("%d item was left alone: it is not an item of this stash.",
+                                                   "%d items were left alone: they are not items of this stash.",
+                                                   left) % left, messages.WARNING)
+    return back
+
+
+def sent_again(count):
+    """What the admin says after sending ``count`` items to be judged again."""
+    return ngettext("%d item sent to be judged again.", "%d items sent to be judged again.", count) % count
+
+
+def include_reviewed_label(people):
+    """The label of the checkbox that includes the items ``people`` (``processing.PeoplesDecisions``) decided."""
+    return ngettext("Also judge again %(n)d item decided by people (%(who)s): their decision will be replaced.",
+                    "Also judge again %(n)d items decided by people (%(who)s): their decisions will be replaced.",
+                    people.count) % {"n": people.count, "who": people.who()}
+
+
+def say_decided_by_people(model_admin, request, people, included):
+    """Tell what became of the items ``people`` decided: replaced (``included``), or left out."""
+    if not people:
+        return
+    values = {"n": people.count, "who": people.who()}
+    if included:
+        model_admin.message_user(request, ngettext(
+            "%(n)d decision by people (%(who)s) was replaced; the item's history keeps it.",
+            "%(n)d decisions by people (%(who)s) were replaced; the items' history keeps them.",
+            people.count) % values, messages.WARNING)
+    else:
+        model_admin.message_user(request, ngettext(
+            "%(n)d item was left out: people decided it (%(who)s), and their decision stands.",
+            "%(n)d items were left out: people decided them (%(who)s), and their decisions stand.",
+            people.count) % values, messages.WARNING)
+
+
+def confirm_judge_again(model_admin, request, people):
+    """The items list's confirmation before judging again a selection that holds items decided by
+    people (``people``): one checkbox includes them. It posts the selection and the action back."""
+    context = {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta,
+               "title": _("Judge items again"), "people": people,
+               "include_label": include_reviewed_label(people), "include_name": INCLUDE_REVIEWED,
+               "confirmed_name": CONFIRMED, "selected": request.POST.getlist(ACTION_CHECKBOX_NAME),
+               "select_across": request.POST.get("select_across", "0"), "action_checkbox_name": ACTION_CHECKBOX_NAME}
+    return TemplateResponse(request, "admin/stash/content/judge_again.html", context)
+
+
+def update_order(model_admin, request):
+    """django-admin-sortable2's endpoint for drag and drop in the hooks list (``SortableAdminMixin``'s
+    ``update_order``, answered alike): the moved rows' new places, applied by one atomic reorder."""
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    if not model_admin.has_change_permission(request):
+        return HttpResponseForbidden(_("Missing permissions to perform this request"))
+    try:
+        count = processing.place_dragged_hooks(json.loads(request.body).get("updatedItems"))
+    except (ValueError, TypeError, AttributeError, ObjectDoesNotExist) as exc:  # malformed; a stash gone meanwhile
+        return HttpResponseBadRequest(_("Invalid POST request: %(error)s") % {"error": exc})
+    return HttpResponse(_("Updated %(count)d items") % {"count": count})

@@ -1,0 +1,324 @@
+"""Handing item ids to the workers: after commit, in chunks, never breaking the save.
+
+Ids saved in one transaction travel together: the first save registers one on-commit callback
+and later saves in the same transaction join it, so a bulk submit of 1,000 items sends
+``ceil(1000 / STASH_BATCH_SIZE)`` messages, not 1,000. A publish that fails (broker down) is
+logged and dropped: the item stays pending and the sweeper sends it again once its lease runs
+out, so a save that returned success is still judged.
+
+Saves of one stash that come close together share a message. A message with fewer ids than a
+batch *wakes* its stash. While it waits in the queue or judges its first batch, a marker in the
+cache says so, and a save of that stash publishes nothing: it *joins* the message, noting so in a
+second key (first the note, then a second look at the marker: a marker taken down meanwhile is put
+up by this save, which publishes). Once its batch is judged, the worker takes the marker down (a
+save made after that publishes again) and, only if a save joined, claims the stash's items
+waiting for their first run (see ``processing.judging``); while judging them it puts the marker up
+again, so that saves meanwhile join its next batch. A lone save costs its worker no query for
+others. The keys expire after a lease, and a claim that fills its batch wakes the stash again; an
+item whose waking message is lost is sent by the sweeper, as any lost message. Should the cache
+lose the keys instead (flushed, restarted empty), saves that joined wait on a note that is gone:
+each sweeper pass wakes every stash with items waiting for their first run whose marker is down
+(``processing.sweeping.sweep``), so they wait a sweep interval at most, not a lease. The cache must
+be one that web and worker processes share (Redis once they run on several machines).
+
+Every message goes to the Celery queue of its items' stash (``Stash.queue``; blank: ``STASH_QUEUE``),
+so a busy stash can have workers of its own: callers pass the stash's ``queue`` field as they have
+it (a save, its stash; the sweeper, a column read with the ids), and items of stashes with
+different queues never share a message. The markers are per stash, whatever its queue. A recovery
+goes to the queue of the message it recovers.
+
+Sink deliveries go to a queue of their own, ``STASH_SINK_QUEUE``, whatever their stash's queue:
+its workers (a threads pool, where many deliveries wait on slow receivers at once) are not those
+that judge, so a receiver that takes seconds to answer delays no verdict. With it blank, each goes
+to the queue of its hook config's stash, as judging does.
+
+With tracing on, the ids sent leave their transaction's span context in the cache first, for the
+worker that judges them (``tracing.remember``), and a sink delivery is published in its item's trace.
+
+Every judging message carries its hard time limit (``STASH_TIME_LIMIT``, or more for an item
+whose hooks need it): see ``processing.deadlines``. A message stopped at its limit is followed by
+a recovery message (``recover``). A message of a slow stash with no judging slot free is published
+again, unchanged, a second or two later (``defer``; see ``processing.slots``).
+"""
+import logging
+import random
+import weakref
+from collections import defaultdict
+from typing import NamedTuple
+
+from celery import current_app
+from django.conf import settings
+from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
+from django.db import connections, transaction
+from django_redis.cache import RedisCache
+
+from stash.db import tracing
+from stash.db.compat import on_commit_pending
+
+logger = logging.getLogger(__name__)
+
+PROCESS_TASK = "stash.tasks.process_contents"
+DELIVER_TASK = "stash.tasks.deliver_sink"
+_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+
+
+# The batch of the transaction open on each connection (a connection belongs to one thread).
+_batches: "weakref.WeakKeyDictionary[object, _Batch]" = weakref.WeakKeyDictionary()
+
+
+def queue_name(queue):
+    """The queue a stash's messages go to, from its ``queue`` field: blank is ``STASH_QUEUE``."""
+    return queue or settings.STASH_QUEUE
+
+
+class _Batch:
+    """The ids of one transaction by stash (``None``: not known) and queue, sent when it commits."""
+
+    def __init__(self):
+        self.ids = defaultdict(list)
+
+    def __call__(self):
+        tracing.remember(*self.ids.values())
+        for (stash, queue), ids in self.ids.items():
+            send(ids, stash=stash, queue=queue)
+
+
+def send_on_commit(ids, using="default", stash=None, queue=""):
+    """Send ``ids`` (of ``stash``, if given) to the workers when the current transaction commits
+    (now, outside one), on ``queue`` (a stash's ``queue`` field: blank is ``STASH_QUEUE``)."""
+    if not ids:
+        return
+    connection = connections[using]
+    if not connection.in_atomic_block:
+        tracing.remember(ids)
+        send(ids, stash=stash, queue=queue)
+        return
+    batch = _batches.get(connection)
+    # A batch belongs to the transaction that registered it: once that one has committed or
+    # rolled back, its callback is no longer pending and a new batch starts.
+    if batch is None or not on_commit_pending(batch, using):
+        batch = _Batch()
+        _batches[connection] = batch
+        transaction.on_commit(batch, using=using)
+    batch.ids[stash, queue].extend(ids)
+
+
+def send_each_on_commit(ids, using="default", time_limit=None, queue=""):
+    """Send each of ``ids`` in a message of its own (of ``time_limit`` seconds, if given) on
+    ``queue`` when the current transaction commits."""
+    ids = list(ids)
+    if not ids:
+        return
+
+    def send_each():
+        for pk in ids:
+            if time_limit is None:
+                send([pk], queue=queue)
+            else:
+                _publish([str(pk)], queue, time_limit=time_limit)
+
+    transaction.on_commit(send_each, using=using)
+
+
+def send(ids, stash=None, queue=""):
+    """Publish ``ids`` (of ``stash``, if given) in chunks on ``queue``; return how many were handed
+    to the broker or to a message of their stash that waits in the queue."""
+    ids = [str(pk) for pk in dict.fromkeys(ids)]
+    size = max(1, settings.STASH_BATCH_SIZE)
+    sent = 0
+    for start in range(0, len(ids), size):
+        chunk = ids[start:start + size]
+        if stash is None or len(chunk) == size:
+            sent += _publish(chunk, queue) and len(chunk)
+        elif not hold(stash) and join(stash):
+            sent += len(chunk)  # the stash's waiting message takes them
+        elif _publish(chunk, queue, wake=stash):
+            sent += len(chunk)
+        else:
+            missed(stash)
+    return sent
+
+
+def wake(stashes):
+    """Have the items of ``stashes`` (stash id: its ``queue`` field) that wait for their first run
+    claimed, unless a message already waits; return how many stashes a message was sent for."""
+    woken = 0
+    for stash, queue in stashes.items():
+        if not hold(stash):
+            continue
+        if _publish([], queue, wake=stash):
+            woken += 1
+        else:
+            missed(stash)
+    return woken
+
+
+def moved(stash, queue):
+    """``stash`` now has its messages sent to ``queue``: a message that holds its marker may wait
+    where no worker reads any more, so the marker comes down and a message on the new queue
+    claims the items waiting for their first run (those sent before are judged where they are,
+    or sent again by the sweeper)."""
+    missed(stash)
+    wake({stash: queue})
+
+
+def hold(stash):
+    """Put the marker of ``stash`` up: saves from now on join the message that holds it. False if
+    it was up (another message holds it). A cache that fails says True (and saves publish)."""
+    try:
+        return cache.add(_waiting_key(stash), 1, timeout=settings.STASH_LEASE_SECONDS)
+    except Exception:
+        logger.exception("Could not read the waiting-message marker of stash %s; publishing.", stash)
+        return True
+
+
+def join(stash):
+    """Have the message that holds the marker of ``stash`` take a save: note that one joined, then
+    look at the marker again. True if the save joined; False if this save put the marker up (it
+    had come down meanwhile) or the cache failed: the save then publishes.
+
+    On Redis the note and the second look travel together, in one round trip, in that order: a
+    save of a busy stash costs the cache two round trips (``hold``, then this), not three."""
+    lease = settings.STASH_LEASE_SECONDS
+    try:
+        pipeline = _pipeline()
+        if pipeline is None:
+            cache.set(_joined_key(stash), 1, timeout=lease)
+        else:
+            cache.client.set(_joined_key(stash), 1, timeout=lease, client=pipeline)
+            cache.client.set(_waiting_key(stash), 1, timeout=lease, client=pipeline, nx=True)
+            _noted, put_up = pipeline.execute()
+    except Exception:
+        logger.exception("Could not note a save joining stash %s's message; publishing.", stash)
+        return False
+    return not hold(stash) if pipeline is None else not put_up
+
+
+def started(stash):
+    """Take the marker of ``stash`` down (the next save publishes), then the note of joined saves.
+    Return True if a save joined since the last call, or the cache could not tell."""
+    try:
+        pipeline = _pipeline()
+        if pipeline is None:
+            cache.delete(_waiting_key(stash))
+            return bool(cache.delete(_joined_key(stash)))
+        cache.client.delete(_waiting_key(stash), client=pipeline)  # one round trip on Redis, the marker first
+        cache.client.delete(_joined_key(stash), client=pipeline)
+        _taken_down, noted = pipeline.execute()
+        return bool(noted)
+    except Exception:  # the keys expire on their own; saves meanwhile wait for the sweeper at worst
+        logger.exception("Could not clear the waiting-message marker of stash %s.", stash)
+        return True
+
+
+def missed(stash):
+    """The message that held the marker of ``stash`` could not be published: take the marker down
+    (the next save publishes) and note that saves wait, so that the stash's next message claims
+    them too (the sweeper sends them otherwise)."""
+    try:
+        cache.delete(_waiting_key(stash))
+        cache.set(_joined_key(stash), 1, timeout=settings.STASH_LEASE_SECONDS)
+    except Exception:
+        logger.exception("Could not clear the waiting-message marker of stash %s.", stash)
+
+
+def _pipeline():
+    """A pipeline of the cache's Redis (its commands sent together, in order, in one round trip, not
+    as a transaction), or None when the cache is not django-redis's or the lease is no time (a
+    timeout Redis cannot set): callers then make one call per command."""
+    if settings.STASH_LEASE_SECONDS <= 0 or not isinstance(caches[DEFAULT_CACHE_ALIAS], RedisCache):
+        return None
+    return cache.client.get_client(write=True).pipeline(transaction=False)
+
+
+def _waiting_key(stash):
+    return f"stash:waiting:{stash}"
+
+
+def _joined_key(stash):
+    return f"stash:joined:{stash}"
+
+
+def recover(task_id, hung, queue=""):
+    """Publish the recovery of the judging message ``task_id``, stopped at its time limit (``hung``:
+    while its process still ran; see ``processing.stopping``), on ``queue``, the one that message
+    came from; False (logged) if the broker refused it: the sweeper acts later."""
+    return _publish([], queue, recover={"recover": str(task_id), "hung": bool(hung)})
+
+
+def defer(ids, queue, wake=None, time_limit=None):
+    """Publish a judging message again on ``queue`` (the one it came from), to start in a second or
+    two (a random part of it, so deferred messages do not all come back together): its stash has
+    no judging slot free (``processing.slots``). False (logged) if the broker refused it: the
+    caller then judges it at once."""
+    kwargs = {"wake": wake} if wake is not None else {}
+    try:
+        current_app.send_task(PROCESS_TASK, args=[list(ids)], kwargs=kwargs, queue=queue_name(queue), retry=True,
+                              retry_policy=_RETRY_POLICY, time_limit=time_limit or settings.STASH_TIME_LIMIT,
+                              countdown=DEFER_SECONDS * (1 + random.random()))
+    except Exception:
+        logger.exception("Could not defer a message of %d item(s); judging it now.", len(ids))
+        return False
+    return True
+
+
+#: Seconds a deferred message waits at least (at most twice as long) before it is tried again.
+DEFER_SECONDS = 1.0
+
+
+def _publish(ids, queue, wake=None, time_limit=None, recover=None):
+    """Publish one message on ``queue`` (blank: ``STASH_QUEUE``); False (logged) if the broker refused it."""
+    kwargs = {"wake": wake} if wake is not None else {}
+    kwargs.update(recover or {})
+    try:
+        current_app.send_task(PROCESS_TASK, args=[ids], kwargs=kwargs, queue=queue_name(queue), retry=True,
+                              retry_policy=_RETRY_POLICY, time_limit=time_limit or settings.STASH_TIME_LIMIT)
+    except Exception:
+        logger.exception("Could not publish %d item(s); the sweeper will send them again.", len(ids))
+        return False
+    return True
+
+
+class Delivery(NamedTuple):
+    """One sink callback due: its task's arguments, and the queue of the hook config's stash (where
+    it goes when ``STASH_SINK_QUEUE`` is blank)."""
+
+    config_id: int
+    content_id: str
+    event: str
+    queue: str = ""
+
+    @property
+    def args(self):
+        return [self.config_id, str(self.content_id), self.event]
+
+
+def sink_queue(queue=""):
+    """The queue a sink delivery goes to: ``STASH_SINK_QUEUE``; blank, the queue of its hook
+    config's stash (``queue``, that stash's ``queue`` field)."""
+    return settings.STASH_SINK_QUEUE or queue_name(queue)
+
+
+def send_deliveries(deliveries):
+    """Publish one sink delivery task per ``Delivery``, on the sink queue; failures are logged."""
+    for delivery in deliveries:
+        try:
+            with tracing.continuing(delivery.content_id):  # the delivery's task joins its item's trace
+                current_app.send_task(DELIVER_TASK, args=delivery.args, queue=sink_queue(delivery.queue),
+                                      retry=True, retry_policy=_RETRY_POLICY)
+        except Exception:
+            logger.exception("Could not publish the %s delivery of %s to hook config %s.", delivery.event,
+                             delivery.content_id, delivery.config_id)
+
+
+def send_delivery_later(args, countdown, retries=0, queue="", task_id=None):
+    """Publish the delivery ``args`` (a ``Delivery``'s) again, to run in ``countdown`` seconds, on
+    ``queue`` (blank: the sink queue), keeping its count of ``retries`` and its task id; False
+    (logged) if the broker refused it."""
+    try:
+        current_app.send_task(DELIVER_TASK, args=list(args), queue=queue or sink_queue(), countdown=countdown,
+                              retries=retries, task_id=task_id, retry=True, retry_policy=_RETRY_POLICY)
+    except Exception:
+        logger.exception("Could not send the delivery %s again.", list(args))
+        return False
+    return True

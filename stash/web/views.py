@@ -1,0 +1,95 @@
+"""Web pages: the stashes you may submit to, the submit form, and an item's status and trail."""
+import json
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.utils.translation import gettext as _, ngettext
+
+from stash import processing
+from stash.core.exceptions import PayloadTooLarge
+from stash.models import Content, Stash
+from stash.ops import access
+from stash.web.forms import SubmitForm
+from stash.web.wording import trail_in_words, verdict_sentence
+
+# Ids of the items this browser submitted, so that an anonymous submitter can follow them.
+SESSION_KEY = "stash_submitted"
+SESSION_LIMIT = 50
+DONE = {Content.Status.ACCEPTED, Content.Status.REJECTED, Content.Status.HELD, Content.Status.FAILED}
+
+def index(request):
+    stashes = processing.submittable_stashes(request.user)
+    return render(request, "stash/index.html", {"stashes": stashes})
+
+
+def submit(request, slug):
+    stash = get_object_or_404(Stash, slug=slug, is_active=True)
+    if not processing.may_submit(request.user, stash):
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        raise PermissionDenied(_("You may not submit to this stash."))
+    form = SubmitForm(stash, request.POST or None, request.FILES or None)
+    if request.method == "POST" and (wait := access.over_rate(request, "anon_submit")) is not None:
+        # The anonymous API's limit, on the same count: the form is no way around it.
+        form.add_error(None, ngettext("Too many submissions from this address: try again in %(n)d second.",
+                                      "Too many submissions from this address: try again in %(n)d seconds.",
+                                      wait) % {"n": wait})
+        response = render(request, "stash/submit.html", {"stash": stash, "form": form}, status=429)
+        response["Retry-After"] = str(wait)
+        return response
+    if request.method == "POST" and form.is_valid():
+        try:
+            content, _created = processing.submit(stash, form.payload, request.user, Content.Source.FORM,
+                                                      canonical=form.canonical)
+        except (ValidationError, PayloadTooLarge) as exc:  # e.g. the stash was closed meanwhile
+            form.add_error(None, getattr(exc, "messages", None) or str(exc))
+        else:
+            submitted = request.session.get(SESSION_KEY, [])
+            request.session[SESSION_KEY] = [*submitted, str(content.pk)][-SESSION_LIMIT:]
+            return redirect("stash:content", pk=content.pk)
+    return render(request, "stash/submit.html", {"stash": stash, "form": form})
+
+
+def content(request, pk):
+    item = _visible_content(request, pk)
+    if item is None:
+        return redirect_to_login(request.get_full_path())
+    data = item.payload.get("data")
+    return render(request, "stash/content.html", {
+        "content": item, **_verdict_context(request, item),
+        # Indented JSON, keys sorted: PostgreSQL keeps no order of keys (escaped by the template).
+        "data_json": json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) if data else "",
+    })
+
+
+def content_status(request, pk):
+    """The item's status as JSON, with the verdict section rendered: the status page polls it."""
+    item = _visible_content(request, pk)
+    if item is None:
+        return JsonResponse({"detail": _("Log in to see this item.")}, status=401)
+    context = _verdict_context(request, item)
+    return JsonResponse({"status": item.status, "done": context["done"],
+                         "html": render_to_string("stash/_verdict.html", {"content": item, **context}, request)})
+
+
+def _visible_content(request, pk):
+    """The item if this user (or this browser) may see it; None: log in first; Http404: no such item."""
+    item = Content.objects.select_related("stash").filter(pk=pk).first()
+    if item is not None and (str(item.pk) in request.session.get(SESSION_KEY, [])
+                             or processing.visible_contents(request.user).filter(pk=item.pk).exists()):
+        return item
+    if not request.user.is_authenticated:
+        return None
+    raise Http404(_("No such item."))
+
+
+def _verdict_context(request, item):
+    """The verdict in words; the technical detail (failures' text, the recorded reason) only for
+    people who may view every item: its submitter reads plain sentences."""
+    run = item.runs.first()
+    technical = request.user.has_perm("stash.view_content")
+    return {"done": item.status in DONE, "run": run, "verdict": verdict_sentence(item, run), "technical": technical,
+            "steps": trail_in_words(run.trail, technical) if run else []}
