@@ -1,4 +1,4 @@
-"""App config: connects the signals and discovers hooks, once, at start-up."""
+"""App config: connects the signals, wires the version recorder and discovers hooks, once, at start-up."""
 import importlib
 import logging
 from functools import partial
@@ -19,7 +19,12 @@ class StashConfig(AppConfig):
 
     def ready(self):
         from stash import checks, signals  # noqa: F401 - connect receivers, register checks
+        from stash.db import versioning
+        from stash.models import PipelineVersion
+        from stash.ops import task_signals  # noqa: F401 - connect the Celery signals' receivers
 
+        # One change, one version: db.versioning records each change through the model's own method.
+        versioning.recorder = PipelineVersion.record
         discover_hooks()
 
 

@@ -1,0 +1,226 @@
+"""A hook config: a registered hook chosen for a stash, with its params, position and mode."""
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import F, Max
+from django.utils.translation import gettext, gettext_lazy as _
+
+from stash.core import pipeline, registry
+from stash.core.exceptions import ExpressionError, InvalidParams, NotRegistered
+from stash.core.expressions import validate_condition
+from stash.db import versioning
+from stash.models.base import LoadedStateModel
+from stash.models.choices import HookOnError
+from stash.models.stashes import Stash
+from stash.models.validators import unstorable
+
+
+class HookConfigQuerySet(models.QuerySet):
+    def enabled(self):
+        return self.filter(enabled=True)
+
+    def in_order(self):
+        return self.order_by("position", "pk")
+
+    def update(self, **kwargs):
+        """Update, and mark the stashes' pipelines changed unless only counters moved."""
+        if set(kwargs) - set(HookConfig.COUNTER_FIELDS):
+            stash_ids = list(self.values_list("stash_id", flat=True).distinct())
+            with versioning.one_change(using=self.db):
+                Stash.bump_config_version(stash_ids)  # the stash row first: see processing._record
+                return super().update(**kwargs)
+        return super().update(**kwargs)
+
+    def delete(self):
+        stash_ids = list(self.values_list("stash_id", flat=True).distinct())
+        with versioning.one_change(using=self.db):
+            # Items first, then stashes, then hook configs: the lock order of processing.
+            from stash.models.content import Content  # it names this model: imported when needed
+
+            Content.objects.filter(decided_by__in=self.values("pk")).update(decided_by=None)
+            Stash.bump_config_version(stash_ids)
+            return super().delete()
+
+    def reorder(self, stash, ordered_ids):
+        """Renumber ``stash``'s hooks 1..n in the order of ``ordered_ids``, atomically.
+
+        ``ordered_ids`` must name every hook of the stash once; otherwise ``ValidationError``
+        and nothing changes. Concurrent reorders of one stash queue on the stash's row lock,
+        so positions are never duplicated or missing.
+        """
+        ordered_ids = [int(pk) for pk in ordered_ids]
+        with versioning.one_change(using=self.db):  # the two steps below: one bump
+            Stash.lock_one(stash.pk)
+            current = set(self.model.objects.filter(stash=stash).values_list("pk", flat=True))
+            if len(ordered_ids) != len(set(ordered_ids)) or set(ordered_ids) != current:
+                raise ValidationError(_("The new order must list every hook of the stash exactly once."))
+            # Two steps so that no intermediate row breaks the unique (stash, position):
+            # first distinct negatives, then flip the sign.
+            staged = [self.model(pk=pk, position=-index) for index, pk in enumerate(ordered_ids, start=1)]
+            self.model.objects.bulk_update(staged, ["position"])
+            self.model.objects.filter(stash=stash).update(position=-F("position"))
+
+
+class HookConfig(LoadedStateModel):
+    """One configured use of a registered hook in a stash: which, with what params, where."""
+
+    COUNTER_FIELDS = ("runs_count", "kept_count", "dropped_count", "held_count", "errors_count", "time_total_us",
+                      "overturned_count")
+
+    class Mode(models.TextChoices):
+        ENFORCE = pipeline.ENFORCE, _("enforce")
+        OBSERVE = pipeline.OBSERVE, _("observe (record only)")
+
+    HookOnError = HookOnError
+
+    stash = models.ForeignKey(Stash, on_delete=models.CASCADE, related_name="hooks", verbose_name=_("stash"))
+    hook = models.CharField(_("hook"), max_length=100, help_text=_("Name of a registered hook."))
+    label = models.CharField(_("label"), max_length=200, blank=True)
+    params = models.JSONField(_("params"), default=dict, blank=True,
+                              help_text=_("Settings of the hook, checked against its schema."))
+    enabled = models.BooleanField(_("enabled"), default=True)
+    mode = models.CharField(_("mode"), max_length=10, choices=Mode.choices, default=Mode.ENFORCE,
+                            help_text=_("An observing hook records what it would do and decides nothing."))
+    position = models.IntegerField(_("position"), default=0, db_index=True,
+                                   help_text=_("Hooks run in increasing position; 0 appends at the end."))
+    on_error = models.CharField(_("on error"), max_length=10, choices=HookOnError.choices,
+                                default=HookOnError.INHERIT)
+    condition = models.TextField(_("condition"), blank=True,
+                                 help_text=_('Optional CEL expression; the hook runs only when it holds, '
+                                             'e.g. payload.data.probability > 0.5'))
+    timeout_ms = models.PositiveIntegerField(_("timeout (ms)"), default=2000,
+                                             help_text=_("A run longer than this is stopped and counts as an error."))
+    runs_count = models.PositiveBigIntegerField(_("runs"), default=0, editable=False)
+    kept_count = models.PositiveBigIntegerField(_("kept"), default=0, editable=False)
+    dropped_count = models.PositiveBigIntegerField(_("dropped"), default=0, editable=False)
+    held_count = models.PositiveBigIntegerField(
+        _("held"), default=0, editable=False,
+        help_text=_("Items this hook held for review (or, observing, would have)."),
+    )
+    errors_count = models.PositiveBigIntegerField(_("errors"), default=0, editable=False)
+    time_total_us = models.PositiveBigIntegerField(_("total time (µs)"), default=0, editable=False)
+    overturned_count = models.PositiveBigIntegerField(
+        _("overturned"), default=0, editable=False,
+        help_text=_("Verdicts of this hook that a reviewer overturned: its false positives."),
+    )
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    objects = HookConfigQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("hook config")
+        verbose_name_plural = _("hook configs")
+        ordering = ["stash", "position", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["stash", "position"], name="stash_hookconfig_unique_position"),
+        ]
+
+    def __str__(self):
+        return gettext("%(title)s (position %(position)d)") % {"title": self.title, "position": self.position}
+
+    # Compared with what was loaded: a change of these moves the stash's ``config_version`` (an
+    # unchanged save does not); a change of ``CONFIG_FIELDS`` must validate; an unchanged position
+    # is not written back, so a stale instance cannot undo a reorder.
+    TRACKED_FIELDS = ("stash_id", "hook", "label", "params", "enabled", "mode", "position", "on_error", "condition",
+                      "timeout_ms")
+    CONFIG_FIELDS = ("hook", "params", "condition", "timeout_ms")
+
+    @property
+    def hook_class(self):
+        """The registered hook class, or None if its name is not registered (any more)."""
+        try:
+            return registry.get(self.hook)
+        except NotRegistered:
+            return None
+
+    @property
+    def is_missing(self):
+        return self.hook_class is None
+
+    @property
+    def title(self):
+        """Its label, or its hook's name."""
+        return self.label or self.hook
+
+    def effective_on_error(self, stash=None):
+        """What a failure of this hook does to an item: its own ``on_error``, or its stash's (pass
+        ``stash`` when it is at hand) when it inherits."""
+        return (stash or self.stash).on_error if self.on_error == self.HookOnError.INHERIT else self.on_error
+
+    def clean(self):
+        super().clean()
+        if self._state.adding or self._changed(self.CONFIG_FIELDS):
+            # As in save(): an untouched config whose hook has gone missing can be disabled.
+            self.validate_hook()
+
+    def validate_hook(self):
+        """Raise ``ValidationError`` (per field) if hook, params, condition or timeout are not valid."""
+        errors = {}
+        # No hook may outlast a judging message: past it, its pool process is killed anyway, and
+        # a longer timeout would only hold the item's claim (and a process) that much longer.
+        limit_ms = settings.STASH_TIME_LIMIT * 1000
+        if isinstance(self.timeout_ms, int) and self.timeout_ms > limit_ms:
+            errors["timeout_ms"] = _(
+                "At most %(limit)s ms: the hard time limit of a judging message (STASH_TIME_LIMIT, %(seconds)s s)."
+            ) % {"limit": f"{limit_ms:,}", "seconds": settings.STASH_TIME_LIMIT}
+        hook_class = self.hook_class
+        if hook_class is None:
+            errors["hook"] = _("%(name)r is not a registered hook.") % {"name": self.hook}
+        elif unstorable(self.params, "params"):
+            errors["params"] = unstorable(self.params, "params")
+        else:
+            try:
+                hook_class.validate_params(self.params)
+            except InvalidParams as exc:
+                errors["params"] = str(exc)
+        if unstorable(self.condition, "condition"):
+            errors["condition"] = unstorable(self.condition, "condition")
+        elif self.condition.strip():
+            try:
+                validate_condition(self.condition)
+            except ExpressionError as exc:
+                errors["condition"] = str(exc)
+        if errors:
+            raise ValidationError(errors)
+
+    def save(self, *args, **kwargs):
+        loaded = getattr(self, "_loaded", None)
+        update_fields = kwargs.get("update_fields")
+        changed = self._state.adding or self._changed(
+            [f for f in self.TRACKED_FIELDS if update_fields is None or f.removesuffix("_id") in update_fields])
+        if self._state.adding or self._changed(self.CONFIG_FIELDS):
+            # New or changed configuration must be valid; an untouched config whose hook has
+            # gone missing can still be saved (to disable or relabel it).
+            self.validate_hook()
+        if loaded is not None and kwargs.get("update_fields") is None and not self._state.adding:
+            # Counters belong to the workers: a save never writes them back from memory.
+            skip = {*self.COUNTER_FIELDS, "created_at"}
+            if loaded.get("position") == self.position:
+                skip.add("position")
+            kwargs["update_fields"] = [f.name for f in self._meta.concrete_fields
+                                       if not f.primary_key and f.name not in skip]
+        with versioning.one_change():
+            if self._state.adding and self.position <= 0:
+                Stash.lock_one(self.stash_id)
+                last = HookConfig.objects.filter(stash_id=self.stash_id).aggregate(m=Max("position"))["m"]
+                self.position = (last or 0) + 1
+            if changed:
+                Stash.bump_config_version([self.stash_id])  # locks the stash row before the config's
+            else:
+                Stash.lock([self.stash_id])
+            # A delete takes that lock first too: under it, a config still here stays until we commit.
+            if not self._state.adding and not HookConfig.objects.filter(pk=self.pk).exists():
+                raise HookConfig.DoesNotExist(gettext("This hook config was deleted meanwhile."))
+            super().save(*args, **kwargs)
+        self._remember()
+
+    def delete(self, *args, **kwargs):
+        with versioning.one_change():
+            # Items first, then the stash, then this config: the lock order of processing.
+            from stash.models.content import Content  # it names this model: imported when needed
+
+            Content.objects.filter(decided_by_id=self.pk).update(decided_by=None)
+            Stash.bump_config_version([self.stash_id])
+            return super().delete(*args, **kwargs)

@@ -1,0 +1,111 @@
+"""What a payload, a queue name and a stored value must be: the checks the models, forms and API share."""
+import hashlib
+import json
+import math
+import re
+import unicodedata
+
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext, gettext_lazy as _
+
+#: Longest Celery queue name a stash may give: AMQP allows 255 bytes, and the filesystem broker
+#: names each message's file after its queue (within the 255 bytes of a file name).
+QUEUE_NAME_MAX = 200
+
+
+def validate_queue_name(value):
+    """Raise ``ValidationError`` unless ``value`` can name a Celery queue on every broker stash
+    runs on: no blanks, control characters or path separators (the filesystem broker writes it
+    into file names), not RabbitMQ's reserved ``amq.`` prefix, at most ``QUEUE_NAME_MAX`` bytes."""
+    if any(char.isspace() for char in value):
+        raise ValidationError(_("A queue name cannot contain blanks."), code="whitespace")
+    if any(unicodedata.category(char) in ("Cc", "Cf", "Cs") for char in value):
+        raise ValidationError(_("A queue name cannot contain control characters."), code="control")
+    if "/" in value or "\\" in value:
+        raise ValidationError(_("A queue name cannot contain / or \\."), code="separator")
+    if value.startswith("amq."):
+        raise ValidationError(_("Queue names starting with \"amq.\" are reserved by RabbitMQ."), code="reserved")
+    if len(value.encode("utf-8")) > QUEUE_NAME_MAX:
+        raise ValidationError(_("A queue name has at most %(max)d bytes in UTF-8.") % {"max": QUEUE_NAME_MAX},
+                              code="max_bytes")
+
+
+def validate_payload(payload, stash):
+    """Raise ``ValidationError`` unless ``payload`` is a JSON object every database can store
+    (see ``unstorable``) and within ``stash``'s size limit (the error's code is then ``too_large``).
+
+    With a stash, return the payload's ``canonical_json``: it is what was measured.
+    """
+    if not isinstance(payload, dict):
+        raise ValidationError({"payload": _("The payload must be a JSON object, not %(type)s.")
+                               % {"type": type(payload).__name__}})
+    problem = unstorable(payload)
+    if problem:
+        raise ValidationError({"payload": problem})
+    if stash is None:
+        return None
+    canonical = canonical_json(payload)
+    if len(canonical) > stash.max_payload_bytes:
+        message = _("The payload is %(size)d bytes; this stash takes at most %(max)d.") % {
+            "size": len(canonical), "max": stash.max_payload_bytes}
+        raise ValidationError({"payload": ValidationError(message, code="too_large")})
+    return canonical
+
+
+# Deeper payloads are refused: nobody needs them, and walking them costs recursion.
+MAX_PAYLOAD_DEPTH = 100
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+# Integers longer than this are refused: well within what Python (4300 digits) and PostgreSQL write.
+MAX_INTEGER_DIGITS = 1000
+
+
+_INTEGER_LIMIT = 10**MAX_INTEGER_DIGITS
+
+
+_MAX_INT_BITS = int(MAX_INTEGER_DIGITS * math.log2(10))  # no integer of this many bits reaches the limit
+
+
+def unstorable(value, what="payload") -> str:
+    """Why ``value`` (a ``what``) cannot be stored as JSON on every database, or "" if it can."""
+    names = {"what": what}
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_PAYLOAD_DEPTH:
+            return gettext("The %(what)s nests deeper than %(depth)d levels.") % {**names, "depth": MAX_PAYLOAD_DEPTH}
+        if isinstance(item, dict):
+            stack.extend((str(key), depth) for key in item)  # keys can hold a NUL too
+            stack.extend((member, depth + 1) for member in item.values())
+        elif isinstance(item, list):
+            stack.extend((member, depth + 1) for member in item)
+        elif isinstance(item, str) and "\x00" in item:
+            return gettext("The %(what)s contains a NUL character (\\u0000), which cannot be stored.") % names
+        elif isinstance(item, str) and not item.isascii() and _SURROGATE.search(item):
+            # JSON can spell a lone surrogate (\ud800); UTF-8, and so every database, cannot.
+            return gettext("The %(what)s contains an unpaired surrogate (\\ud800-\\udfff), which is not valid "
+                           "Unicode.") % names
+        elif isinstance(item, float) and not math.isfinite(item):
+            # JSON parsers turn 1e999 into infinity, which JSON itself cannot express.
+            return gettext("The %(what)s contains a number too large for JSON.") % names
+        elif isinstance(item, int) and item.bit_length() > _MAX_INT_BITS and abs(item) >= _INTEGER_LIMIT:
+            # Python writes no integer longer than its int_max_str_digits (4300) as text.
+            return gettext("The %(what)s contains an integer of more than %(digits)d digits.") % {
+                **names, "digits": MAX_INTEGER_DIGITS}
+    return ""
+
+
+def canonical_json(payload):
+    """``payload`` as canonical JSON in UTF-8 (keys sorted, no spaces): its length is the payload's size."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode()
+
+
+def content_hash(payload, canonical=None):
+    """SHA-256 of the payload as canonical JSON: equal payloads, equal hashes.
+
+    Pass ``canonical`` (the payload's ``canonical_json``) if you have it: large payloads are slow to encode.
+    """
+    return hashlib.sha256(canonical_json(payload) if canonical is None else canonical).hexdigest()
