@@ -18,8 +18,9 @@ so the rules live here once:
 - ``configuring``: ``save_hook``, ``saving_hooks``, ``set_enabled``, ``duplicate_hooks`` and
   ``delete_hooks``, the admin's changes to hook configs, under the same lock.
 - ``reviewing``: ``approve``, ``reject``, ``overturn`` (items in bulk), ``decide`` (one item, only
-  while it has the status the person saw), ``held_items``, ``next_held`` and ``held_counts`` (the
-  items awaiting review) and ``replay``.
+  while it has the status the person saw), ``held_items``, ``next_held``, ``held_counts`` and
+  ``with_held_counts`` (the items awaiting review), ``replay``, and ``DECIDED_STATUSES`` (an item
+  the hooks are done with).
 - ``housekeeping``: ``prune``, runs and final items past their retention, in short batches;
   ``exporting``: ``export_rows`` and ``write_jsonl``, a stash's items as JSON Lines.
 - ``slowness``: which stashes are slow (``slow_stashes``, marked after a slow judging message,
@@ -82,6 +83,7 @@ from .judging import (  # noqa: F401
 )
 from .ordering import arrange_hooks, move_hooks, place_dragged_hooks, place_hooks, reorder_hooks  # noqa: F401
 from .reviewing import (  # noqa: F401
+    DECIDED_STATUSES,
     DECISIONS,
     Decision,
     ReplayChange,
@@ -95,6 +97,7 @@ from .reviewing import (  # noqa: F401
     overturn,
     reject,
     replay,
+    with_held_counts,
 )
 from .simulating import CONTENT_FIELD, drafted_hooks, simulate, simulation_item  # noqa: F401
 from .slots import Slot, judging_slot  # noqa: F401
