@@ -33,7 +33,8 @@ so the rules live here once:
   and error rates and p95 time) and its queue lag, for its admin page.
 - ``importing``: ``export_document`` and ``import_document``, a stash's pipeline as a JSON document
   (``stash.documents``), checked as the admin checks a save (``InvalidDocument``) and applied all
-  or nothing; ``versions``: ``compare`` and ``restore`` the versions every change records;
+  or nothing (``import_permissions`` and ``missing_import_permissions``: what a user needs to
+  import one); ``versions``: ``compare`` and ``restore`` the versions every change records;
   ``examples``: ``run_examples`` (golden examples, against the current or a drafted pipeline),
   ``compare_examples`` (against the live version and a draft: which examples a change breaks;
   ``ExamplesBroken`` when a stash that blocks that would have it) and ``example_from``;
@@ -62,7 +63,17 @@ from .examples import (  # noqa: F401
 from .exporting import export_rows, write_jsonl  # noqa: F401
 from .guarding import CheckedChange, PipelineChanged, run_checked  # noqa: F401
 from .housekeeping import BATCH_SIZE as PRUNE_BATCH_SIZE, PruneReport, prune, scheduled_prune  # noqa: F401
-from .importing import ImportPlan, InvalidDocument, export_document, import_document, public_document  # noqa: F401
+from .importing import (  # noqa: F401
+    EXAMPLES_PERMISSIONS,
+    PIPELINE_PERMISSIONS,
+    ImportPlan,
+    InvalidDocument,
+    export_document,
+    import_document,
+    import_permissions,
+    missing_import_permissions,
+    public_document,
+)
 from .isolation import ChildFailed, DeadlineExceeded, Unanswered  # noqa: F401
 from .judging import (  # noqa: F401
     BULK_SLICE,

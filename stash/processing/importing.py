@@ -43,6 +43,27 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", dict: "a JSON object"}
 
+#: What importing any document (or restoring a version) needs: it changes the stash's settings and
+#: adds, changes and removes its hooks.
+PIPELINE_PERMISSIONS = ("stash.change_stash", "stash.add_hookconfig", "stash.change_hookconfig",
+                        "stash.delete_hookconfig")
+#: What a document that carries golden examples needs too: they replace the stash's.
+EXAMPLES_PERMISSIONS = ("stash.add_example", "stash.delete_example")
+
+
+def import_permissions(document: Any) -> tuple[str, ...]:
+    """The Django permissions importing ``document`` needs, whichever face imports it::
+
+        missing = [perm for perm in import_permissions(document) if not user.has_perm(perm)]
+    """
+    carries = isinstance(document, dict) and "examples" in document  # null too: it is refused, not ignored
+    return PIPELINE_PERMISSIONS + (EXAMPLES_PERMISSIONS if carries else ())
+
+
+def missing_import_permissions(user: Any, document: Any) -> list[str]:
+    """Those of ``import_permissions(document)`` that ``user`` lacks, in that order; empty: they may import it."""
+    return [perm for perm in import_permissions(document) if not user.has_perm(perm)]
+
 
 class InvalidDocument(StashError):
     """A document that cannot be imported; nothing was changed. ``errors`` maps a path
