@@ -16,7 +16,8 @@ so the rules live here once:
 - ``ordering``: ``reorder_hooks``, ``place_hooks``, ``place_dragged_hooks`` and ``move_hooks``,
   atomic under the stash's row lock (``Stash.lock``).
 - ``configuring``: ``save_hook``, ``saving_hooks``, ``set_enabled``, ``duplicate_hooks`` and
-  ``delete_hooks``, the admin's changes to hook configs, under the same lock.
+  ``delete_hooks``, the admin's and the API's changes to hook configs, under the same lock;
+  ``merge_secrets``, the secrets kept when params come back without them.
 - ``reviewing``: ``approve``, ``reject``, ``overturn`` (items in bulk), ``decide`` (one item, only
   while it has the status the person saw), ``held_items``, ``next_held``, ``held_counts`` and
   ``with_held_counts`` (the items awaiting review), ``replay``, and ``DECIDED_STATUSES`` (an item
@@ -48,7 +49,14 @@ Locks are always taken in one order: items, then stashes (by id), then hook conf
 from .. import dispatch  # noqa: F401 - tests and callers reach the publisher through here
 from ..versioning import one_change  # noqa: F401
 from .activity import Unsupported as ActivityUnsupported, for_stash as hook_activity  # noqa: F401
-from .configuring import delete_hooks, duplicate_hooks, save_hook, saving_hooks, set_enabled  # noqa: F401
+from .configuring import (  # noqa: F401
+    delete_hooks,
+    duplicate_hooks,
+    merge_secrets,
+    save_hook,
+    saving_hooks,
+    set_enabled,
+)
 from .counting import count_sweep  # noqa: F401
 from .deadlines import Clock  # noqa: F401
 from .delivery_slots import SlotsTaken, delivery_slot  # noqa: F401

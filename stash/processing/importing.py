@@ -31,6 +31,7 @@ from ..exceptions import StashError
 from ..models import Example, HookConfig, PipelineVersion, Stash, unstorable
 from ..versioning import one_change
 from . import limits
+from .configuring import merge_secrets
 from .examples import ExampleResult, compare_examples, refuse_if_broken
 from .guarding import ATTEMPTS, PipelineChanged
 
@@ -300,13 +301,14 @@ def _plan_hooks(stash: Stash, before: list[HookConfig], hooks: list[dict[str, An
     configs, errors = [], {}
     for place, (index, entry) in enumerate(zip(order, wanted, strict=True), start=1):
         config = matched.get(place - 1)
-        stored = config.params if config is not None else {}
+        # Before the entry's fields replace the stored ones: the stored secrets it leaves out.
+        params = merge_secrets(config, entry.get("hook", defaults.hook), entry.get("params", defaults.params))
         if config is None:
             config = HookConfig(stash=stash)
         for name in documents.HOOK_FIELDS:
             if name != "position":
                 setattr(config, name, entry.get(name, getattr(defaults, name)))
-        config.params = registry.keep_secrets(config.hook, config.params, stored)
+        config.params = params
         if config._state.adding:
             config.position = place
         try:
