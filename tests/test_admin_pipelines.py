@@ -21,7 +21,8 @@ HOOKS = [
 ]
 #: What may see a stash's pipeline, and what may change it too.
 VIEWER = ("view_stash", "view_hookconfig", "view_example")
-EDITOR = (*VIEWER, "change_stash", "change_hookconfig", "change_example")
+EDITOR = (*VIEWER, "change_stash", "add_hookconfig", "change_hookconfig", "delete_hookconfig", "add_example",
+          "delete_example")
 
 
 @pytest.fixture
@@ -214,12 +215,12 @@ def test_a_stash_that_warns_applies_a_pipeline_that_breaks_examples_and_says_so(
     assert audit.hooks.get(label="No spam").params == {"words": ["spam", "scam"]}
 
 
-def test_examples_in_a_file_need_the_permission_to_change_examples(django_user_model, audit):
-    client = staff(django_user_model, "editor", *[name for name in EDITOR if name != "change_example"])
+def test_examples_in_a_file_need_the_permissions_to_add_and_delete_examples(django_user_model, audit):
+    client = staff(django_user_model, "editor", *[name for name in EDITOR if name != "delete_example"])
     document = edited_export(audit)
     document["examples"] = [{"name": "x", "payload": {"text": "x"}, "verdict": "accepted"}]
     response = upload(client, audit, document)
-    assert "needs the permission to change examples" in response.content.decode()
+    assert "needs permissions you do not have: stash.delete_example." in response.content.decode()
     del document["examples"]
     assert upload(client, audit, document).context["plan"].changes == ["added Small", "No spam: params changed"]
 

@@ -351,6 +351,30 @@ def test_the_stashes_list_and_a_stash_page_link_to_its_review_queue(admin_client
     assert f'<a href="{review_url(audit)}">Review (2 held)</a>' in page
 
 
+
+def test_every_page_that_counts_held_items_gives_the_same_count(admin_client, admin_user, audit, make_stash):
+    first, _second, _third = held(audit, "http://a", "http://b", "http://c")
+    judge(audit, text="fine")
+    other = make_stash("zoo", name="Zoo", hooks=[{"hook": "test_hold_links"}])
+    held(other, "http://z")
+
+    def counts(stash):
+        changelist = admin_client.get(reverse("admin:stash_stash_changelist"))
+        listed = {row.pk: row.held_count for row in changelist.context["cl"].result_list}[stash.pk]
+        panel = dict(processing.held_counts()).get(stash, 0)
+        index = admin_client.get(reverse("admin:index")).context["stashes"]
+        on_index = {shown.pk: n for shown, n, _url in index}.get(stash.pk, 0)
+        page = admin_client.get(change_url(stash)).context["original"].held_count
+        review = admin_client.get(review_url(stash)).context["total"]
+        return listed, panel, on_index, page, review
+
+    assert counts(audit) == (3, 3, 3, 3, 3)
+    assert counts(other) == (1, 1, 1, 1, 1)
+    processing.approve(Content.objects.filter(pk=first.pk), admin_user)
+    assert counts(audit) == (2, 2, 2, 2, 2)
+    processing.approve(Content.objects.filter(stash=other), admin_user)
+    assert counts(other) == (0, 0, 0, 0, 0)
+
 # --- the reviewer as the decider -----------------------------------------------------------------
 
 

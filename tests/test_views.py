@@ -263,3 +263,15 @@ def test_the_submitted_data_is_shown_as_pretty_json(audit, sam, sam_client):
             '  &quot;score&quot;: 0.5,\n  &quot;tags&quot;: [\n    &quot;a&quot;,\n'
             '    &quot;ü&quot;\n  ]\n}</pre>') in html
     assert "{&#x27;channel&#x27;" not in html and "True" not in html
+
+
+def test_the_status_page_stops_waiting_exactly_when_a_person_may_have_the_item_judged_again(audit, sam, sam_client):
+    # One set of decided statuses: what the status page calls done is what the review offers to judge again.
+    content = processing.submit(audit, {"text": "hi"}, sam, Content.Source.FORM)[0]
+    done = {}
+    for status in Content.Status.values:
+        Content.objects.filter(pk=content.pk).update(status=status)
+        item = Content.objects.get(pk=content.pk)
+        done[status] = sam_client.get(f"/c/{content.pk}/status/").json()["done"]
+        assert done[status] == ("judge" in processing.decisions_for(item)), status
+    assert {status for status, finished in done.items() if finished} == {"accepted", "rejected", "held", "failed"}

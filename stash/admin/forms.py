@@ -146,12 +146,8 @@ class HookConfigForm(forms.ModelForm):
     def clean_params(self):
         params = self.cleaned_data.get("params")
         params = {} if params is None else params
-        if self.instance.pk is not None and self.cleaned_data.get("hook") == self.instance.hook:
-            # Params sent back without a secret keep the stored one; a secret typed anew replaces it.
-            params = registry.keep_secrets(self.instance.hook, params, self.instance.params)
-            if params == self.instance.params:
-                return self.instance.params  # unchanged: stored as it was, in its key order too
-        return params
+        # Params sent back without a secret keep the stored one; a secret typed anew replaces it.
+        return processing.merge_secrets(self.instance, self.cleaned_data.get("hook"), params)
 
     def clean(self):
         cleaned = super().clean()

@@ -8,8 +8,7 @@ from functools import partial
 from adminsortable2.admin import SortableAdminBase, SortableAdminMixin, SortableTabularInline
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
-from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Q
 from django.http import HttpResponse
 from django.template.loader import render_to_string
 from django.urls import path, reverse
@@ -172,12 +171,9 @@ class StashAdmin(admin_guard.GuardedStashChanges, OneChangePerPost, SortableAdmi
     inlines = [HookConfigInline]
 
     def get_queryset(self, request):
-        held = (Content.objects.filter(stash=OuterRef("pk"), status=Content.Status.HELD).order_by()
-                .values("stash").annotate(n=Count("pk")).values("n"))
-        return super().get_queryset(request).annotate(
+        return processing.with_held_counts(super().get_queryset(request)).annotate(
             hook_count=Count("hooks", distinct=True),
             enabled_count=Count("hooks", filter=Q(hooks__enabled=True), distinct=True),
-            held_count=Coalesce(Subquery(held, output_field=IntegerField()), Value(0)),
         )
 
     @admin.display(description=_("hooks"))

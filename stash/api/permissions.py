@@ -94,24 +94,29 @@ class CanReadPipeline(HasPerm):
 
 
 class CanChangePipeline(HasPerm):
-    """Importing a pipeline document or restoring a version changes the stash and adds, changes and
-    removes hooks: it needs all of those permissions."""
+    """Restoring a version changes the stash and adds, changes and removes hooks: it needs all of
+    those permissions (``processing.PIPELINE_PERMISSIONS``)."""
 
-    perms = ("stash.change_stash", "stash.add_hookconfig", "stash.change_hookconfig", "stash.delete_hookconfig")
+    perms = processing.PIPELINE_PERMISSIONS
     message = ("Changing a stash's pipeline needs the permissions to change stashes and to add, change and "
                "delete hook configs.")
 
 
-class CanReplaceExamples(BasePermission):
-    """A document that carries golden examples replaces the stash's: that needs ``stash.add_example``
-    and ``stash.delete_example`` too."""
+class CanImportDocument(BasePermission):
+    """Importing the request's document needs what ``processing.import_permissions`` says, as the
+    admin's upload does: ``CanChangePipeline``'s, and for a document that carries golden examples
+    (they replace the stash's) ``stash.add_example`` and ``stash.delete_example`` too."""
 
-    message = ("This document carries golden examples, which replace the stash's: that needs the permissions to "
-               "add and delete examples (or leave \"examples\" out).")
+    examples_message = ("This document carries golden examples, which replace the stash's: that needs the "
+                        "permissions to add and delete examples (or leave \"examples\" out).")
 
     def has_permission(self, request, view):
-        carries = isinstance(request.data, dict) and "examples" in request.data
-        return not carries or request.user.has_perms(("stash.add_example", "stash.delete_example"))
+        missing = processing.missing_import_permissions(request.user, request.data)
+        if set(missing) & set(processing.PIPELINE_PERMISSIONS):
+            self.message = CanChangePipeline.message
+        elif missing:
+            self.message = self.examples_message
+        return not missing
 
 
 class CanRunExamples(HasPerm):

@@ -42,7 +42,7 @@ class PipelineView(StashScoped, GenericAPIView):
 
     def get_permissions(self):
         if self.request.method == "PUT":
-            return [IsAuthenticated(), permissions.CanChangePipeline(), permissions.CanReplaceExamples()]
+            return [IsAuthenticated(), permissions.CanImportDocument()]
         return [IsAuthenticated(), permissions.CanReadPipeline()]
 
     def get_object(self):

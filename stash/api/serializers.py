@@ -12,7 +12,6 @@ from rest_framework.exceptions import NotFound
 from stash import models, processing
 from stash.core import pipeline, registry
 from stash.models import Content, HookConfig, PipelineRun, Stash
-from stash.processing import limits
 
 #: A query parameter given blank (``?stash=``) is refused, not read as absent.
 BLANK_PARAMETER = "Give a value, or leave the parameter out."
@@ -397,7 +396,6 @@ class HookConfigSerializer(ModelSerializer):
         return fields
 
     def create(self, validated_data):
-        limits.check_new_hooks(validated_data["stash"].pk)  # a 400, as the model's checks
         return self._saved(HookConfig(**validated_data))
 
     def to_representation(self, instance):
@@ -406,23 +404,28 @@ class HookConfigSerializer(ModelSerializer):
         return data
 
     def update(self, instance, validated_data):
-        if "params" in validated_data and validated_data.get("hook", instance.hook) == instance.hook:
-            validated_data["params"] = registry.keep_secrets(instance.hook, validated_data["params"], instance.params)
+        if "params" in validated_data:
+            validated_data["params"] = processing.merge_secrets(instance, validated_data.get("hook", instance.hook),
+                                                                validated_data["params"])
         for name, value in validated_data.items():
             setattr(instance, name, value)
         return self._saved(instance)
 
     @staticmethod
     def _saved(config):
-        """Save: the fields were checked by this serializer, and the save checks hook, params and
-        condition (as the admin's does), so each is checked once.
+        """Save as the admin does (``processing.save_hook``: under the stash's lock, a new one counted
+        against the stash's limit there): the fields were checked by this serializer, and the save
+        checks hook, params and condition, so each is checked once.
 
-        Raises ``ValidationError`` per field for those, and ``NotFound`` if the config was deleted
-        since it was read (a concurrent DELETE).
+        Raises ``ValidationError`` per field for those (the limit's is the handler's
+        ``non_field_errors``), and ``NotFound`` if the config was deleted since it was read (a
+        concurrent DELETE).
         """
         try:
-            config.save()
+            processing.save_hook(config)
         except DjangoValidationError as exc:
+            if not hasattr(exc, "error_dict"):
+                raise  # not about a field: the exception handler answers it as a 400
             raise serializers.ValidationError(exc.message_dict) from exc
         except HookConfig.DoesNotExist as exc:
             raise NotFound(str(exc)) from exc

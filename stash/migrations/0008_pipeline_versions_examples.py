@@ -5,7 +5,29 @@ import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
 
-from stash.core import documents
+# The document format as this migration wrote it (stash.documents at the time), copied here so that
+# later changes to the app (new stash fields, other wording) cannot change what it records.
+FORMAT = "stash.pipeline"
+FORMAT_VERSION = 1
+STASH_FIELDS = ("slug", "name", "description", "is_active", "allow_anonymous", "on_error", "max_payload_bytes",
+                "queue", "examples_policy")
+HOOK_FIELDS = ("hook", "label", "params", "enabled", "mode", "position", "on_error", "condition", "timeout_ms")
+
+
+def pipeline_document(stash, configs):
+    """The document of ``stash`` with its hook ``configs`` (in run order), each hook with its config id."""
+    hooks = [{"id": config.pk, **{name: _plain(getattr(config, name)) for name in HOOK_FIELDS}} for config in configs]
+    return {"format": FORMAT, "format_version": FORMAT_VERSION,
+            "stash": {name: getattr(stash, name) for name in STASH_FIELDS}, "hooks": hooks}
+
+
+def _plain(value):
+    return str(value) if isinstance(value, str) else value
+
+
+def first_summary(document):
+    count = len(document["hooks"])
+    return f"first kept version: created with {count} hook{'' if count == 1 else 's'}"
 
 
 def record_current_versions(apps, schema_editor):
@@ -16,9 +38,9 @@ def record_current_versions(apps, schema_editor):
     db = schema_editor.connection.alias
     for stash in Stash.objects.using(db).all():
         configs = HookConfig.objects.using(db).filter(stash=stash).order_by("position", "pk")
-        document = documents.pipeline_document(stash, configs, ids=True)
+        document = pipeline_document(stash, configs)
         PipelineVersion.objects.using(db).create(stash=stash, number=stash.config_version, document=document,
-                                                 summary=documents.summary(None, document, "first kept version"))
+                                                 summary=first_summary(document))
 
 
 class Migration(migrations.Migration):

@@ -7,7 +7,14 @@ from stash.db import publishing
 from stash.db.versioning import one_change
 from stash.processing.activity import Unsupported as ActivityUnsupported, for_stash as hook_activity
 from stash.processing.building import build_pipeline, build_step, forget_cached, item_for, pipeline_for
-from stash.processing.configuring import delete_hooks, duplicate_hooks, save_hook, saving_hooks, set_enabled
+from stash.processing.configuring import (
+    delete_hooks,
+    duplicate_hooks,
+    merge_secrets,
+    save_hook,
+    saving_hooks,
+    set_enabled,
+)
 from stash.processing.counting import count_sweep
 from stash.processing.deadlines import Clock
 from stash.processing.delivering import DeliveryError, deliver
@@ -23,12 +30,21 @@ from stash.processing.examples import (
 from stash.processing.exporting import export_rows, write_jsonl
 from stash.processing.guarding import CheckedChange, PipelineChanged, run_checked
 from stash.processing.housekeeping import BATCH_SIZE as PRUNE_BATCH_SIZE, PruneReport, prune, scheduled_prune
-from stash.processing.importing import ImportPlan, InvalidDocument, export_document, import_document, public_document
+from stash.processing.importing import (
+    ImportPlan,
+    InvalidDocument,
+    export_document,
+    import_document,
+    import_permissions,
+    missing_import_permissions,
+    public_document,
+)
 from stash.processing.isolation import ChildFailed, DeadlineExceeded, Unanswered
 from stash.processing.judging import BULK_SLICE, BatchReport, process
 from stash.processing.ordering import arrange_hooks, move_hooks, place_dragged_hooks, place_hooks, reorder_hooks
 from stash.processing.rejudging import PeoplesDecisions, decided_by_people, reprocess
 from stash.processing.reviewing import (
+    DECIDED_STATUSES,
     DECISIONS,
     Decision,
     ReplayChange,
@@ -42,6 +58,7 @@ from stash.processing.reviewing import (
     overturn,
     reject,
     replay,
+    with_held_counts,
 )
 from stash.processing.simulating import CONTENT_FIELD, drafted_hooks, simulate, simulation_item
 from stash.processing.slots import Slot, judging_slot
@@ -86,6 +103,7 @@ __all__ = [
     "DeadlineExceeded",
     "decide",
     "decided_by_people",
+    "DECIDED_STATUSES",
     "decider_title",
     "Decision",
     "DECISIONS",
@@ -107,6 +125,7 @@ __all__ = [
     "held_items",
     "hook_activity",
     "import_document",
+    "import_permissions",
     "ImportPlan",
     "InvalidDocument",
     "InvalidItems",
@@ -114,6 +133,8 @@ __all__ = [
     "judging_slot",
     "mark_stopped",
     "may_submit",
+    "merge_secrets",
+    "missing_import_permissions",
     "move_hooks",
     "next_held",
     "one_change",
@@ -161,5 +182,6 @@ __all__ = [
     "Unanswered",
     "VersionDiff",
     "visible_contents",
+    "with_held_counts",
     "write_jsonl",
 ]

@@ -1,4 +1,5 @@
-"""Changing a stash's hook configs as the admin does: save, enable, disable, duplicate, delete.
+"""Changing a stash's hook configs as the admin does: save, enable, disable, duplicate, delete; and
+``merge_secrets``, the params to store when someone sends back what they were shown.
 
 Each change takes its stashes' row locks first (``Stash.lock``), then writes, and leaves the
 positions 1..n (see ``ordering``); it is one ``versioning.one_change``: the model's writes move
@@ -15,17 +16,34 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
+from stash.core import registry
 from stash.db.versioning import one_change
 from stash.models import HookConfig, Stash
 from stash.processing import limits
 from stash.processing.ordering import arrange_hooks, place_hooks
 
 
+def merge_secrets(config: HookConfig | None, hook: str, params):
+    """The params to store for ``config`` (as saved; None or unsaved: a new one), sent as ``hook`` with
+    ``params`` by someone who was never shown its secrets (every face shows ``registry.shown_params``).
+
+    The stored secrets ``params`` leaves out are kept; a secret given anew replaces the stored one.
+    A config switched to another hook keeps none: the old hook's secret is not the new one's. Params
+    that come out equal to the stored ones are the stored ones, as they are (their key order too)::
+
+        form.cleaned_data["params"] = merge_secrets(form.instance, form.cleaned_data["hook"], params)
+    """
+    if config is None or config._state.adding or hook != config.hook:
+        return params
+    merged = registry.keep_secrets(hook, params, config.params)
+    return config.params if merged == config.params else merged
+
+
 def save_hook(config: HookConfig) -> None:
-    """Save ``config`` as edited, under its stash's row lock. A new one (position 0) is appended:
-    the model numbers it last under that lock; ``ValidationError`` if its stash has all the hooks
-    it may have (``limits``)."""
-    with transaction.atomic():
+    """Save ``config`` as edited, under its stash's row lock, as one change (one version). A new one
+    (position 0) is appended: the model numbers it last under that lock; ``ValidationError`` if its
+    stash has all the hooks it may have (``limits``). Every face saves a hook config through here."""
+    with one_change():
         Stash.lock([config.stash_id])
         if config._state.adding:
             limits.check_new_hooks(config.stash_id)

@@ -31,6 +31,7 @@ from stash.core.exceptions import StashError
 from stash.db.versioning import one_change
 from stash.models import Example, HookConfig, PipelineVersion, Stash, unstorable
 from stash.processing import limits
+from stash.processing.configuring import merge_secrets
 from stash.processing.examples import ExampleResult, compare_examples, refuse_if_broken
 from stash.processing.guarding import ATTEMPTS, PipelineChanged
 
@@ -42,6 +43,27 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "payload": (dict,), "verdict": (str,), "reason_code": (str,),
 }
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", dict: "a JSON object"}
+
+#: What importing any document (or restoring a version) needs: it changes the stash's settings and
+#: adds, changes and removes its hooks.
+PIPELINE_PERMISSIONS = ("stash.change_stash", "stash.add_hookconfig", "stash.change_hookconfig",
+                        "stash.delete_hookconfig")
+#: What a document that carries golden examples needs too: they replace the stash's.
+EXAMPLES_PERMISSIONS = ("stash.add_example", "stash.delete_example")
+
+
+def import_permissions(document: Any) -> tuple[str, ...]:
+    """The Django permissions importing ``document`` needs, whichever face imports it::
+
+        missing = [perm for perm in import_permissions(document) if not user.has_perm(perm)]
+    """
+    carries = isinstance(document, dict) and "examples" in document  # null too: it is refused, not ignored
+    return PIPELINE_PERMISSIONS + (EXAMPLES_PERMISSIONS if carries else ())
+
+
+def missing_import_permissions(user: Any, document: Any) -> list[str]:
+    """Those of ``import_permissions(document)`` that ``user`` lacks, in that order; empty: they may import it."""
+    return [perm for perm in import_permissions(document) if not user.has_perm(perm)]
 
 
 class InvalidDocument(StashError):
@@ -279,13 +301,14 @@ def _plan_hooks(stash: Stash, before: list[HookConfig], hooks: list[dict[str, An
     configs, errors = [], {}
     for place, (index, entry) in enumerate(zip(order, wanted, strict=True), start=1):
         config = matched.get(place - 1)
-        stored = config.params if config is not None else {}
+        # Before the entry's fields replace the stored ones: the stored secrets it leaves out.
+        params = merge_secrets(config, entry.get("hook", defaults.hook), entry.get("params", defaults.params))
         if config is None:
             config = HookConfig(stash=stash)
         for name in documents.HOOK_FIELDS:
             if name != "position":
                 setattr(config, name, entry.get(name, getattr(defaults, name)))
-        config.params = registry.keep_secrets(config.hook, config.params, stored)
+        config.params = params
         if config._state.adding:
             config.position = place
         try:

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from stash.core import pipeline
@@ -42,8 +43,9 @@ _REJECT = _Verdict({Status.HELD: Status.REJECTED}, "rejected in review", Review.
 _OVERTURN = _Verdict({Status.HELD: Status.ACCEPTED, Status.REJECTED: Status.ACCEPTED, Status.ACCEPTED: Status.REJECTED},
                      "overturned in review", Review.Decision.OVERTURN, overturning=True)
 _VERDICTS = {"approve": _APPROVE, "reject": _REJECT, "overturn": _OVERTURN}
-# Judging again applies to items the hooks are done with (a pending or processing item is being judged).
-_JUDGEABLE = (Status.HELD, Status.ACCEPTED, Status.REJECTED, Status.FAILED)
+#: The statuses of an item the hooks are done with (a pending or processing one is being judged):
+#: its status page stops waiting, and a person may have it judged again.
+DECIDED_STATUSES = frozenset({Status.ACCEPTED, Status.REJECTED, Status.HELD, Status.FAILED})
 
 #: A person's decisions on an item, in the order the admin offers them.
 DECISIONS = ("approve", "reject", "overturn", "judge")
@@ -71,7 +73,7 @@ def overturn(queryset: QuerySet[Content], user: User, note: str = "") -> int:
 def decisions_for(content: Content) -> list[str]:
     """The decisions (of ``DECISIONS``) that apply to ``content`` as it is now."""
     return [name for name in DECISIONS
-            if (content.status in _JUDGEABLE if name == "judge" else content.status in _VERDICTS[name].changes)
+            if (content.status in DECIDED_STATUSES if name == "judge" else content.status in _VERDICTS[name].changes)
             and not (name == "overturn" and content.overturned)]
 
 
@@ -101,7 +103,7 @@ def decide(content_id: uuid.UUID | str, decision: str, user: User, note: str = "
     if stash is not None:
         items = items.filter(stash=stash)
     if decision == "judge":
-        applied = expected in _JUDGEABLE and _judge_again(items)
+        applied = expected in DECIDED_STATUSES and _judge_again(items)
     else:
         verdict = _VERDICTS[decision]
         only = {status: to for status, to in verdict.changes.items() if status == expected}
@@ -138,11 +140,18 @@ def next_held(stash: Stash, after: Content | None = None) -> Content | None:
     return items.first()
 
 
+def with_held_counts(stashes: QuerySet[Stash]) -> QuerySet[Stash]:
+    """``stashes`` with ``held_count``: how many of each one's items await review (0 for none), read
+    by a subquery in the same query (other annotations' joins do not multiply it)."""
+    held = (Content.objects.filter(stash=OuterRef("pk"), status=Status.HELD).order_by()
+            .values("stash").annotate(n=Count("pk")).values("n"))
+    return stashes.annotate(held_count=Coalesce(Subquery(held, output_field=IntegerField()), Value(0)))
+
+
 def held_counts() -> list[tuple[Stash, int]]:
-    """Every stash with held items and how many, by name, in one query."""
-    stashes = (Stash.objects.filter(contents__status=Status.HELD).annotate(held=Count("contents"))
-               .order_by("name", "pk"))
-    return [(stash, stash.held) for stash in stashes]
+    """Every stash with held items and how many (``with_held_counts``), by name, in one query."""
+    stashes = with_held_counts(Stash.objects.all()).filter(held_count__gt=0).order_by("name", "pk")
+    return [(stash, stash.held_count) for stash in stashes]
 
 
 def _review(queryset: QuerySet[Content], verdict: _Verdict, user: User, note: str) -> int:

@@ -18,7 +18,6 @@ from stash.web.wording import trail_in_words, verdict_sentence
 # Ids of the items this browser submitted, so that an anonymous submitter can follow them.
 SESSION_KEY = "stash_submitted"
 SESSION_LIMIT = 50
-DONE = {Content.Status.ACCEPTED, Content.Status.REJECTED, Content.Status.HELD, Content.Status.FAILED}
 
 def index(request):
     stashes = processing.submittable_stashes(request.user)
@@ -91,5 +90,6 @@ def _verdict_context(request, item):
     people who may view every item: its submitter reads plain sentences."""
     run = item.runs.first()
     technical = request.user.has_perm("stash.view_content")
-    return {"done": item.status in DONE, "run": run, "verdict": verdict_sentence(item, run), "technical": technical,
+    done = item.status in processing.DECIDED_STATUSES
+    return {"done": done, "run": run, "verdict": verdict_sentence(item, run), "technical": technical,
             "steps": trail_in_words(run.trail, technical) if run else []}

@@ -1,7 +1,7 @@
 """/api/hooks/ (the registry) and /api/stashes/<slug>/hooks/ (configured hooks: CRUD, reorder)."""
 import pytest
 
-from stash import hooks
+from stash import hooks, processing
 from stash.core import registry
 from stash.models import HookConfig, Stash
 
@@ -158,23 +158,24 @@ def test_a_hook_config_is_changed_and_checked_again(api, audit, manager):
 
 @pytest.mark.parametrize("method", ["put", "patch"])
 def test_changing_a_hook_config_deleted_meanwhile_is_a_404_and_brings_nothing_back(api, audit, manager, method,
-                                                                                   register_temporarily):
+                                                                                   register_temporarily, monkeypatch):
     class Vanishing(hooks.Filter):
-        """Its config is deleted (by another request) while a change to it is being checked."""
+        """Its config is deleted (by another request) after the change to it was read, before it is saved."""
 
         params_schema = {"type": "object"}
-
-        @classmethod
-        def check_params(cls, params):
-            if params:
-                HookConfig.objects.filter(hook="test_vanishing").delete()
-            return {}
 
         def filter(self, item):
             return self.keep()
 
+    def deleted_first(config):
+        # The other request's delete takes the stash's lock first: the save, under that lock, finds the row gone.
+        HookConfig.objects.filter(hook="test_vanishing").delete()
+        return save_hook(config)
+
     register_temporarily("test_vanishing", Vanishing)
     config = HookConfig.objects.create(stash=audit, hook="test_vanishing")
+    save_hook = processing.save_hook
+    monkeypatch.setattr(processing, "save_hook", deleted_first)
     response = getattr(api(manager), method)(f"{HOOKS}{config.pk}/", {"hook": "test_vanishing", "params": {"n": 1}},
                                              format="json")
     assert response.status_code == 404

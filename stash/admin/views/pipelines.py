@@ -128,11 +128,21 @@ def upload(model_admin, request, object_id):
     return TemplateResponse(request, "admin/stash/stash/pipeline_upload.html", context)
 
 
+def check_permissions(request, document):
+    """``ValidationError`` naming the permissions the user lacks to import ``document``
+    (``processing.import_permissions``: the API's rule too)."""
+    missing = processing.missing_import_permissions(request.user, document)
+    if not missing:
+        return
+    message = _("Importing this file needs permissions you do not have: %(missing)s.") % {"missing": ", ".join(missing)}
+    if set(missing) <= set(processing.EXAMPLES_PERMISSIONS):
+        message += " " + _("Its golden examples would replace the stash's: remove “examples” from it to keep them.")
+    raise ValidationError(message)
+
+
 def _preview(request, stash, document):
     """What importing ``document`` would do; ``ValidationError`` listing why it cannot be imported."""
-    if isinstance(document, dict) and "examples" in document and not request.user.has_perm("stash.change_example"):
-        raise ValidationError(_("This file has golden examples, which would replace the stash's: that needs the "
-                                "permission to change examples. Remove “examples” from it to keep the stash's."))
+    check_permissions(request, document)
     try:
         return processing.import_document(stash, document, dry_run=True)
     except processing.InvalidDocument as exc:
@@ -145,6 +155,11 @@ def _preview(request, stash, document):
 def _apply(request, stash, document):
     """Apply ``document`` to ``stash``, then back to the stash's page; refused, back to the upload page,
     the reasons told as messages."""
+    try:
+        check_permissions(request, document)  # the confirmation posts the document back: it may not be the preview's
+    except ValidationError as exc:
+        messages.error(request, _("Nothing was changed: %(error)s") % {"error": " ".join(exc.messages)})
+        return redirect(request.path)
     try:
         plan = processing.import_document(stash, document, note=_("upload"))
     except processing.ExamplesBroken as exc:
