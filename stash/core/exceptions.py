@@ -16,7 +16,7 @@ class NotRegistered(StashError):
 class InvalidParams(StashError):
     """A hook's params break its JSON Schema; ``errors`` maps a field path to its message."""
 
-    def __init__(self, message, errors=None):
+    def __init__(self, message: str, errors: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.errors = errors or {}
 

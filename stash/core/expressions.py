@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
 
 import celpy
 from celpy.celparser import CELParseError
@@ -62,7 +62,7 @@ class _Budget:
 class _CappedEvaluator(Evaluator):
     """celpy's evaluator, counting every node it evaluates against a budget shared with its macros."""
 
-    def __init__(self, ast: Tree, activation: Any, budget: _Budget) -> None:
+    def __init__(self, ast: Tree[Token], activation: Any, budget: _Budget) -> None:
         super().__init__(ast, activation)
         self.budget = budget
 
@@ -76,15 +76,15 @@ class _CappedEvaluator(Evaluator):
 
     # celpy evaluates a node through lark's public ``visit`` (a node it evaluates on its own) or
     # ``visit_children`` (every child node of a node): charging both counts every node evaluated.
-    def visit(self, tree: Tree) -> Any:
+    def visit(self, tree: Tree[Token]) -> Any:
         self.charge(1)
         return super().visit(tree)
 
-    def visit_children(self, tree: Tree) -> list[Any]:
+    def visit_children(self, tree: Tree[Token]) -> list[Any]:
         self.charge(sum(isinstance(child, Tree) for child in tree.children))
         return super().visit_children(tree)
 
-    def sub_evaluator(self, ast: Tree) -> Evaluator:
+    def sub_evaluator(self, ast: Tree[Token]) -> Evaluator:
         return _CappedEvaluator(ast, self.activation, self.budget)
 
 
@@ -190,7 +190,7 @@ def _is_identifier(value: Any) -> bool:
     return isinstance(value, Token) and value.type == "IDENT"
 
 
-def _depth(tree: Tree) -> int:
+def _depth(tree: Tree[Token]) -> int:
     """Levels of the parse tree, counted without recursion (the tree may be very deep)."""
     deepest, stack = 0, [(tree, 1)]
     while stack:
@@ -200,22 +200,22 @@ def _depth(tree: Tree) -> int:
     return deepest
 
 
-def _calls(tree: Tree) -> set[str]:
+def _calls(tree: Tree[Token]) -> set[str]:
     """Functions called as ``name(...)`` (methods such as ``s.contains(x)`` are CEL's own)."""
     return {str(node.children[0]) for node in tree.iter_subtrees()
             if node.data == "ident_arg" and node.children and isinstance(node.children[0], Token)}
 
 
-def _names(tree: Tree) -> set[str]:
+def _names(tree: Tree[Token]) -> set[str]:
     """Top-level identifiers the expression reads."""
-    names = set()
+    names: set[str] = set()
     for node in tree.iter_subtrees():
         if node.data == "ident":
             names.update(str(child) for child in node.children if isinstance(child, Token))
     return names
 
 
-def _bound_names(tree: Tree) -> set[str]:
+def _bound_names(tree: Tree[Token]) -> set[str]:
     """Variables introduced by macros such as ``list.exists(x, x > 1)``."""
     bound = set()
     for node in tree.iter_subtrees():
@@ -223,5 +223,6 @@ def _bound_names(tree: Tree) -> set[str]:
             continue
         method, arguments = node.children[1], node.children[2]
         if str(method) in _MACROS and isinstance(arguments, Tree) and arguments.children:
-            bound |= _names(arguments.children[0])
+            # An argument list holds expressions: its first child is a tree, never a token.
+            bound |= _names(cast("Tree[Token]", arguments.children[0]))
     return bound

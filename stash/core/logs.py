@@ -22,9 +22,14 @@ from __future__ import annotations
 
 import contextlib
 import re
+from typing import TYPE_CHECKING, Any, Iterator, cast
 
 import structlog
 from structlog.contextvars import bind_contextvars, merge_contextvars, reset_contextvars
+from structlog.typing import EventDict, Processor, WrappedLogger
+
+if TYPE_CHECKING:
+    from stash.core.pipeline import Item, Step
 
 FORMATS = ("json", "text")
 
@@ -33,13 +38,16 @@ def formatter(output: str = "text") -> structlog.stdlib.ProcessorFormatter:
     """The ``logging.Formatter`` of ``LOGGING``: ``output`` is "json" or "text"."""
     if output not in FORMATS:
         raise ValueError(f"LOG_FORMAT must be one of {', '.join(FORMATS)}, not {output!r}.")
+    renderer: list[Processor]
     if output == "json":
         renderer = [structlog.processors.format_exc_info, structlog.processors.JSONRenderer()]
     else:
         # The plain traceback whatever is installed: Rich's (a development tool's dependency)
         # would draw boxes and show local values, a payload's included.
         renderer = [structlog.dev.ConsoleRenderer(colors=False, pad_event_to=0,
-                                                  exception_formatter=structlog.dev.plain_traceback), _one_line]
+                                                  exception_formatter=structlog.dev.plain_traceback),
+                    # After the renderer, a processor is given the rendered line, not the event dict.
+                    cast(Processor, _one_line)]
     return structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=[
             merge_contextvars,
@@ -62,12 +70,12 @@ def escape_controls(text: str) -> str:
     return _CONTROLS.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
-def _one_line(logger, method_name, line: str) -> str:
+def _one_line(logger: WrappedLogger, method_name: str, line: str) -> str:
     """The rendered text line, its keys, values and traceback included, as one line."""
     return escape_controls(line)
 
 
-def _drop_unset(logger, method_name, event_dict):
+def _drop_unset(logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
     """Leave out a hook's values bound as None (an item's line outside its hooks)."""
     for key in ("hook", "hook_config"):
         if event_dict.get(key, "") is None:
@@ -76,7 +84,7 @@ def _drop_unset(logger, method_name, event_dict):
 
 
 @contextlib.contextmanager
-def bound(**values):
+def bound(**values: Any) -> Iterator[None]:
     """Bind ``values`` to the lines logged inside; what was bound before comes back after."""
     tokens = bind_contextvars(**values)
     try:
@@ -85,18 +93,18 @@ def bound(**values):
         reset_contextvars(**tokens)
 
 
-def judging(item):
+def judging(item: Item) -> contextlib.AbstractContextManager[None]:
     """Bind ``item`` (a ``pipeline.Item``) to the lines logged while it is judged or notified.
     Its hook's values are cleared on the way out too (see ``at_hook``)."""
     return bound(item=item.id, stash=item.stash, revision=item.revision, hook=None, hook_config=None)
 
 
-def at_hook(step):
+def at_hook(step: Step) -> None:
     """Bind ``step``'s hook to the lines that follow, until the next ``at_hook`` or the end of the
     item's ``judging`` block (a ``pipeline.Pipeline.run`` ``on_step`` callback)."""
     bind_contextvars(hook=step.name, hook_config=step.config_id)
 
 
-def in_hook(step):
+def in_hook(step: Step) -> contextlib.AbstractContextManager[None]:
     """Bind ``step``'s hook to the lines logged inside."""
     return bound(hook=step.name, hook_config=step.config_id)

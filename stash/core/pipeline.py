@@ -145,7 +145,8 @@ class Step:
 
     @property
     def kind(self) -> str:
-        return self.hook.kind
+        kind: str = self.hook.kind
+        return kind
 
     @property
     def title(self) -> str:
@@ -183,7 +184,7 @@ class TrailEntry:
     def as_dict(self, verbose: bool = False) -> dict[str, Any]:
         """The entry as JSON-ready data, as runs store it; ``verbose`` adds ``stopped``,
         ``after_stop`` and ``payload``."""
-        data = {"config_id": self.config_id, "hook": self.hook, "label": self.label,
+        data: dict[str, Any] = {"config_id": self.config_id, "hook": self.hook, "label": self.label,
                 "position": self.position, "outcome": self.outcome, "code": self.code,
                 "message": self.message, "duration_ms": round(self.duration_ms, 3), "would": self.would}
         if verbose:

@@ -14,24 +14,29 @@ unknown name raises ``NotRegistered``. Rows in the database only ever hold names
 from __future__ import annotations
 
 import re
+from typing import Any, Callable, overload
 
 from stash.core.exceptions import AlreadyRegistered, NotRegistered
 
 KINDS = ("filter", "transform", "sink")
 _NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,99}$")
 
-_hooks: dict[str, type] = {}
+_hooks: dict[str, type[Any]] = {}
 
 #: Errors met while discovering hook modules: ``(source, message)``, reported by a system check.
 load_errors: list[tuple[str, str]] = []
 
 
-def register(name: str, hook: type | None = None):
+@overload
+def register(name: str, hook: None = None) -> Callable[[type[Any]], type[Any]]: ...
+@overload
+def register(name: str, hook: type[Any]) -> type[Any]: ...
+def register(name: str, hook: type[Any] | None = None) -> Callable[[type[Any]], type[Any]] | type[Any]:
     """Register ``hook`` under ``name``; without ``hook``, return a class decorator that does."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValueError(f"Invalid hook name {name!r}: use lowercase letters, digits, '_', '.', '-'.")
 
-    def decorator(cls: type) -> type:
+    def decorator(cls: type[Any]) -> type[Any]:
         if getattr(cls, "kind", None) not in KINDS:
             raise TypeError(f"{cls.__qualname__} is not a hook: subclass Filter, Transform or Sink.")
         if name in _hooks:
@@ -50,7 +55,7 @@ def unregister(name: str) -> None:
     del _hooks[name]
 
 
-def get(name: str) -> type:
+def get(name: str) -> type[Any]:
     """The hook class registered as ``name``; raises ``NotRegistered``."""
     try:
         return _hooks[name]
@@ -62,14 +67,14 @@ def is_registered(name: str) -> bool:
     return name in _hooks
 
 
-def all() -> list[type]:  # shadows the builtin on purpose: the registry's public verb, as in DESIGN
+def all() -> list[type[Any]]:  # shadows the builtin on purpose: the registry's public verb, as in DESIGN
     """Every registered hook class, sorted by name."""
     return [_hooks[name] for name in sorted(_hooks)]
 
 
 # --- secrets: params a hook declares write-only (``writeOnly`` in its schema) -----------------
 
-def secret_keys(name: str, params) -> frozenset[str]:
+def secret_keys(name: str, params: Any) -> frozenset[str]:
     """The keys of ``params`` that are secret for hook ``name``: those its schema marks ``writeOnly``.
 
     Of a hook that is not registered, every key: which ones it would call secret is not known.
@@ -78,7 +83,7 @@ def secret_keys(name: str, params) -> frozenset[str]:
     return keys & get(name).secret_params() if is_registered(name) else keys
 
 
-def shown_params(name: str, params):
+def shown_params(name: str, params: Any) -> Any:
     """``params`` as every face shows them (admin, API, exports): without the secret ones."""
     if not isinstance(params, dict):
         return params
@@ -86,7 +91,7 @@ def shown_params(name: str, params):
     return {key: value for key, value in params.items() if key not in hidden}
 
 
-def keep_secrets(name: str, params, stored):
+def keep_secrets(name: str, params: Any, stored: Any) -> Any:
     """``params`` sent back by someone who was never shown the secrets: with ``stored``'s secrets
     added where ``params`` leaves them out. A secret given anew replaces the stored one."""
     if not isinstance(params, dict) or not isinstance(stored, dict):

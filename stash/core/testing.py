@@ -20,7 +20,7 @@ from typing import Any, Iterator, Mapping
 from stash.core import pipeline, registry
 
 
-def build_hook(hook: str | type, params: Mapping[str, Any] | None = None) -> Any:
+def build_hook(hook: str | type[Any], params: Mapping[str, Any] | None = None) -> Any:
     """An instance of ``hook`` (a registered name or a class) with checked ``params``.
 
     Raises ``NotRegistered`` for an unknown name and ``InvalidParams`` for params its schema
@@ -37,7 +37,7 @@ def make_item(payload: Mapping[str, Any] | None = None, **fields: Any) -> pipeli
     return pipeline.Item(payload=dict(payload or {}), **fields)
 
 
-def run_hook(hook: str | type, params: Mapping[str, Any] | None = None, payload: Mapping[str, Any] | None = None,
+def run_hook(hook: str | type[Any], params: Mapping[str, Any] | None = None, payload: Mapping[str, Any] | None = None,
              *, timeout: float | None = None, **fields: Any) -> pipeline.Result:
     """Run a filter or transform over ``payload`` as a one-step pipeline; see the module docstring."""
     instance = build_hook(hook, params)
@@ -48,7 +48,7 @@ def run_hook(hook: str | type, params: Mapping[str, Any] | None = None, payload:
     return pipeline.Pipeline([step]).run(make_item(payload, **fields))
 
 
-def send_event(hook: str | type, params: Mapping[str, Any] | None, event: str,
+def send_event(hook: str | type[Any], params: Mapping[str, Any] | None, event: str,
                payload: Mapping[str, Any] | None = None, *, verdict: str = pipeline.ACCEPTED, reason: str = "",
                **fields: Any) -> bool:
     """Call lifecycle callback ``event`` (``"on_accept"``...) of a hook, as a stored verdict would.
@@ -68,7 +68,7 @@ def send_event(hook: str | type, params: Mapping[str, Any] | None, event: str,
 
 
 @contextlib.contextmanager
-def register_temporarily(name: str, hook: type) -> Iterator[type]:
+def register_temporarily(name: str, hook: type[Any]) -> Iterator[type[Any]]:
     """Register ``hook`` as ``name`` inside the ``with`` block only."""
     registry.register(name, hook)
     try:

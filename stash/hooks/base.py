@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any, ClassVar, Mapping
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 
 from stash.core import pipeline
 from stash.core.exceptions import InvalidParams
@@ -170,16 +170,16 @@ class EventSink(Sink):
     def handle(self, event: str, item: pipeline.Item, result: pipeline.Result) -> None:
         raise NotImplementedError(f"{type(self).__name__} must implement handle()")
 
-    def on_accept(self, item, result):
+    def on_accept(self, item: pipeline.Item, result: pipeline.Result) -> None:
         self.handle("accept", item, result)
 
-    def on_reject(self, item, result):
+    def on_reject(self, item: pipeline.Item, result: pipeline.Result) -> None:
         self.handle("reject", item, result)
 
-    def on_hold(self, item, result):
+    def on_hold(self, item: pipeline.Item, result: pipeline.Result) -> None:
         self.handle("hold", item, result)
 
-    def on_error(self, item, result):
+    def on_error(self, item: pipeline.Item, result: pipeline.Result) -> None:
         self.handle("error", item, result)
 
 

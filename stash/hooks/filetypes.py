@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 
+from stash.core import pipeline
 from stash.core.registry import register
 from stash.hooks.base import Filter
 from stash.hooks.paths import MISSING, lookup
@@ -95,7 +96,7 @@ class FileType(Filter):
         "additionalProperties": False,
     }
 
-    def filter(self, item):
+    def filter(self, item: pipeline.Item) -> pipeline.Decision:
         field = self.params.get("field", "b64_file")
         limit = self.params.get("max_bytes", 10 * 1024 * 1024)
         value = lookup(item.payload, field)

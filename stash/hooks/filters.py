@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import Any, Mapping
 
+from stash.core import pipeline
 from stash.core.exceptions import ExpressionError
 from stash.core.expressions import MAX_LENGTH as MAX_EXPRESSION_LENGTH, compile_condition
 from stash.core.registry import register
@@ -34,7 +36,7 @@ class RequireFields(Filter):
         "additionalProperties": False,
     }
 
-    def filter(self, item):
+    def filter(self, item: pipeline.Item) -> pipeline.Decision:
         allow_empty = self.params.get("allow_empty", False)
         missing = [f for f in self.params["fields"] if _absent(lookup(item.payload, f), allow_empty)]
         if missing:
@@ -42,7 +44,7 @@ class RequireFields(Filter):
         return self.keep()
 
 
-def _absent(value, allow_empty):
+def _absent(value: Any, allow_empty: bool) -> bool:
     if value is MISSING:
         return True
     return not allow_empty and value in (None, "", [], {})
@@ -64,7 +66,7 @@ class KeywordBlocklist(Filter):
         "additionalProperties": False,
     }
 
-    def __init__(self, params=None):
+    def __init__(self, params: Mapping[str, Any] | None = None) -> None:
         super().__init__(params)
         # Escaped literals only, so Python's engine cannot backtrack badly; its lookaround
         # (which RE2 lacks) gives whole words in any script.
@@ -73,7 +75,7 @@ class KeywordBlocklist(Filter):
             alternatives = rf"(?<!\w)(?:{alternatives})(?!\w)"
         self._pattern = re.compile(alternatives, re.IGNORECASE)
 
-    def filter(self, item):
+    def filter(self, item: pipeline.Item) -> pipeline.Decision:
         for path, text in texts_at(item.payload, self.params.get("fields")):
             match = self._pattern.search(text)
             if match:
@@ -100,15 +102,15 @@ class Regex(Filter):
     }
 
     @classmethod
-    def check_params(cls, params):
+    def check_params(cls, params: Mapping[str, Any]) -> dict[str, str]:
         error = pattern_error(params["pattern"], params.get("ignore_case", False))
         return {"pattern": error} if error else {}
 
-    def __init__(self, params=None):
+    def __init__(self, params: Mapping[str, Any] | None = None) -> None:
         super().__init__(params)
         self._pattern = compile_pattern(self.params["pattern"], self.params.get("ignore_case", False))
 
-    def filter(self, item):
+    def filter(self, item: pipeline.Item) -> pipeline.Decision:
         field, pattern = self.params["field"], self.params["pattern"]
         must_match = self.params.get("mode", "must_match") == "must_match"
         value = lookup(item.payload, field)
@@ -126,7 +128,7 @@ class Regex(Filter):
         return self.keep()
 
 
-def _as_text(value):
+def _as_text(value: Any) -> str | None:
     """Strings as they are, numbers as JSON writes them; None for anything else."""
     if isinstance(value, str):
         return value
@@ -135,7 +137,7 @@ def _as_text(value):
     return None
 
 
-def _json_type(value) -> str:
+def _json_type(value: Any) -> str:
     for kind, name in ((bool, "a boolean"), (str, "text"), ((int, float), "a number"), (dict, "an object"),
                        (list, "a list")):
         if isinstance(value, kind):
@@ -155,14 +157,14 @@ class MaxSize(Filter):
         "additionalProperties": False,
     }
 
-    def filter(self, item):
+    def filter(self, item: pipeline.Item) -> pipeline.Decision:
         size = payload_size(item.payload)
         if size > self.params["max_bytes"]:
             return self.drop(f"payload is {size} bytes, over the limit of {self.params['max_bytes']}", "too_large")
         return self.keep()
 
 
-def payload_size(payload) -> int:
+def payload_size(payload: Any) -> int:
     """Bytes of the payload as compact UTF-8 JSON."""
     return len(json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str).encode())
 
@@ -184,14 +186,14 @@ class MinScore(Filter):
     }
 
     @classmethod
-    def check_params(cls, params):
+    def check_params(cls, params: Mapping[str, Any]) -> dict[str, str]:
         if "min" not in params and "max" not in params:
             return {"params": "give min, max or both"}
         if "min" in params and "max" in params and params["min"] > params["max"]:
             return {"max": f"{params['max']} is less than min ({params['min']})"}
         return {}
 
-    def filter(self, item):
+    def filter(self, item: pipeline.Item) -> pipeline.Decision:
         field = self.params["field"]
         value = lookup(item.payload, field)
         if value is MISSING or value is None:
@@ -227,18 +229,18 @@ class Condition(Filter):
     }
 
     @classmethod
-    def check_params(cls, params):
+    def check_params(cls, params: Mapping[str, Any]) -> dict[str, str]:
         try:
             compile_condition(params["expression"])
         except ExpressionError as exc:
             return {"expression": str(exc)}
         return {}
 
-    def __init__(self, params=None):
+    def __init__(self, params: Mapping[str, Any] | None = None) -> None:
         super().__init__(params)
         self._holds = compile_condition(self.params["expression"])
 
-    def filter(self, item):
+    def filter(self, item: pipeline.Item) -> pipeline.Decision:
         """Raises ``ExpressionError`` if the expression fails on this item (a missing field: use has())."""
         if not self._holds(item.as_context()):
             return self.keep()

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
+from typing import Any
 
+from stash.core import pipeline
 from stash.core.registry import register
 from stash.hooks.base import Filter
 
@@ -31,7 +33,7 @@ class Duplicate(Filter):
         "additionalProperties": False,
     }
 
-    def filter(self, item):
+    def filter(self, item: pipeline.Item) -> pipeline.Decision:
         """An item is a duplicate of an *earlier* one, so of two equal items submitted together one is kept."""
         from django.db.models import Q
         from django.utils import timezone
@@ -73,12 +75,12 @@ class RateLimit(Filter):
     # The counts: judging for real adds to them; simulate, replay and examples count on a scratch copy.
     side_effects = True
 
-    def open_state(self):
+    def open_state(self) -> Any:
         from django.core.cache import cache
 
         return cache
 
-    def filter(self, item):
+    def filter(self, item: pipeline.Item) -> pipeline.Decision:
         """Counts each judged item in the window of its submission time.
 
         A run that only looks (simulate, replay, golden examples) counts on a scratch copy of

@@ -16,17 +16,21 @@ import ipaddress
 import socket
 import ssl
 import threading
+from typing import Iterable
 from urllib.parse import urlsplit
 
 #: Addresses that cloud providers serve instance metadata (and credentials) on.
 METADATA_ADDRESSES = frozenset(map(ipaddress.ip_address, ("169.254.169.254", "fd00:ec2::254", "100.100.100.200")))
 
 
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
 class BlockedAddress(Exception):
     """The URL's host is, or resolves only to, addresses that may not be connected to."""
 
 
-def parse_networks(values) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+def parse_networks(values: Iterable[object]) -> list[Network]:
     """Networks from strings such as "10.0.0.0/8" or "127.0.0.1"; raises ``ValueError`` naming a bad one."""
     networks = []
     for value in values:
@@ -37,14 +41,15 @@ def parse_networks(values) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network
     return networks
 
 
-def allowed_networks() -> list:
+def allowed_networks() -> list[Network]:
     """``settings.STASH_WEBHOOK_ALLOWED_NETWORKS``, parsed (empty without Django settings)."""
     from django.conf import settings
 
     return parse_networks(getattr(settings, "STASH_WEBHOOK_ALLOWED_NETWORKS", None) or ())
 
 
-def why_blocked(address, allowed=()) -> str | None:
+def why_blocked(address: str | ipaddress.IPv4Address | ipaddress.IPv6Address,
+                allowed: Iterable[Network] = ()) -> str | None:
     """Why ``address`` may not be connected to ("loopback", "private", ...), or None if it may."""
     address = ipaddress.ip_address(address)
     if any(address in network for network in allowed):
@@ -63,7 +68,7 @@ def why_blocked(address, allowed=()) -> str | None:
     return None
 
 
-def check_host(host: str, allowed=()) -> str | None:
+def check_host(host: str, allowed: Iterable[Network] = ()) -> str | None:
     """Why a literal IP ``host`` is refused, or None (names are only checked when connecting)."""
     try:
         address = ipaddress.ip_address(host)
@@ -73,7 +78,7 @@ def check_host(host: str, allowed=()) -> str | None:
     return f"{host} is a {reason} address" if reason else None
 
 
-def resolve(host: str, port: int, allowed=()) -> str:
+def resolve(host: str, port: int, allowed: Iterable[Network] = ()) -> str:
     """The first address of ``host`` that may be connected to.
 
     Raises ``BlockedAddress`` (naming each address and why) if there is none, ``OSError``
@@ -82,7 +87,7 @@ def resolve(host: str, port: int, allowed=()) -> str:
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     refused = []
     for *_, sockaddr in infos:
-        address = sockaddr[0]
+        address = str(sockaddr[0])
         reason = why_blocked(address, allowed)
         if reason is None:
             return address
@@ -100,7 +105,8 @@ class PinnedHTTPConnection(http.client.HTTPConnection):
     returns at once, and the exchange fails; ``cut_off`` says whether that happened.
     """
 
-    def __init__(self, host: str, port: int, *, address: str, timeout: float, context: ssl.SSLContext | None = None):
+    def __init__(self, host: str, port: int, *, address: str, timeout: float,
+                 context: ssl.SSLContext | None = None) -> None:
         super().__init__(host, port, timeout=timeout)
         self.address = address
         self.context = context
@@ -110,7 +116,7 @@ class PinnedHTTPConnection(http.client.HTTPConnection):
         if context is not None:
             self.default_port = http.client.HTTPS_PORT  # a Host header without ":443", as HTTPS has it
 
-    def connect(self):
+    def connect(self) -> None:
         # The name is never resolved again: the socket goes to the checked address.
         sock = socket.create_connection((self.address, self.port), self.timeout)
         with self._lock:
@@ -122,7 +128,7 @@ class PinnedHTTPConnection(http.client.HTTPConnection):
         with self._lock:
             self._live = self.sock
 
-    def cut(self):
+    def cut(self) -> None:
         with self._lock:
             self.cut_off = True
             if self._live is not None:
@@ -132,13 +138,13 @@ class PinnedHTTPConnection(http.client.HTTPConnection):
                 except OSError:
                     pass  # closed meanwhile
 
-    def close(self):
+    def close(self) -> None:
         with self._lock:
             self._live = None
         super().close()
 
 
-def post(url: str, body: bytes, headers: dict[str, str], timeout: float, allowed=None,
+def post(url: str, body: bytes, headers: dict[str, str], timeout: float, allowed: Iterable[Network] | None = None,
          deadline: float | None = None) -> tuple[int, str]:
     """POST ``body`` to ``url`` and return ``(status, reason phrase)``; redirects are not followed.
 

@@ -8,8 +8,9 @@ rule instead (``must be at least 16 characters long``). Every face words these e
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 
 # Keywords whose messages name keys only, never a value.
 _NAMES_KEYS = frozenset({"required", "additionalProperties", "unevaluatedProperties", "dependentRequired",
@@ -33,5 +34,5 @@ def worded(error: jsonschema.ValidationError, secrets: Collection[str]) -> str:
     return f"breaks the schema's {error.validator!r} rule"
 
 
-def _holds(instance, secrets: Collection[str]) -> bool:
+def _holds(instance: Any, secrets: Collection[str]) -> bool:
     return isinstance(instance, dict) and any(key in instance for key in secrets)

@@ -9,14 +9,15 @@ params are checked, never at run time.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
-import re2
+import re2  # type: ignore[import-untyped]
 
 MAX_PATTERN_LENGTH = 1000
 
 
 @functools.lru_cache(maxsize=256)
-def compile_pattern(pattern: str, ignore_case: bool = False):
+def compile_pattern(pattern: str, ignore_case: bool = False) -> Any:
     """The compiled RE2 pattern; raises ``ValueError`` saying why it cannot be used."""
     if len(pattern) > MAX_PATTERN_LENGTH:
         raise ValueError(f"the pattern is {len(pattern)} characters long; the limit is {MAX_PATTERN_LENGTH}")

@@ -1,9 +1,12 @@
 """The ``json_schema`` filter: the payload against a JSON Schema the admin gives, patterns run on RE2."""
 from __future__ import annotations
 
-import jsonschema
-from jsonschema.exceptions import best_match
+from typing import Any, Iterator, Mapping
 
+import jsonschema  # type: ignore[import-untyped]
+from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
+
+from stash.core import pipeline
 from stash.core.registry import register
 from stash.hooks.base import Filter
 from stash.hooks.paths import excerpt
@@ -15,18 +18,18 @@ _SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "dependentSchema
 _DATA = frozenset({"enum", "const", "default", "examples"})
 
 
-def _re2_pattern(validator, pattern, instance, schema):
+def _re2_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
     """The ``pattern`` keyword on RE2, so a payload cannot make it backtrack for ever."""
     if validator.is_type(instance, "string") and compile_pattern(pattern).search(instance) is None:
         yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-def _validator_class(schema):
+def _validator_class(schema: Any) -> Any:
     base = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     return jsonschema.validators.extend(base, {"pattern": _re2_pattern})
 
 
-def schema_problems(schema, path="schema"):
+def schema_problems(schema: Any, path: str = "schema") -> list[tuple[str, str]]:
     """Why ``schema`` cannot be used, keyword by keyword: ``[(path, message)]``.
 
     Patterns must be RE2; ``patternProperties`` is refused, as the validator would run it on
@@ -73,7 +76,7 @@ class JsonSchema(Filter):
     }
 
     @classmethod
-    def check_params(cls, params):
+    def check_params(cls, params: Mapping[str, Any]) -> dict[str, str]:
         schema = params["schema"]
         try:
             _validator_class(schema).check_schema(schema)
@@ -84,12 +87,12 @@ class JsonSchema(Filter):
         except RecursionError:
             return {"schema": "the schema is nested too deeply"}
 
-    def __init__(self, params=None):
+    def __init__(self, params: Mapping[str, Any] | None = None) -> None:
         super().__init__(params)
         schema = self.params["schema"]
         self._validator = _validator_class(schema)(schema)
 
-    def filter(self, item):
+    def filter(self, item: pipeline.Item) -> pipeline.Decision:
         error = best_match(self._validator.iter_errors(item.payload))
         if error is None:
             return self.keep()

@@ -7,16 +7,22 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import TYPE_CHECKING, Any
 
+from stash.core import pipeline
 from stash.core.registry import register
 from stash.hooks.base import EVENTS_SCHEMA, EventSink
+
+if TYPE_CHECKING:
+    from redis import Redis
+    from redis.typing import EncodableT, FieldT
 
 logger = logging.getLogger(__name__)
 
 _VERDICT_WORD = {"accept": "accepted", "reject": "rejected", "hold": "held", "error": "had a hook error"}
 
 
-def describe(event, item, result) -> dict:
+def describe(event: str, item: pipeline.Item, result: pipeline.Result) -> dict[str, Any]:
     """The verdict and item as JSON-ready data: what webhooks post and streams carry."""
     return {
         "event": event,
@@ -30,7 +36,7 @@ def describe(event, item, result) -> dict:
     }
 
 
-def summary(event, item, result) -> str:
+def summary(event: str, item: pipeline.Item, result: pipeline.Result) -> str:
     """One line: "audit: item 3f2c… r1 rejected: missing text"."""
     line = f"{item.stash}: item {item.id} r{item.revision} {_VERDICT_WORD[event]}"
     return f"{line}: {result.reason}" if result.reason else line
@@ -49,7 +55,7 @@ class Log(EventSink):
         "additionalProperties": False,
     }
 
-    def handle(self, event, item, result):
+    def handle(self, event: str, item: pipeline.Item, result: pipeline.Result) -> None:
         level = logging.getLevelName(self.params.get("level", "info").upper())
         logger.log(level, "%s", summary(event, item, result))
 
@@ -72,7 +78,7 @@ class Email(EventSink):
         "additionalProperties": False,
     }
 
-    def handle(self, event, item, result):
+    def handle(self, event: str, item: pipeline.Item, result: pipeline.Result) -> None:
         """Raises what the email backend raises (SMTP down: the task retries)."""
         from django.core.mail import send_mail
 
@@ -85,10 +91,10 @@ class Email(EventSink):
         send_mail(subject, "\n".join(lines), None, self.params["to"], fail_silently=False)
 
 
-_clients: dict[str, object] = {}
+_clients: dict[str, Redis] = {}
 
 
-def redis_client(url: str):
+def redis_client(url: str) -> Redis:
     """One client (and connection pool) per URL, per process."""
     if url not in _clients:
         import redis
@@ -116,7 +122,7 @@ class RedisStream(EventSink):
         "additionalProperties": False,
     }
 
-    def handle(self, event, item, result):
+    def handle(self, event: str, item: pipeline.Item, result: pipeline.Result) -> None:
         """Raises ``redis.RedisError`` when Redis cannot be reached (the task retries).
 
         Delivery is at least once: a retry after a lost reply adds the entry again, so
@@ -124,10 +130,11 @@ class RedisStream(EventSink):
         """
         from django.conf import settings
 
-        fields = {"event": event, "verdict": result.verdict, "reason": result.reason,
-                  "id": item.id or "", "stash": item.stash, "revision": item.revision, "source": item.source,
-                  "submitted_by": item.submitted_by or "",
-                  "payload": json.dumps(result.payload, ensure_ascii=False, default=str)}
+        fields: dict[FieldT, EncodableT] = {
+            "event": event, "verdict": result.verdict, "reason": result.reason,
+            "id": item.id or "", "stash": item.stash, "revision": item.revision, "source": item.source,
+            "submitted_by": item.submitted_by or "",
+            "payload": json.dumps(result.payload, ensure_ascii=False, default=str)}
         maxlen = self.params.get("maxlen")
         redis_client(settings.STASH_REDIS_URL).xadd(self.params["stream"], fields, maxlen=maxlen,
                                                     approximate=maxlen is not None)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any, Mapping
 
+from stash.core import pipeline
 from stash.core.registry import register
 from stash.hooks.base import Transform
 from stash.hooks.paths import MISSING, assign, lookup, map_texts_at, remove
@@ -40,7 +42,7 @@ class NormalizeText(Transform):
         "additionalProperties": False,
     }
 
-    def transform(self, item):
+    def transform(self, item: pipeline.Item) -> dict[str, Any]:
         return map_texts_at(dict(item.payload), self.params.get("fields"), self.normalize)
 
     def normalize(self, text: str) -> str:
@@ -90,13 +92,13 @@ class RedactPii(Transform):
         "additionalProperties": False,
     }
 
-    def __init__(self, params=None):
+    def __init__(self, params: Mapping[str, Any] | None = None) -> None:
         super().__init__(params)
         self._kinds = frozenset(self.params.get("kinds", PII_KINDS))
         self._email = compile_pattern(_EMAIL)
         self._number = compile_pattern(_NUMBER)
 
-    def transform(self, item):
+    def transform(self, item: pipeline.Item) -> dict[str, Any]:
         return map_texts_at(dict(item.payload), self.params.get("fields"), self.redact)
 
     def redact(self, text: str) -> str:
@@ -106,7 +108,7 @@ class RedactPii(Transform):
             text = self._number.sub(self._mask_number, text)
         return text
 
-    def _mask_number(self, match) -> str:
+    def _mask_number(self, match: Any) -> str:
         number = match.group(0)
         digits = "".join(c for c in number if c.isdigit())
         if "card" in self._kinds and 13 <= len(digits) <= 19 and luhn_valid(digits):
@@ -133,7 +135,7 @@ class SetFields(Transform):
         "additionalProperties": False,
     }
 
-    def transform(self, item):
+    def transform(self, item: pipeline.Item) -> dict[str, Any]:
         """Raises ``ValueError`` when a path runs through a value that is not an object."""
         payload = dict(item.payload)
         overwrite = self.params.get("overwrite", True)
@@ -154,7 +156,7 @@ class DropFields(Transform):
         "additionalProperties": False,
     }
 
-    def transform(self, item):
+    def transform(self, item: pipeline.Item) -> dict[str, Any]:
         payload = dict(item.payload)
         for path in self.params["fields"]:
             remove(payload, path)

@@ -17,8 +17,10 @@ import hmac
 import http.client
 import json
 import logging
+from typing import Any, Mapping
 from urllib.parse import urlsplit
 
+from stash.core import pipeline
 from stash.core.registry import register
 from stash.hooks import netguard
 from stash.hooks.base import EVENTS_SCHEMA, EventSink
@@ -62,7 +64,7 @@ class Webhook(EventSink):
     }
 
     @classmethod
-    def check_params(cls, params):
+    def check_params(cls, params: Mapping[str, Any]) -> dict[str, str]:
         try:
             parts = urlsplit(params["url"])
             parts.port  # noqa: B018 - raises ValueError for a bad port
@@ -77,7 +79,7 @@ class Webhook(EventSink):
             return {"url": f"{blocked}; allow it with STASH_WEBHOOK_ALLOWED_NETWORKS"}
         return {}
 
-    def handle(self, event, item, result):
+    def handle(self, event: str, item: pipeline.Item, result: pipeline.Result) -> None:
         """Raises ``WebhookError`` for a failure worth retrying; logs and returns for one that is not."""
         url = self.params["url"]
         body = json.dumps(describe(event, item, result), ensure_ascii=False, separators=(",", ":"),

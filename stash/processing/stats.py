@@ -11,12 +11,15 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, TypeVar
 
 from stash.core import pipeline
-from stash.models import PipelineRun
+from stash.models import HookConfig, PipelineRun
 
 #: How many of the latest runs the time percentiles are read from.
 WINDOW = 1000
+
+_Configs = TypeVar("_Configs", bound=Iterable[HookConfig])
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,7 @@ class HookStats:
     samples: int
 
 
-def percentile(values, q: float) -> float | None:
+def percentile(values: Iterable[float], q: float) -> float | None:
     """The nearest-rank ``q``-th percentile (0 < q <= 100) of ``values``; None if there are none."""
     ordered = sorted(values)
     if not ordered:
@@ -43,7 +46,7 @@ def percentile(values, q: float) -> float | None:
     return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
-def recent_durations(stash_ids, window: int = WINDOW) -> dict[int, list[float]]:
+def recent_durations(stash_ids: Iterable[int], window: int = WINDOW) -> dict[int, list[float]]:
     """Durations in ms of each config's steps in the latest ``window`` runs of these stashes.
 
     Steps skipped by their condition did not run and are left out.
@@ -53,10 +56,10 @@ def recent_durations(stash_ids, window: int = WINDOW) -> dict[int, list[float]]:
     return durations_by_config(trails)
 
 
-def durations_by_config(trails) -> dict[int, list[float]]:
+def durations_by_config(trails: Iterable[Iterable[Mapping[str, Any]]]) -> dict[int, list[float]]:
     """Durations in ms of each config's steps in ``trails`` (stored trails: lists of dicts);
     steps skipped by their condition did not run and are left out."""
-    durations = defaultdict(list)
+    durations: defaultdict[int, list[float]] = defaultdict(list)
     for trail in trails:
         for entry in trail:
             if entry.get("config_id") is not None and entry.get("outcome") != pipeline.SKIPPED:
@@ -64,7 +67,7 @@ def durations_by_config(trails) -> dict[int, list[float]]:
     return durations
 
 
-def for_configs(configs, window: int = WINDOW) -> dict[int, HookStats]:
+def for_configs(configs: Iterable[HookConfig], window: int = WINDOW) -> dict[int, HookStats]:
     """``HookStats`` of each of ``configs`` (HookConfig instances), by id, in one query."""
     configs = list(configs)
     durations = recent_durations({config.stash_id for config in configs}, window) if configs else {}
@@ -80,9 +83,10 @@ def for_configs(configs, window: int = WINDOW) -> dict[int, HookStats]:
     return result
 
 
-def attach(configs, window: int = WINDOW):
+def attach(configs: _Configs, window: int = WINDOW) -> _Configs:
     """Set ``config.stats`` on each of ``configs`` (evaluating a queryset once) and return them."""
     by_id = for_configs(configs, window)
     for config in configs:
-        config.stats = by_id[config.pk]
+        # An attribute for the pages that show it, not one the model declares.
+        setattr(config, "stats", by_id[config.pk])  # noqa: B010
     return configs
