@@ -31,6 +31,8 @@ from stash.processing.exporting import export_rows, write_jsonl
 from stash.processing.guarding import CheckedChange, PipelineChanged, run_checked
 from stash.processing.housekeeping import BATCH_SIZE as PRUNE_BATCH_SIZE, PruneReport, prune, scheduled_prune
 from stash.processing.importing import (
+    EXAMPLES_PERMISSIONS,
+    PIPELINE_PERMISSIONS,
     ImportPlan,
     InvalidDocument,
     export_document,
@@ -83,6 +85,8 @@ from stash.processing.sweeping import SweepReport, sweep
 from stash.processing.versions import VersionDiff, compare as compare_versions, restore, shown as shown_version
 
 __all__ = [
+    "EXAMPLES_PERMISSIONS",
+    "PIPELINE_PERMISSIONS",
     "ActivityUnsupported",
     "approve",
     "arrange_hooks",
