@@ -1,0 +1,109 @@
+"""What the model admins share: the stash styles, one change per post, hook titles and counters, the single stash
+a list is narrowed to, params shown without secrets."""
+import json
+from contextlib import nullcontext
+
+from django.contrib import admin
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+
+from stash import processing
+from stash.admin import formatting
+from stash.core import registry
+from stash.models import Stash
+
+# sortable2 takes the first ordering field as the one it drags; the models order by stash first.
+HOOK_ORDERING = ["position", "pk"]
+
+
+# The changelist filter that names one stash: only then can its hooks be dragged into order.
+STASH_FILTER = "stash__id__exact"
+
+
+class StyledAdmin(admin.ModelAdmin):
+    """Lists and pages with the stash styles: disabled hooks greyed, trails and JSON readable."""
+
+    class Media:
+        css = {"all": ["stash/admin.css"]}
+
+
+class OneChangePerPost:
+    """Each save, action or delete posted to these pages is one change of the stashes' pipelines
+    (``processing.one_change``): their ``config_version`` moves once, however many rows it writes
+    (the stash, its hooks, their order), and not at all when nothing changed."""
+
+    def changeform_view(self, request, *args, **kwargs):
+        with _one_change_if_posted(request):
+            return super().changeform_view(request, *args, **kwargs)
+
+    def changelist_view(self, request, *args, **kwargs):
+        with _one_change_if_posted(request):
+            return super().changelist_view(request, *args, **kwargs)
+
+    def delete_view(self, request, *args, **kwargs):
+        with _one_change_if_posted(request):
+            return super().delete_view(request, *args, **kwargs)
+
+
+def _one_change_if_posted(request):
+    return processing.one_change() if request.method == "POST" else nullcontext()
+
+
+def hook_title(config):
+    """A hook's label (or name), flagged when its hook is not registered or it is disabled."""
+    title = config.title
+    if config.is_missing:
+        return format_html('<span class="stash-missing" title="{}">{} ⚠ {}</span>',
+                           _("This hook is not registered: it fails by its on-error policy."), title,
+                           _("not registered"))
+    if not config.enabled:
+        return format_html('<span class="stash-disabled">{}</span>', title)
+    return title
+
+
+def counters(config):
+    """Counters of one configured hook, and its recent times."""
+    hook_stats = getattr(config, "stats", None)
+    if config.pk is None or hook_stats is None:
+        return "–"
+    return format_html(
+        '<span class="stash-counters">{} runs · {} kept · {} dropped · {} held<br>{} errors · {} overturned<br>'
+        '<span class="quiet">p50 {} · p95 {} · mean {}</span></span>',
+        hook_stats.runs, hook_stats.kept, hook_stats.dropped, hook_stats.held, hook_stats.errors,
+        hook_stats.overturned, formatting.duration(hook_stats.p50_ms), formatting.duration(hook_stats.p95_ms),
+        formatting.duration(hook_stats.mean_ms))
+
+
+def single_stash(request):
+    """The stash a changelist is narrowed to by its stash filter alone (so it can be dragged), or None.
+
+    With only one stash there is no stash filter to pick (the admin hides a filter with one
+    choice): the unfiltered list is that stash's.
+    """
+    if set(request.GET) - {STASH_FILTER, "p", "o"}:
+        return None
+    if STASH_FILTER not in request.GET:
+        stashes = list(Stash.objects.all()[:2])
+        return stashes[0] if len(stashes) == 1 else None
+    if not request.GET[STASH_FILTER].isdigit():
+        return None
+    return Stash.objects.filter(pk=request.GET[STASH_FILTER]).first()
+
+
+def without_secrets(fields):
+    """Fields (or fieldsets) for someone who may only view hook configs: the params shown without secrets."""
+    if fields and isinstance(fields[0], (list, tuple)):
+        return [(name, {**options, "fields": without_secrets(options["fields"])}) for name, options in fields]
+    return ["shown_params" if field == "params" else field for field in fields]
+
+
+class ShownParamsMixin:
+    """``shown_params``: a config's params as anyone may see them (indented, escaped, secrets left out)."""
+
+    @admin.display(description=_("params"))
+    def shown_params(self, obj):
+        return pretty(registry.shown_params(obj.hook, obj.params))
+
+
+def pretty(payload):
+    return format_html('<pre class="stash-json">{}</pre>', json.dumps(payload, indent=2, ensure_ascii=False))
