@@ -9,7 +9,13 @@ from stash.core import testing
 from stash.db import publishing
 from stash.models import HookConfig, Stash
 
-from .worker import _session_sink_worker, _session_worker, sink_worker, worker, worker_queue  # noqa: F401 - fixtures
+from .support.worker import (  # noqa: F401 - fixtures
+    _session_sink_worker,
+    _session_worker,
+    sink_worker,
+    worker,
+    worker_queue,
+)
 
 
 @pytest.fixture

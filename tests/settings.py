@@ -12,11 +12,11 @@ if _worker and _var_dir.name != _worker:
 from hooksite.settings import *  # noqa: E402, F403
 from hooksite.settings import INSTALLED_APPS, STORAGES  # noqa: E402
 
-INSTALLED_APPS = [*INSTALLED_APPS, "tests.testapp", "bench"]
+INSTALLED_APPS = [*INSTALLED_APPS, "tests.support.testapp", "bench"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # The test client and live_server speak plain HTTP: no redirect to HTTPS (production's default
-# outside DEBUG). tests/test_security_deploy.py checks the production settings themselves.
+# outside DEBUG). tests/ops/test_security_deploy.py checks the production settings themselves.
 SECURE_SSL_REDIRECT = False
 
 # Templates link static files by their plain names: tests run without `collectstatic` (and with

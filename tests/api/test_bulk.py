@@ -4,7 +4,7 @@ import pytest
 from stash import processing
 from stash.models import Content, PipelineRun
 
-from ..worker import wait_for
+from ..support.worker import wait_for
 
 URL = "/api/contents/bulk/"
 

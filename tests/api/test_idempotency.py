@@ -7,7 +7,7 @@ from django.db import connection
 from stash import processing
 from stash.models import Content
 
-from ..worker import wait_for
+from ..support.worker import wait_for
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 from stash import processing
 from stash.models import Content, HookConfig
 
-from ..worker import wait_for
+from ..support.worker import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

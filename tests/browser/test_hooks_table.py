@@ -5,7 +5,7 @@ from playwright.sync_api import expect
 from stash.core import registry
 from stash.models import HookConfig
 
-from ..worker import wait_for
+from ..support.worker import wait_for
 from .test_admin import drag, labels
 
 pytestmark = pytest.mark.django_db(transaction=True)

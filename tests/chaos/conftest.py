@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from ..worker import WORKER_TIME_LIMIT, WORKER_TIME_LIMIT_MARGIN, publishing_to
+from ..support.worker import WORKER_TIME_LIMIT, WORKER_TIME_LIMIT_MARGIN, publishing_to
 from .ledger import Scenario
 from .processes import LEASE_SECONDS, ChaosWorker, RedisServer
 
@@ -47,7 +47,7 @@ def pytest_terminal_summary(terminalreporter):
 def chaos(request, make_stash, settings):
     """The scenario of this test: submit items, mark the fault's end, settle and check."""
     settings.STASH_LEASE_SECONDS = LEASE_SECONDS
-    # Messages carry the time limit the chaos workers run with (tests/worker.py).
+    # Messages carry the time limit the chaos workers run with (tests/support/worker.py).
     settings.STASH_TIME_LIMIT, settings.STASH_TIME_LIMIT_MARGIN = WORKER_TIME_LIMIT, WORKER_TIME_LIMIT_MARGIN
     name = request.node.originalname.removeprefix("test_").replace("_", " ")
     xfail = request.node.get_closest_marker("xfail")

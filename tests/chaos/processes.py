@@ -9,7 +9,7 @@ from pathlib import Path
 
 import redis
 
-from ..worker import Worker
+from ..support.worker import Worker
 
 REDIS_SERVER = "/usr/bin/redis-server"
 # Claims and unclaimed items lapse after this many seconds; the scenarios sweep every second,

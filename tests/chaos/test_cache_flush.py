@@ -6,7 +6,7 @@ import pytest
 
 from stash.models import Content
 
-from ..worker import wait_for
+from ..support.worker import wait_for
 from .ledger import CHECKS, payload, scaled
 
 pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.django_db(transaction=True)]

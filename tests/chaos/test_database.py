@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from stash import processing
 from stash.models import Content
 
-from ..worker import wait_for
+from ..support.worker import wait_for
 from .ledger import CHECKS, payload, scaled
 
 pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.django_db(transaction=True)]

@@ -8,7 +8,7 @@ from stash import processing
 from stash.models import Content
 
 from ..chaos.processes import RedisServer
-from ..worker import Worker, wait_for
+from ..support.worker import Worker, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

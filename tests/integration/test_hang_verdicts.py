@@ -9,7 +9,7 @@ from django.db import transaction
 from stash import processing
 from stash.models import Content
 
-from ..worker import wait_for
+from ..support.worker import wait_for
 from .test_worker import DONE, submit
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]

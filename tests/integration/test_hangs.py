@@ -8,7 +8,7 @@ from django.db import transaction
 from stash import processing
 from stash.models import Content
 
-from ..worker import WORKER_LEASE_SECONDS, wait_for
+from ..support.worker import WORKER_LEASE_SECONDS, wait_for
 from .test_worker import judged, submit
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]

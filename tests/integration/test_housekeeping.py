@@ -7,7 +7,7 @@ from django.utils import timezone
 from stash import processing, tasks
 from stash.models import Content, PipelineRun
 
-from ..worker import wait_for
+from ..support.worker import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

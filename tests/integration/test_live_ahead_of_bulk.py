@@ -12,7 +12,7 @@ from django.utils import timezone
 from stash import processing
 from stash.models import Content, PipelineRun
 
-from ..worker import WORKER_LEASE_SECONDS, wait_for
+from ..support.worker import WORKER_LEASE_SECONDS, wait_for
 from .test_rabbitmq import _rabbitmq_worker, rabbitmq_worker  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]

@@ -6,7 +6,7 @@ import pytest
 
 from stash.models import Content
 
-from ..worker import Worker, wait_for
+from ..support.worker import Worker, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

@@ -8,8 +8,8 @@ from stash import tasks
 from stash.models import Content, PipelineRun
 from stash.processing import counting
 
-from ..metrics_support import scrape
-from ..worker import wait_for
+from ..support.metrics_support import scrape
+from ..support.worker import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

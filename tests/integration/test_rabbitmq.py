@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from stash.models import Content, PipelineRun
 
-from ..worker import WORKER_TIME_LIMIT, WORKER_TIME_LIMIT_MARGIN, Worker, publishing_to, wait_for
+from ..support.worker import WORKER_TIME_LIMIT, WORKER_TIME_LIMIT_MARGIN, Worker, publishing_to, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

@@ -6,7 +6,7 @@ import pytest
 from stash.models import Content
 
 from ..chaos.processes import RedisServer
-from ..worker import wait_for
+from ..support.worker import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

@@ -13,7 +13,7 @@ from kombu import Connection
 from stash import processing
 from stash.models import Content
 
-from ..worker import WORKER_TIME_LIMIT, WORKER_TIME_LIMIT_MARGIN, Worker, publishing_to, wait_for
+from ..support.worker import WORKER_TIME_LIMIT, WORKER_TIME_LIMIT_MARGIN, Worker, publishing_to, wait_for
 from .test_hangs import STUCK
 from .test_rabbitmq import AMQP_URL, unreachable
 from .test_worker import judged, submit

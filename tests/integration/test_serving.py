@@ -3,7 +3,7 @@ run with production settings, as docs/deploy.md starts them, and serve the site,
 and its probes.
 
 Each test has a var directory of its own (SQLite and the filesystem broker), so they run the same
-on both backends; the deploy check itself is in tests/test_security_deploy.py.
+on both backends; the deploy check itself is in tests/ops/test_security_deploy.py.
 """
 import http.client
 import json
@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from ..chaos.processes import free_port
-from ..test_security_deploy import manage, production
-from ..worker import ROOT, stop_group, wait_for
+from ..ops.test_security_deploy import manage, production
+from ..support.worker import ROOT, stop_group, wait_for
 
 pytestmark = pytest.mark.integration
 
-HOST = "stash.example.com"  # the ALLOWED_HOSTS of tests.test_security_deploy.production
+HOST = "stash.example.com"  # the ALLOWED_HOSTS of tests.ops.test_security_deploy.production
 # What a reverse proxy that ends TLS sends on; gunicorn believes it from 127.0.0.1 (its default
 # FORWARDED_ALLOW_IPS), so Django sees HTTPS and does not redirect.
 BEHIND_TLS = {"Host": HOST, "X-Forwarded-Proto": "https"}

@@ -13,8 +13,8 @@ import pytest
 
 from stash.models import Content
 
-from ..test_webhook import LOOPBACK, SECRET, Receiver
-from ..worker import wait_for
+from ..hooks.test_webhook import LOOPBACK, SECRET, Receiver
+from ..support.worker import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

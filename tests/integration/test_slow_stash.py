@@ -7,7 +7,7 @@ import pytest
 from stash import processing
 from stash.models import Content
 
-from ..worker import wait_for
+from ..support.worker import wait_for
 from .test_worker import judged, submit
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]

@@ -18,7 +18,7 @@ from opentelemetry.trace import SpanKind
 from stash.db import tracing
 from stash.models import Content
 
-from ..worker import WORKER_TIME_LIMIT, WORKER_TIME_LIMIT_MARGIN, SinkWorker, Worker, wait_for
+from ..support.worker import WORKER_TIME_LIMIT, WORKER_TIME_LIMIT_MARGIN, SinkWorker, Worker, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

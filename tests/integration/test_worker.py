@@ -9,7 +9,7 @@ from django.utils import timezone
 from stash import processing
 from stash.models import Content, HookConfig, PipelineRun
 
-from ..worker import WORKER_LEASE_SECONDS, wait_for
+from ..support.worker import WORKER_LEASE_SECONDS, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
