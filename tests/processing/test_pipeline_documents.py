@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from stash import processing
-from stash.core import documents
+from stash.core import documents, expressions
 from stash.models import Content, Example, HookConfig, PipelineVersion, Stash
 
 pytestmark = pytest.mark.django_db
@@ -59,7 +59,11 @@ def judge_all(stash, payloads):
                 .values_list("status", "reason", "payload"))
 
 
-def test_an_exported_pipeline_imported_into_a_fresh_stash_judges_1000_varied_items_alike(make_stash, broker):
+def test_an_exported_pipeline_imported_into_a_fresh_stash_judges_1000_varied_items_alike(make_stash, broker,
+                                                                                         monkeypatch):
+    # Both stashes must judge alike: a condition's wall-clock budget, which a busy machine can exhaust
+    # on either side alone, is not what this compares (tests/core/test_expressions.py tests it).
+    monkeypatch.setattr(expressions, "MAX_SECONDS", 60)
     staging = make_stash("staging", hooks=VARIED, on_error="skip", max_payload_bytes=5000)
     document = json.loads(documents.dumps(processing.export_document(staging)))  # as a file would carry it
 
