@@ -4,7 +4,7 @@ Django's ``bulk_update`` writes one ``CASE WHEN pk = ...`` per field and row, an
 expression tree costs more than the whole judging run of a batch; on PostgreSQL ``bulk_create``
 quotes every JSON value into an array literal. These build the statements directly; values go
 through each field's own ``pre_save`` (inserts) and ``get_db_prep_save``, so they are stored exactly
-as the ORM would store them (``tests/test_bulk_sql.py`` compares the two on SQLite and PostgreSQL).
+as the ORM would store them (``tests/db/test_bulk_sql.py`` compares the two on SQLite and PostgreSQL).
 
 Where they cannot, they hand the work to ``bulk_update`` / ``bulk_create``: on other databases, on
 SQLite before 3.33 (no ``UPDATE ... FROM``), with a driver that has no COPY, and when a value is an

@@ -1,5 +1,5 @@
 """The one place stash reads another library's private state: each read is pinned by a test
-(tests/test_compat.py, tests/test_bulk_sql.py) to the version that requirements.txt installs."""
+(tests/db/test_compat.py, tests/db/test_bulk_sql.py) to the version that requirements.txt installs."""
 from django.db import connections
 
 
@@ -21,7 +21,7 @@ def copy_rows(cursor, sql, rows):
 
     This reaches past Django's documented API, as Django's own ``CursorWrapper`` does: its ``cursor``
     is the driver's cursor, and ``db.wrap_database_errors`` makes the driver's errors Django's
-    (``IntegrityError``, ...). ``tests/test_bulk_sql.py`` checks both and pins the Django and psycopg
+    (``IntegrityError``, ...). ``tests/db/test_bulk_sql.py`` checks both and pins the Django and psycopg
     versions of ``requirements.txt`` they were checked against.
     """
     driver = getattr(cursor, "cursor", None)
