@@ -1,1 +1,2 @@
-"""The hand-written baseline that `make bench` measures stash against, and the runner (`python -m bench.run`)."""
+"""The runner of `make bench` (`python -m bench.run`), and in ``bench.baseline`` the hand-written app it measures
+stash against."""

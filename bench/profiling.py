@@ -26,8 +26,8 @@ from stash import processing
 from stash.db import bulk_sql
 from stash.models import Content, PipelineRun, content_hash
 
-from .models import Item
-from .tasks import judge_batch, judge_one
+from .baseline.models import Item
+from .baseline.tasks import judge_batch, judge_one
 from .workload import payloads
 
 ROOT = str(Path(__file__).resolve().parents[1]) + "/"

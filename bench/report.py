@@ -9,7 +9,7 @@ import json
 import re
 import statistics
 
-from .checks import HOOKS
+from .baseline.checks import HOOKS
 
 NOTES_START, NOTES_END = "<!-- notes -->", "<!-- /notes -->"
 DEFAULT_NOTES = "(Notes from profiling by hand go here; `make bench` keeps this section as it is.)"
@@ -55,10 +55,10 @@ the two under the same load. Ratios are stash ÷ hand-written.
   queue> --without-mingle --without-gossip` (DEBUG off); gunicorn, 2 sync workers; wrk, 2 threads, 16 connections;
   and the runner, all on this machine. For the slow-receiver row, as production has it, a sinks worker too
   (`--pool threads --concurrency 8 -Q <sink queue>`) and a webhook receiver, a thread of the runner.
-- **Stash under test**: five filters, in order: {hooks}. The baseline (`bench/`) runs the same five checks in plain
-  Python; payloads are mixed and one in ten is dropped. In every round the runner checked that both sides
-  judged every item and gave the same verdict for every payload, and that every stash item has exactly one
-  pipeline run.
+- **Stash under test**: five filters, in order: {hooks}. The baseline (`bench/baseline/`) runs the same five
+  checks in plain Python; payloads are mixed and one in ten is dropped. In every round the runner checked
+  that both sides judged every item and gave the same verdict for every payload, and that every stash item
+  has exactly one pipeline run.
 """
 
 

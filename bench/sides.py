@@ -11,8 +11,8 @@ from django.db.models import Count, Max
 from stash import processing
 from stash.models import Content, PipelineRun
 
-from . import submitting
-from .models import Item
+from .baseline import submitting
+from .baseline.models import Item
 from .workload import make_stash, number
 
 BULK_CALL = 1000  # payloads per submit call
@@ -105,7 +105,7 @@ class StashSide(Side):
 
 
 class HandSide(Side):
-    """Items of the hand-written baseline (``bench.submitting``)."""
+    """Items of the hand-written baseline (``bench.baseline.submitting``)."""
 
     name = "hand"
     label = "hand-written"

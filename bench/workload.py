@@ -10,7 +10,7 @@ from rest_framework.authtoken.models import Token
 
 from stash.models import HookConfig, Stash
 
-from .checks import HOOKS
+from .baseline.checks import HOOKS
 
 SLUG = "bench"
 # Of every 50 payloads, one fails each hook (see ``payload``): 10% are dropped.

@@ -1,4 +1,4 @@
-"""Test settings: the project's own, plus an app whose hooks misbehave on purpose."""
+"""Test settings: the project's own, plus an app whose hooks misbehave on purpose and the benchmark baseline."""
 import os
 from pathlib import Path
 
@@ -12,7 +12,7 @@ if _worker and _var_dir.name != _worker:
 from hooksite.settings import *  # noqa: E402, F403
 from hooksite.settings import INSTALLED_APPS, STORAGES  # noqa: E402
 
-INSTALLED_APPS = [*INSTALLED_APPS, "tests.support.testapp", "bench"]
+INSTALLED_APPS = [*INSTALLED_APPS, "tests.support.testapp", "bench.baseline"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # The test client and live_server speak plain HTTP: no redirect to HTTPS (production's default

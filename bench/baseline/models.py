@@ -6,7 +6,7 @@ from django.utils.translation import gettext_lazy as _
 
 
 class Item(models.Model):
-    """A submitted payload, judged by ``bench.tasks`` with the same five checks as the stash under test."""
+    """A submitted payload, judged by ``bench.baseline.tasks`` with the same five checks as the stash under test."""
 
     class Status(models.TextChoices):
         PENDING = "pending", _("pending")

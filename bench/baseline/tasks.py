@@ -1,6 +1,7 @@
 """The hand-written Celery tasks: judge one item, or lock a batch, judge it and ``bulk_update`` it.
 
-They run on their own queue (``BENCH_QUEUE``, routed in ``bench.settings``), next to the stash's.
+They run on their own queue (``BENCH_QUEUE``, routed in ``bench.settings``), next to the stash's. Their
+names are the ones they had as ``bench.tasks``, which that route matches.
 """
 from celery import shared_task
 from django.db import transaction

@@ -1,4 +1,6 @@
-"""The five checks of the stash under test: as its hooks (``HOOKS``), and in plain Python (``verdict``).
+"""The five checks of the stash under test: as its hooks (``HOOKS``, which the runner gives that stash), and in
+plain Python (``verdict``, which the baseline's tasks run). Plain Python only: the runner imports it before Django
+is set up.
 
     verdict({"text": "hello", "score": 0.5})        # ("accepted", "")
     verdict({"text": "free money", "score": 0.5})   # ("rejected", "text matches free money")
