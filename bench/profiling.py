@@ -1,4 +1,4 @@
-"""Where the time goes: stash's ``processing.process()`` profiled in process, SQL queries per call,
+"""Where the time goes: stash's ``processing.judge()`` profiled in process, SQL queries per call,
 and what ``stash.db.bulk_sql`` buys over Django's ``bulk_update`` and ``bulk_create``.
 
     where_time_goes(stash)   # {"calls": {"stash 200": {"ms", "queries", "statements", "top"},
@@ -52,12 +52,12 @@ def pending_items(count):
 def where_time_goes(stash):
     """Per call of 200 and of 1 item: wall time, queries and (stash) the top of the profile; then
     ``bulk_sql`` against Django (``bulk_writes``)."""
-    processing.process(pending_contents(stash, SIZES[0]))  # warm: the pipeline is built once per process
+    processing.judge(pending_contents(stash, SIZES[0]))  # warm: the pipeline is built once per process
     figures = {}
     for size in SIZES:
         figures[f"stash {size}"] = {
-            **timed_and_counted(processing.process, lambda size=size: pending_contents(stash, size)),
-            "top": profiled(processing.process, pending_contents(stash, size)),
+            **timed_and_counted(processing.judge, lambda size=size: pending_contents(stash, size)),
+            "top": profiled(processing.judge, pending_contents(stash, size)),
         }
         hand_task = judge_batch if size > 1 else (lambda ids: judge_one(ids[0]))
         figures[f"hand-written {size}"] = timed_and_counted(hand_task, lambda size=size: pending_items(size))

@@ -248,7 +248,7 @@ def method(results):
 def where_time_goes(results):
     parts = ["## Where the time goes", "",
              ("Measured in the runner's process before the worker starts: pending items made with `bulk_create` "
-              "(nothing published), then one call of `stash.processing.process(ids)` and of the baseline's task "
+              "(nothing published), then one call of `stash.processing.judge(ids)` and of the baseline's task "
               "(`judge_batch(ids)`, `judge_one(id)`), each on fresh items; wall time of a plain call, SQL queries "
               "of another (`CaptureQueriesContext`), and the top of a cProfile of a third (stash). Then the two "
               "writes of a judged batch by `stash.db.bulk_sql` and by Django's own bulk methods, alternately, each "
@@ -270,7 +270,7 @@ def profile_section(backend):
     lines += bulk_sql_lines(profile["bulk_sql"])
     for name, call in calls.items():
         if "top" in call:
-            lines += ["", f"`process()` on {name.split()[-1]} item(s), top {len(call['top'])} by cumulative time:",
+            lines += ["", f"`judge()` on {name.split()[-1]} item(s), top {len(call['top'])} by cumulative time:",
                       "", "| cumulative ms | own ms | calls | function |", "|---|---|---|---|"]
             lines += [f"| {entry['cum_ms']:.1f} | {entry['own_ms']:.1f} | {entry['calls']} | `{entry['where']}` |"
                       for entry in call["top"]]

@@ -67,7 +67,7 @@ def process_contents(self, ids, wake=None, recover=None, hung=False):
             if slot is None and publishing.defer(ids, queue, wake=wake, time_limit=clock.limit):
                 logger.info("batch: %d ids deferred: their stash has no judging slot free", len(ids))
                 return
-            report = processing.process(ids, wake=wake, token=token, clock=clock)
+            report = processing.judge(ids, wake=wake, token=token, clock=clock)
             if slot is not None:
                 slot.done(report)
     publishing.send_deliveries(report.deliveries)

@@ -52,7 +52,7 @@ class Broker:
         self.messages.append({"name": name, "args": args, **options})
         wake = options.get("kwargs", {}).get("wake")
         if not self.held and wake is not None:
-            publishing.started(wake)
+            publishing.take_marker_down(wake)
 
     @property
     def chunks(self):

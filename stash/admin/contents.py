@@ -98,7 +98,7 @@ class ContentAdmin(StyledAdmin):
 
     def save_model(self, request, obj, form, change):
         if change:
-            processing.edit(obj, obj.payload, canonical=form.canonical)
+            processing.edit_payload(obj, obj.payload, canonical=form.canonical)
         else:
             processing.submit_item(obj, request.user, Content.Source.ADMIN, canonical=form.canonical)
 

@@ -49,7 +49,7 @@ class PayloadField(JSONObjectField):
 
 class ParsedPayloadField(PayloadField):
     """A JSON object as the JSON parser made it, so only its type is checked here: what else a
-    payload must be, ``processing`` checks (``submit``, ``edit``, ``simulate``), walking it once."""
+    payload must be, ``processing`` checks (``submit``, ``edit_payload``, ``simulate``), walking it once."""
 
     def to_internal_value(self, data):
         self.check_object(data)

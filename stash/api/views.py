@@ -167,7 +167,7 @@ class ContentViewSet(SerializerPerAction, mixins.ListModelMixin, mixins.Retrieve
         content = self.get_object()
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        return self._detail(processing.edit(content, serializer.validated_data["payload"]))
+        return self._detail(processing.edit_payload(content, serializer.validated_data["payload"]))
 
     @extend_schema(
         summary="Submit up to 1,000 items at once",

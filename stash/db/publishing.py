@@ -130,12 +130,12 @@ def send(ids, stash=None, queue=""):
         chunk = ids[start:start + size]
         if stash is None or len(chunk) == size:
             sent += _publish(chunk, queue) and len(chunk)
-        elif not hold(stash) and join(stash):
+        elif not put_marker_up(stash) and join_waiting_message(stash):
             sent += len(chunk)  # the stash's waiting message takes them
         elif _publish(chunk, queue, wake=stash):
             sent += len(chunk)
         else:
-            missed(stash)
+            message_lost(stash)
     return sent
 
 
@@ -144,12 +144,12 @@ def wake(stashes):
     claimed, unless a message already waits; return how many stashes a message was sent for."""
     woken = 0
     for stash, queue in stashes.items():
-        if not hold(stash):
+        if not put_marker_up(stash):
             continue
         if _publish([], queue, wake=stash):
             woken += 1
         else:
-            missed(stash)
+            message_lost(stash)
     return woken
 
 
@@ -158,11 +158,11 @@ def moved(stash, queue):
     where no worker reads any more, so the marker comes down and a message on the new queue
     claims the items waiting for their first run (those sent before are judged where they are,
     or sent again by the sweeper)."""
-    missed(stash)
+    message_lost(stash)
     wake({stash: queue})
 
 
-def hold(stash):
+def put_marker_up(stash):
     """Put the marker of ``stash`` up: saves from now on join the message that holds it. False if
     it was up (another message holds it). A cache that fails says True (and saves publish)."""
     try:
@@ -172,13 +172,13 @@ def hold(stash):
         return True
 
 
-def join(stash):
+def join_waiting_message(stash):
     """Have the message that holds the marker of ``stash`` take a save: note that one joined, then
     look at the marker again. True if the save joined; False if this save put the marker up (it
     had come down meanwhile) or the cache failed: the save then publishes.
 
     On Redis the note and the second look travel together, in one round trip, in that order: a
-    save of a busy stash costs the cache two round trips (``hold``, then this), not three."""
+    save of a busy stash costs the cache two round trips (``put_marker_up``, then this), not three."""
     lease = settings.STASH_LEASE_SECONDS
     try:
         pipeline = _pipeline()
@@ -191,10 +191,10 @@ def join(stash):
     except Exception:
         logger.exception("Could not note a save joining stash %s's message; publishing.", stash)
         return False
-    return not hold(stash) if pipeline is None else not put_up
+    return not put_marker_up(stash) if pipeline is None else not put_up
 
 
-def started(stash):
+def take_marker_down(stash):
     """Take the marker of ``stash`` down (the next save publishes), then the note of joined saves.
     Return True if a save joined since the last call, or the cache could not tell."""
     try:
@@ -211,7 +211,7 @@ def started(stash):
         return True
 
 
-def missed(stash):
+def message_lost(stash):
     """The message that held the marker of ``stash`` could not be published: take the marker down
     (the next save publishes) and note that saves wait, so that the stash's next message claims
     them too (the sweeper sends them otherwise)."""

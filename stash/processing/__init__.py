@@ -42,7 +42,7 @@ from stash.processing.importing import (
     public_document,
 )
 from stash.processing.isolation import ChildFailed, DeadlineExceeded, Unanswered
-from stash.processing.judging import BULK_SLICE, BatchReport, process
+from stash.processing.judging import BULK_SLICE, BatchReport, judge
 from stash.processing.ordering import arrange_hooks, move_hooks, place_dragged_hooks, place_hooks, reorder_hooks
 from stash.processing.rejudging import PeoplesDecisions, decided_by_people, reprocess
 from stash.processing.reviewing import (
@@ -71,7 +71,7 @@ from stash.processing.submitting import (
     InvalidItems,
     check_key,
     check_payload,
-    edit,
+    edit_payload,
     may_submit,
     queue_page,
     submission_stash,
@@ -118,7 +118,7 @@ __all__ = [
     "DeliveryError",
     "drafted_hooks",
     "duplicate_hooks",
-    "edit",
+    "edit_payload",
     "example_from",
     "ExampleResult",
     "ExamplesBroken",
@@ -134,6 +134,7 @@ __all__ = [
     "InvalidDocument",
     "InvalidItems",
     "item_for",
+    "judge",
     "judging_slot",
     "mark_stopped",
     "may_submit",
@@ -148,7 +149,6 @@ __all__ = [
     "PipelineChanged",
     "place_dragged_hooks",
     "place_hooks",
-    "process",
     "prune",
     "PRUNE_BATCH_SIZE",
     "PruneReport",

@@ -1,6 +1,6 @@
 """Judging: claim items, run their stash's pipeline, write verdicts.
 
-- ``process(ids, wake=None, clock=None)`` claims the given items by compare-and-set (only ``pending`` ones; a
+- ``judge(ids, wake=None, clock=None)`` claims the given items by compare-and-set (only ``pending`` ones; a
   duplicate delivery claims nothing) together with other items of their stashes (or of stash
   ``wake``) waiting for their first run, up to ``STASH_BATCH_SIZE`` (so single saves that arrive
   together are judged together; see ``publishing`` for the saves that publish nothing),
@@ -46,7 +46,7 @@ Status = Content.Status
 
 @dataclass
 class BatchReport:
-    """What one ``process`` call did."""
+    """What one ``judge`` call did."""
 
     claimed: int = 0
     judged: int = 0
@@ -61,7 +61,7 @@ class BatchReport:
 # --- processing ------------------------------------------------------------------------------
 
 
-def process(ids: Iterable[uuid.UUID | str], wake: int | None = None, *, token: uuid.UUID | None = None,
+def judge(ids: Iterable[uuid.UUID | str], wake: int | None = None, *, token: uuid.UUID | None = None,
             clock: Clock | None = None) -> BatchReport:
     """Claim and judge the pending items among ``ids``, and more of their stashes (with ``wake``,
     of that stash, then the saves that joined the message), under ``token`` within ``clock`` (the
@@ -119,11 +119,11 @@ def _judge_joined(stash: int, token: uuid.UUID, clock: Clock, report: BatchRepor
     messages. Ends when no save joined, a claim finds nothing, another message holds the marker,
     or after half a lease or of the time left (a batch claimed by then is still judged)."""
     deadline = time.monotonic() + min(settings.STASH_LEASE_SECONDS, clock.left()) / 2
-    while publishing.started(stash):
+    while publishing.take_marker_down(stash):
         contents = _claim_batch([], [stash], token, clock, report)
         if not contents:
             return
-        holding = time.monotonic() < deadline and publishing.hold(stash)
+        holding = time.monotonic() < deadline and publishing.put_marker_up(stash)
         _judge_batch(token, contents, clock, report)
         if not holding:
             return

@@ -12,7 +12,7 @@ gives its slots back. A message of fast stashes takes nothing and pays one cache
     with judging_slot(ids, wake, seconds=30) as slot:
         if slot is None:
             ...  # send the message again later
-        report = process(ids, wake)
+        report = judge(ids, wake)
         slot.done(report)
 
 A cache that fails lets the message run (a slow stash may then take more processes than its

@@ -302,7 +302,7 @@ def submit_many(stash: Stash, payloads: Sequence[Any], user: User | AnonymousUse
     return contents
 
 
-def edit(content: Content, payload: Any, canonical: bytes | None = None) -> Content:
+def edit_payload(content: Content, payload: Any, canonical: bytes | None = None) -> Content:
     """Replace ``content``'s payload; a changed payload is a new revision, judged again.
 
     Raises like ``check_payload`` (unless given the ``canonical`` JSON it returned); saving an

@@ -52,7 +52,7 @@ def test_the_item_page_shows_the_trail_of_its_latest_run(admin_client, audit):
     item = judge(audit, text="some spam")
     HookConfig.objects.filter(hook="keyword_blocklist").update(enabled=False)
     processing.reprocess(Content.objects.filter(pk=item.pk))
-    processing.process([item.pk])
+    processing.judge([item.pk])
     assert PipelineRun.objects.filter(content=item).count() == 2
     page = admin_client.get(change_url(item)).content.decode()
     trail = page[page.index('class="stash-trail"'):page.index("</table>", page.index('class="stash-trail"'))]
@@ -88,7 +88,7 @@ def test_reprocess_sends_items_to_be_judged_again(admin_client, audit):
     assert "1 item sent to be judged again." in act(admin_client, "reprocess", [item])
     item.refresh_from_db()
     assert item.status == "pending"
-    processing.process([item.pk])
+    processing.judge([item.pk])
     item.refresh_from_db()
     assert item.status == "accepted"
 

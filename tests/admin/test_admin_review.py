@@ -112,7 +112,7 @@ def test_texts_are_shown_as_escaped_text_images_inline_and_other_data_as_json(ad
                     {"text": "http://svg", "b64_file": base64.b64encode(b"<svg onload=alert(1)></svg>").decode()},
                     {"text": "http://bad", "b64_file": "not base64!"}):
         item = Content.objects.create(stash=audit, payload=payload)
-        processing.process([item.pk])
+        processing.judge([item.pk])
     items = list(processing.held_items(audit))
 
     page = admin_client.get(review_url(audit)).content.decode()
@@ -179,7 +179,7 @@ def test_judging_again_sends_the_item_to_the_hooks_and_shows_the_next(admin_clie
     assert shown(response) == second
     assert status(first) == "pending" and broker.ids == [str(first.pk)]
     assert "the link rule is off now" in LogEntry.objects.get(object_id=str(first.pk)).get_change_message()
-    processing.process([first.pk])
+    processing.judge([first.pk])
     assert status(first) == "accepted" and first.reviewed_by is None
 
 
@@ -391,7 +391,7 @@ def test_the_reviewer_is_shown_as_the_decider_until_the_hooks_judge_again(admin_
     assert admin_client.get("/api/contents/", {"stash": "audit"}).json()["results"][0]["reviewed_by"] == "admin"
 
     processing.reprocess(Content.objects.filter(pk=hold.pk), include_reviewed=True)  # else a person's decision stays
-    processing.process([hold.pk])
+    processing.judge([hold.pk])
     assert admin_client.get(f"/api/contents/{hold.pk}/").json()["reviewed_by"] is None
     assert "(in review; hook: Links)" not in admin_client.get(change_url(hold)).content.decode()
     assert admin_client.get(f"/api/contents/{judge(audit, text='new').pk}/").json()["reviewed_by"] is None

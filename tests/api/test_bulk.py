@@ -28,7 +28,7 @@ def test_a_thousand_items_are_saved_pending_and_all_judged(api, audit, submitter
     assert all(content.content_hash and content.lease_until for content in saved)
 
     for start in range(0, 1000, settings.STASH_BATCH_SIZE):  # as the workers take them, batch by batch
-        processing.process(body["ids"][start:start + settings.STASH_BATCH_SIZE])
+        processing.judge(body["ids"][start:start + settings.STASH_BATCH_SIZE])
     assert Content.objects.filter(status="accepted").count() == 900
     assert Content.objects.filter(status="rejected").count() == 100
     assert PipelineRun.objects.count() == 1000

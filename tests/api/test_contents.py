@@ -40,7 +40,7 @@ def test_a_submitter_posts_an_item_and_gets_it_back_pending_with_its_location(ap
 def test_a_posted_item_is_judged_by_the_stash_hooks(api, audit, submitter):
     ok = post(api(submitter), {"stash": "audit", "payload": {"text": "hello"}}).json()
     spam = post(api(submitter), {"stash": "audit", "payload": {"text": "spam"}}).json()
-    processing.process([ok["id"], spam["id"]])
+    processing.judge([ok["id"], spam["id"]])
     assert Content.objects.get(pk=ok["id"]).status == "accepted"
     spam_item = Content.objects.get(pk=spam["id"])
     assert (spam_item.status, spam_item.reason) == ("rejected", "contains blocked word 'spam' in text")
@@ -238,7 +238,7 @@ def test_a_submission_takes_one_cache_round_trip_and_two_to_join_a_waiting_messa
     assert second.count == (2 if second.redis else 3)
     assert len(broker.messages) == 1
     message = broker.messages[0]
-    assert processing.process(*message["args"], **message["kwargs"]).judged == 2
+    assert processing.judge(*message["args"], **message["kwargs"]).judged == 2
     assert not Content.objects.filter(status="pending").exists()
 
 
@@ -278,7 +278,7 @@ def items(audit, make_stash, submitter, make_user, settings):
     spam = processing.submit(audit, {"text": "spam"}, submitter)[0]
     theirs = processing.submit(audit, {"text": "theirs"}, other)[0]
     elsewhere = processing.submit(notes, {"text": "note"}, other)[0]
-    processing.process([spam.pk])
+    processing.judge([spam.pk])
     return {"mine": mine, "spam": spam, "theirs": theirs, "elsewhere": elsewhere, "olga": other}
 
 
@@ -383,7 +383,7 @@ def test_patching_the_payload_makes_a_new_revision_that_is_judged_again(api, ite
     assert response.status_code == 200
     body = response.json()
     assert (body["revision"], body["status"], body["payload"]) == (2, "pending", {"text": "clean now"})
-    processing.process([spam.pk])
+    processing.judge([spam.pk])
     spam.refresh_from_db()
     assert (spam.status, spam.processed_revision) == ("accepted", 2)
     after = api(submitter).get(detail(spam)).json()
@@ -435,7 +435,7 @@ def test_reprocess_sets_the_item_pending_and_it_is_judged_again(api, items, make
     response = api(editor).post(f"{detail(spam)}reprocess/")
     assert response.status_code == 202
     assert response.json()["status"] == "pending"
-    processing.process([spam.pk])
+    processing.judge([spam.pk])
     spam.refresh_from_db()
     assert spam.status == "accepted"
     assert spam.runs.count() == 2

@@ -258,7 +258,7 @@ def test_a_restore_that_breaks_an_example_is_refused(client, changed, audit):
 
 def test_a_runs_config_version_names_the_version_that_judged_it(client, api, audit, make_user):
     content = processing.submit(audit, {"text": "hello"})[0]
-    processing.process([content.pk])
+    processing.judge([content.pk])
     run = api(make_user("vic", "stash.view_content")).get(f"/api/contents/{content.pk}/").json()["run"]
     assert run["config_version"] == version()
     judged = client.get(f"{VERSIONS}{run['config_version']}/").json()["document"]["hooks"]
@@ -366,7 +366,7 @@ def test_an_item_with_a_verdict_becomes_an_example(client, audit, owner):
     pending = client.post(f"/api/contents/{content.pk}/example/")
     assert pending.status_code == 400
     assert "has no verdict yet" in pending.json()["non_field_errors"][0]
-    processing.process([content.pk])
+    processing.judge([content.pk])
     response = client.post(f"/api/contents/{content.pk}/example/")
     assert response.status_code == 201
     body = response.json()

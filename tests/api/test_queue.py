@@ -20,7 +20,7 @@ def accept(stash, *texts):
     """Submit and judge each text in turn (a batch numbers its items in no promised order)."""
     contents = [processing.submit(stash, {"text": text})[0] for text in texts]
     for content in contents:
-        processing.process([content.pk])
+        processing.judge([content.pk])
     return contents
 
 
@@ -60,7 +60,7 @@ def test_paging_while_items_are_accepted_misses_and_repeats_nothing(api, audit, 
         page = client.get(URL, {"after": after, "limit": 2}).json()
         seen += page["results"]
         after = page["next_after"]
-        processing.process([pending.pk])
+        processing.judge([pending.pk])
     rest, _after = read_all(client, after, limit=2)
     seen += rest
 
@@ -72,9 +72,9 @@ def test_paging_while_items_are_accepted_misses_and_repeats_nothing(api, audit, 
 @pytest.mark.django_db
 def test_an_edited_item_leaves_the_queue_and_comes_back_after_its_new_acceptance(api, audit, consumer):
     first, second = accept(audit, "first", "second")
-    processing.edit(first, {"text": "first, edited"})
+    processing.edit_payload(first, {"text": "first, edited"})
     assert [item["id"] for item in api(consumer).get(URL).json()["results"]] == [str(second.pk)]
-    processing.process([first.pk])
+    processing.judge([first.pk])
     body = api(consumer).get(URL, {"after": 2}).json()
     assert [(item["seq"], item["id"], item["revision"]) for item in body["results"]] == [(3, str(first.pk), 2)]
 

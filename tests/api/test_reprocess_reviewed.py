@@ -49,7 +49,7 @@ def test_reprocess_with_include_reviewed_replaces_the_decision_and_keeps_it_in_t
     assert response.status_code == 202
     assert (response.json()["status"], response.json()["reviewed_by"]) == ("pending", None)
     assert broker.ids == [str(rejected.pk)]
-    processing.process([rejected.pk])
+    processing.judge([rejected.pk])
     item = Content.objects.get(pk=rejected.pk)
     assert (item.status, item.reviewed_by, item.review_note, item.overturned) == ("accepted", None, "", False)
     [review] = Review.objects.filter(content=item)

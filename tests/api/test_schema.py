@@ -44,7 +44,7 @@ def token(django_user_model):
 def demo(db):
     audit = create_demo()
     for text in ("hello", "free money"):
-        processing.process([processing.submit(audit, {"text": text})[0].pk])
+        processing.judge([processing.submit(audit, {"text": text})[0].pk])
     return audit
 
 

@@ -154,7 +154,7 @@ def demo(make_stash, admin_user, broker):
     for status, text in texts.items():
         for n in range(2):
             item = Content.objects.create(stash=stash, payload={"text": f"{text} {n}"}, submitted_by=admin_user)
-            processing.process([item.pk])
+            processing.judge([item.pk])
             item.refresh_from_db()
             assert item.status == status
             items[status] = item

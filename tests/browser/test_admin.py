@@ -35,7 +35,7 @@ def labels(stash):
 
 def judge(stash, payload):
     item = Content.objects.create(stash=stash, payload=payload)
-    processing.process([item.pk])
+    processing.judge([item.pk])
     return item.runs.get()
 
 

@@ -33,7 +33,7 @@ def held(make_stash, register_temporarily):
     for n in range(1, 6):
         item = Content.objects.create(stash=audit, payload={"text": f"see http://{n}", "data": {"n": n}})
         Content.objects.filter(pk=item.pk).update(created_at=start + timedelta(minutes=n))
-        processing.process([item.pk])
+        processing.judge([item.pk])
         items.append(item)
     return items
 

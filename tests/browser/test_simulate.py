@@ -22,7 +22,7 @@ def audit(make_stash):
 
 def judge(stash, payload):
     item = Content.objects.create(stash=stash, payload=payload)
-    processing.process([item.pk])
+    processing.judge([item.pk])
     item.refresh_from_db()
     return item
 

@@ -104,7 +104,7 @@ def test_edit_during_a_run(chaos, chaos_worker):
     items = chaos.submit_bulk(stash, [payload(i, sleep=True) for i in range(count)])
     claimed(stash)
     for i, item in enumerate(items):
-        processing.edit(item, payload(i, spam=True, sleep=True))
+        processing.edit_payload(item, payload(i, spam=True, sleep=True))
     chaos.healed()
     chaos.settle()
     assert set(Content.objects.filter(stash=stash).values_list("revision", "processed_revision")) == {(2, 2)}

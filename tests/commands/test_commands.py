@@ -97,7 +97,7 @@ def test_stash_demo_creates_the_audit_stash_its_hooks_and_a_login(client):
 def judged_by_the_demo(text):
     """An item of the demo stash, judged (rejected by "No spam" for a spammy text)."""
     item = Content.objects.create(stash=Stash.objects.get(slug="audit"), payload={"text": text})
-    processing.process([item.pk])
+    processing.judge([item.pk])
     return Content.objects.get(pk=item.pk)
 
 
@@ -311,7 +311,7 @@ def judged(make_stash, sent):
         "spam2": Content.objects.create(stash=audit, payload={"text": "more spam"}),
         "other": Content.objects.create(stash=other, payload={"text": "fine"}),
     }
-    processing.process([item.pk for item in items.values()])
+    processing.judge([item.pk for item in items.values()])
     assert dict(Content.objects.values_list("payload__text", "status")) == {
         "fine": "accepted", "spam": "rejected", "more spam": "rejected"}
     sent.clear()
@@ -365,7 +365,7 @@ def test_stash_reprocess_by_ids(judged, sent):
     assert set(sent) == {str(judged[name].pk) for name in ("ok", "other", "spam1")}
 
     # Judged again, the items get their verdicts back.
-    processing.process(sent)
+    processing.judge(sent)
     assert statuses(judged)["ok"] == "accepted"
     assert Content.objects.get(pk=judged["ok"].pk).runs.count() == 2
 

@@ -33,12 +33,12 @@ def audit(make_stash):
     other = make_stash("other")
     items = {name: processing.submit(stash, {"text": text})[0]
              for name, text in [("late", "draft"), ("spam", "spam"), ("early", "accepted first")]}
-    processing.process([items["early"].pk])  # a batch takes its stash's other waiting items along
+    processing.judge([items["early"].pk])  # a batch takes its stash's other waiting items along
     # Edited after acceptance: it leaves the queue and comes back last, at its new revision.
-    processing.edit(Content.objects.get(pk=items["late"].pk), {"text": "accepted second"})
-    processing.process([items["late"].pk])
+    processing.edit_payload(Content.objects.get(pk=items["late"].pk), {"text": "accepted second"})
+    processing.judge([items["late"].pk])
     processing.submit(other, {"text": "someone else's"})
-    processing.process([Content.objects.get(stash=other).pk])
+    processing.judge([Content.objects.get(stash=other).pk])
     items["waiting"] = processing.submit(stash, {"text": "not judged yet"})[0]
     return {name: Content.objects.get(pk=item.pk) for name, item in items.items()}
 
@@ -83,7 +83,7 @@ def test_statuses_filter_and_combine(audit):
 
 
 def test_an_edited_item_is_exported_at_its_latest_revision(audit):
-    processing.edit(audit["late"], {"text": "changed"})
+    processing.edit_payload(audit["late"], {"text": "changed"})
     [row] = export("audit", "--status", "pending", "--status", "accepted")[:1]
     assert (row["payload"], row["revision"], row["status"], row["queue_seq"]) == ({"text": "changed"}, 3,
                                                                                   "pending", None)

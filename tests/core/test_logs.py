@@ -53,7 +53,7 @@ def test_every_line_written_for_an_item_names_it_its_stash_revision_and_hook(mak
     content.payload = {"text": "hello"}
     content.save()
 
-    processing.process([content.pk])
+    processing.judge([content.pk])
     logging.getLogger("elsewhere").info("after the item")
 
     written = [json.loads(line) for line in read()]
@@ -82,7 +82,7 @@ def test_a_sink_delivered_by_its_own_task_logs_with_its_item_and_hook(make_stash
     stash = make_stash("news", hooks=[("announces", {})])
     read = lines("json")
     content = Content.objects.create(stash=stash, payload={"text": "hi"})
-    (delivery,) = processing.process([content.pk]).deliveries
+    (delivery,) = processing.judge([content.pk]).deliveries
     assert not [line for line in read() if "announced" in line]  # not in process: by its own task
 
     tasks.deliver_sink.apply(args=delivery.args)
@@ -98,7 +98,7 @@ def test_text_lines_carry_the_same_values(make_stash, lines):
     read = lines("text")
     content = Content.objects.create(stash=stash, payload={"text": "hi"})
 
-    processing.process([content.pk])
+    processing.judge([content.pk])
 
     (line,) = [line for line in read() if f"item {content.pk} r1 accepted" in line]
     assert f"item={content.pk}" in line and "stash=news" in line and "revision=1" in line and "hook=log" in line
@@ -117,7 +117,7 @@ def test_a_newline_in_a_payload_key_or_a_regex_excerpt_starts_no_line_of_a_text_
     excerpt = Content.objects.create(stash=stash, payload={"text": f"spam\n{FORGED}"})
     key = Content.objects.create(stash=stash, payload={"text": "fine", f"note\r\n{FORGED}": "forbidden"})
 
-    processing.process([excerpt.pk, key.pk])
+    processing.judge([excerpt.pk, key.pk])
 
     written = read()
     assert not [line for line in written if line.startswith(FORGED)]

@@ -158,7 +158,7 @@ def test_items_a_batch_sends_back_go_to_their_stash_queue(busy, broker):
     items = [submit(busy, text=str(n)) for n in range(3)]
     Content.objects.filter(pk__in=[i.pk for i in items]).update(attempts=1)  # each claimed once before
     broker.messages.clear()
-    report = processing.process([i.pk for i in items])
+    report = processing.judge([i.pk for i in items])
     assert (report.judged, report.released) == (1, 2)
     assert queues_of(broker) == [("busy", [str(items[1].pk)]), ("busy", [str(items[2].pk)])]  # each alone
 
@@ -168,7 +168,7 @@ def test_items_that_do_not_fit_in_the_time_left_go_back_to_their_stash_queue(bus
     broker.messages.clear()
     # An item needs its hook's 2 s and the 5 s margin: 6 s left is room for the first only.
     clock = processing.Clock(limit=8, started=time.monotonic() - 2)
-    report = processing.process([i.pk for i in items], clock=clock)
+    report = processing.judge([i.pk for i in items], clock=clock)
     assert (report.judged, report.released) == (1, 2)
     assert queues_of(broker) == [("busy", [str(items[1].pk), str(items[2].pk)])]
 
@@ -181,7 +181,7 @@ def test_a_claim_that_fills_its_batch_wakes_the_stash_on_its_queue(busy, broker,
     while broker.messages:
         message = broker.messages.pop(0)
         assert message["queue"] == "busy"
-        judged += processing.process(*message["args"], **message["kwargs"]).judged
+        judged += processing.judge(*message["args"], **message["kwargs"]).judged
     assert judged == 5
     assert not Content.objects.filter(pk__in=[i.pk for i in items]).exclude(status="accepted").exists()
 
@@ -213,7 +213,7 @@ def deliveries_sent(make_stash, broker):
     routed = make_stash("routed", hooks=[*HOOKS, MAIL], queue="busy")
     plain = make_stash("plain", hooks=[*HOOKS, MAIL])
     items = [submit(routed), submit(plain)]
-    report = processing.process([i.pk for i in items])
+    report = processing.judge([i.pk for i in items])
     publishing.send_deliveries(report.deliveries)
     sent = sorted((m["queue"], m["args"]) for m in broker.messages if m["name"] == publishing.DELIVER_TASK)
     expected = [[stash.hooks.get(hook="email").pk, str(item.pk), "on_accept"]
@@ -254,7 +254,7 @@ def test_a_stash_moved_to_another_queue_has_its_waiting_items_claimed_there(busy
     busy.save()
     message = broker.messages[-1]
     assert (message["queue"], message["args"], message["kwargs"]) == ("elsewhere", [[]], {"wake": busy.pk})
-    assert processing.process(*message["args"], **message["kwargs"]).judged == 3
+    assert processing.judge(*message["args"], **message["kwargs"]).judged == 3
     later = submit(busy, text="later")
     assert broker.messages[-1]["queue"] == "elsewhere" and broker.chunks[-1] == [str(later.pk)]
 

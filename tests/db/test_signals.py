@@ -105,7 +105,7 @@ def test_a_rolled_back_savepoint_publishes_nothing_that_is_judged(audit, broker)
     # may ride along (the batch belongs to the outer transaction), but it names nothing to judge.
     assert len(broker.messages) == 1
     assert {str(kept.pk), str(later.pk)} <= set(broker.ids) <= {str(kept.pk), str(later.pk), str(lost.pk)}
-    report = processing.process(broker.ids)
+    report = processing.judge(broker.ids)
     assert (report.claimed, report.judged) == (2, 2)
 
 
@@ -212,7 +212,7 @@ def test_saves_while_their_stash_has_a_message_waiting_publish_nothing_and_that_
     assert broker.chunks == [[str(items[0].pk)], [str(other.pk)]]
 
     first = broker.messages[0]
-    report = processing.process(*first["args"], **first["kwargs"])
+    report = processing.judge(*first["args"], **first["kwargs"])
     assert (report.claimed, report.judged) == (5, 5)
     assert not Content.objects.filter(pk__in=[c.pk for c in items]).exclude(status="accepted").exists()
     assert Content.objects.get(pk=other.pk).status == "pending"
@@ -225,18 +225,18 @@ def test_saves_while_their_stash_has_a_message_waiting_publish_nothing_and_that_
 def test_a_save_that_finds_the_marker_coming_down_as_it_joins_publishes_its_item(audit, broker, monkeypatch):
     broker.held = True
     first = submit(audit, text="first")
-    join = publishing.join
+    join = publishing.join_waiting_message
 
     def worker_starts_first(stash):
         # The worker takes the marker down between this save's first look and its note.
         message = broker.messages[0]
-        assert processing.process(*message["args"], **message["kwargs"]).judged == 1
+        assert processing.judge(*message["args"], **message["kwargs"]).judged == 1
         return join(stash)
 
-    monkeypatch.setattr(publishing, "join", worker_starts_first)
+    monkeypatch.setattr(publishing, "join_waiting_message", worker_starts_first)
     second = submit(audit, text="second")
     assert broker.chunks == [[str(first.pk)], [str(second.pk)]]  # not left waiting for a message that is gone
-    assert processing.process(*broker.messages[1]["args"], **broker.messages[1]["kwargs"]).judged == 1
+    assert processing.judge(*broker.messages[1]["args"], **broker.messages[1]["kwargs"]).judged == 1
 
 
 def test_a_lone_save_costs_its_worker_no_query_for_other_items(audit, broker):
@@ -244,7 +244,7 @@ def test_a_lone_save_costs_its_worker_no_query_for_other_items(audit, broker):
     alone = submit(audit)
     message = broker.messages[0]
     with CaptureQueriesContext(connection) as queries:
-        assert processing.process(*message["args"], **message["kwargs"]).judged == 1
+        assert processing.judge(*message["args"], **message["kwargs"]).judged == 1
     assert not [q["sql"] for q in queries.captured_queries if "LIMIT" in q["sql"]]  # no look for waiting items
     assert Content.objects.get(pk=alone.pk).status == "accepted"
 
@@ -258,7 +258,7 @@ def test_a_claim_that_fills_its_batch_with_waiting_saves_wakes_the_stash_again(a
     judged = 0
     while broker.messages:
         message = broker.messages.pop(0)
-        judged += processing.process(*message["args"], **message["kwargs"]).judged
+        judged += processing.judge(*message["args"], **message["kwargs"]).judged
     assert judged == 7
     assert Content.objects.filter(pk__in=[c.pk for c in items], status="accepted").count() == 7
 
@@ -271,7 +271,7 @@ def test_a_failed_publish_leaves_no_marker_behind(audit, broker):
     item = submit(audit, text="published")
     assert broker.chunks == [[str(item.pk)]]
     message = broker.messages[0]
-    assert processing.process(*message["args"], **message["kwargs"]).judged == 2  # the first one too
+    assert processing.judge(*message["args"], **message["kwargs"]).judged == 2  # the first one too
     assert Content.objects.get(pk=lost.pk).status == "accepted"
 
 
@@ -281,14 +281,14 @@ def test_saves_that_joined_a_message_whose_marker_the_cache_lost_are_claimed_aft
     assert broker.chunks == [[str(items[0].pk)]]
     cache.clear()  # the cache restarted empty: the marker and the note that saves joined are gone
     first = broker.messages.pop(0)
-    assert processing.process(*first["args"], **first["kwargs"]).judged == 1  # its own item only
+    assert processing.judge(*first["args"], **first["kwargs"]).judged == 1  # its own item only
 
     report = processing.sweep()  # long before any lease runs out
 
     assert (report.requeued, report.woken, broker.chunks) == (0, 1, [[]])
     assert processing.sweep().woken == 0  # its message holds the marker: no second one
     woken = broker.messages.pop(0)
-    assert processing.process(*woken["args"], **woken["kwargs"]).judged == 2
+    assert processing.judge(*woken["args"], **woken["kwargs"]).judged == 2
     assert Content.objects.filter(pk__in=[c.pk for c in items], status="accepted").count() == 3
     assert processing.sweep().woken == 0  # nothing waits
 
@@ -321,7 +321,7 @@ def test_saves_made_while_a_message_judges_join_its_next_batch(audit, broker, re
     submit(audit, text="first", first=True)
     [message] = broker.messages
 
-    report = processing.process(*message["args"], **message["kwargs"])
+    report = processing.judge(*message["args"], **message["kwargs"])
     assert (report.claimed, report.judged) == (2, 2)  # the one saved meanwhile, too
     assert len(broker.messages) == 1  # which published nothing: it joined the running message
     assert set(Content.objects.values_list("status", flat=True)) == {"accepted"}

@@ -115,7 +115,7 @@ def site(make_stash, django_user_model, settings):
                                        ("keyword_blocklist", {"words": ["spam"]})])
     make_stash("open", allow_anonymous=True, hooks=[("max_size", {"max_bytes": 1000})])
     items = [Content.objects.create(stash=audit, payload=payload) for payload in ({"text": "hello"}, {"x": 1})]
-    processing.process([items[0].pk])
+    processing.judge([items[0].pk])
     Content.objects.create(stash=audit, payload={"text": "spam"})
     Example.objects.create(stash=audit, name="hello", payload={"text": "hello"}, verdict=Example.Verdict.ACCEPTED)
     AccessAttempt.objects.create(username="root", ip_address="10.0.0.1", user_agent="fuzz", http_accept="*/*",

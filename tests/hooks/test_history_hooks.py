@@ -146,7 +146,7 @@ def test_duplicate_in_a_processed_batch(make_stash):
     copy = submit(stash, {"text": "same"})
     other = submit(stash, {"text": "different"})
 
-    processing.process([first.pk, copy.pk, other.pk])
+    processing.judge([first.pk, copy.pk, other.pk])
 
     statuses = dict(Content.objects.values_list("pk", "status"))
     assert (statuses[first.pk], statuses[copy.pk], statuses[other.pk]) == ("accepted", "rejected", "accepted")

@@ -96,7 +96,7 @@ def test_the_example_hook_works_in_a_stash(make_stash):
     spam = Content.objects.create(stash=stash, payload={"text": "http://a.example http://b.example"})
     fine = Content.objects.create(stash=stash, payload={"text": "http://a.example"})
 
-    processing.process([spam.pk, fine.pk])
+    processing.judge([spam.pk, fine.pk])
 
     spam.refresh_from_db()
     fine.refresh_from_db()

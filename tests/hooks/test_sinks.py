@@ -19,7 +19,7 @@ REDIS_URL = "redis://127.0.0.1:6379/11"
 def judged(stash, payload, user=None):
     """Submit ``payload`` to ``stash``, judge it, and return the item and the sink deliveries due."""
     content = Content.objects.create(stash=stash, payload=payload, submitted_by=user)
-    report = processing.process([content.pk])
+    report = processing.judge([content.pk])
     content.refresh_from_db()
     return content, report.deliveries
 

@@ -291,7 +291,7 @@ def delivery(make_stash, allow_loopback):
     def setup(url, **params):
         stash = make_stash("audit", hooks=[{"hook": "webhook", "params": {"url": url, "secret": SECRET, **params}}])
         content = Content.objects.create(stash=stash, payload={"text": "hello"})
-        report = processing.process([content.pk])
+        report = processing.judge([content.pk])
         [delivery] = report.deliveries
         assert (delivery.content_id, delivery.event) == (str(content.pk), "on_accept")
         return lambda: tasks.deliver_sink.apply(args=delivery.args)
@@ -342,7 +342,7 @@ def test_a_rejected_item_is_not_sent_to_a_webhook_for_accepts_only(receiver, mak
                                                                       "events": ["accept"]}}])
     content = Content.objects.create(stash=stash, payload={"title": "no text"})
 
-    report = processing.process([content.pk])
+    report = processing.judge([content.pk])
 
     assert report.verdicts == {"rejected": 1}
     assert report.deliveries == []

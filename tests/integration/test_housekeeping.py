@@ -16,7 +16,7 @@ def test_a_worker_runs_the_prune_task_of_the_beat_schedule(worker, make_stash, s
     audit = make_stash("audit", hooks=[("keyword_blocklist", {"words": ["spam"]})])
     item = Content.objects.create(stash=audit, payload={"text": "spam"})
     wait_for(lambda: item.runs.count() == 1, message="the first verdict")
-    processing.edit(Content.objects.get(pk=item.pk), {"text": "fine"})
+    processing.edit_payload(Content.objects.get(pk=item.pk), {"text": "fine"})
     wait_for(lambda: Content.objects.get(pk=item.pk).status == "accepted", message="the second verdict")
     latest = item.runs.first()
     # Both runs, and the item, long past any retention; the worker has no item retention set.

@@ -90,7 +90,7 @@ def test_hook_verdicts_and_times_are_the_hook_configs_counts(client, make_stash)
                                        ("keyword_blocklist", {"words": ["spam"]})])
     require, blocklist = stash.hooks.in_order()
     payloads = [{"title": "no text"}, {"text": "spam here"}, {"text": "hello"}, {"text": "hi"}]
-    processing.process([Content.objects.create(stash=stash, payload=p).pk for p in payloads])
+    processing.judge([Content.objects.create(stash=stash, payload=p).pk for p in payloads])
 
     page = scrape(client)
     for config, kept, dropped in ((require, 3, 1), (blocklist, 2, 1)):
@@ -115,7 +115,7 @@ def test_the_recent_histograms_read_only_the_latest_runs(client, make_stash, mon
     from stash.processing import stats
 
     stash = make_stash("audit", hooks=[("require_fields", {"fields": ["text"]})])
-    processing.process([Content.objects.create(stash=stash, payload={"text": str(i)}).pk for i in range(5)])
+    processing.judge([Content.objects.create(stash=stash, payload={"text": str(i)}).pk for i in range(5)])
     monkeypatch.setattr(stats, "WINDOW", 3)
     page = scrape(client)
     assert page.value("stash_run_recent_duration_seconds_bucket", stash="audit", le="+Inf") == 3

@@ -33,7 +33,7 @@ def judged(review):
     would have held)."""
     texts = ["see http://example.com", "spam", "a perfectly fine long text"]
     items = [Content.objects.create(stash=review, payload={"text": text}) for text in texts]
-    processing.process([item.pk for item in items])
+    processing.judge([item.pk for item in items])
     assert [Content.objects.get(pk=item.pk).status for item in items] == ["held", "rejected", "accepted"]
     return {config.label: config for config in review.hooks.in_order()}
 

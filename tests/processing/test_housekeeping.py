@@ -105,9 +105,9 @@ def test_an_items_trail_on_its_page_and_in_the_api_survives_the_prune(make_stash
     audit = make_stash("audit", hooks=[{"hook": "keyword_blocklist", "params": {"words": ["spam"]},
                                         "label": "No spam"}])
     item = processing.submit(audit, {"text": "spam"})[0]
-    processing.process([item.pk])
-    processing.edit(Content.objects.get(pk=item.pk), {"text": "fine now"})
-    processing.process([item.pk])
+    processing.judge([item.pk])
+    processing.edit_payload(Content.objects.get(pk=item.pk), {"text": "fine now"})
+    processing.judge([item.pk])
     PipelineRun.objects.filter(content=item).update(finished_at=timezone.now() - 90 * DAY)
     before = admin_client.get(f"/api/contents/{item.pk}/").json()["run"]
     assert before["revision"] == 2 and before["outcome"] == "accepted"
@@ -220,7 +220,7 @@ def test_the_queue_feed_reads_on_after_its_oldest_items_are_pruned(make_stash, a
     # New acceptances continue the numbering.
     audit = Stash.objects.get(pk=stash.pk)
     item = processing.submit(audit, {"text": "later"})[0]
-    processing.process([item.pk])
+    processing.judge([item.pk])
     assert [entry["seq"] for entry in admin_client.get(url, {"after": 5}).json()["results"]] == [6]
     assert not Content.objects.filter(pk__in=[item.pk for item in old]).exists()
 
@@ -296,8 +296,9 @@ def test_each_batch_commits_so_saves_and_verdicts_go_on_between_batches(make_sta
                 locked = list(model.objects.select_for_update(nowait=True).filter(pk__in=first_batch)
                               .values_list("pk", flat=True))
             left = model.objects.count()
-            processing.edit(Content.objects.select_related("stash").get(pk=fresh.pk), {"text": "edited meanwhile"})
-            processing.process([fresh.pk])
+            edited = Content.objects.select_related("stash").get(pk=fresh.pk)
+            processing.edit_payload(edited, {"text": "edited meanwhile"})
+            processing.judge([fresh.pk])
             seen.append((locked, left, Content.objects.get(pk=fresh.pk).status))
         except Exception as exc:  # reported to the test below
             seen.append(exc)

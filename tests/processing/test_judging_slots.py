@@ -91,7 +91,7 @@ def test_a_message_that_raises_gives_its_slot_back(slow, broker, monkeypatch):
     def fail(*args, **kwargs):
         raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(processing, "process", fail)
+    monkeypatch.setattr(processing, "judge", fail)
     with pytest.raises(RuntimeError, match="database went away"):
         tasks.process_contents.apply(args=[[str(content.pk)]], throw=True)
     monkeypatch.undo()

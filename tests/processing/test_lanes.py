@@ -27,7 +27,7 @@ def test_a_bulk_batch_judges_the_live_saves_waiting_in_its_queue_first(broker, m
     live = [processing.submit(comments, {"text": f"comment {i}"})[0] for i in range(3)]
     live.append(processing.submit(importer, {"text": "a live save to the importing stash"})[0])
 
-    report = processing.process(first_bulk_message)
+    report = processing.judge(first_bulk_message)
 
     assert set(statuses(live).values()) == {"accepted"}
     judged = statuses(bulk)
@@ -52,7 +52,7 @@ def test_a_live_save_never_joins_or_claims_bulk_work(broker, make_stash, small_b
     assert published == [{"wake": stash.pk}, {}, {}, {}]
     assert Content.objects.filter(bulk=True).count() == 25 and not Content.objects.get(pk=joined.pk).bulk
 
-    processing.process([first.pk], wake=stash.pk)
+    processing.judge([first.pk], wake=stash.pk)
 
     assert statuses([first, joined]) == {first.pk: "accepted", joined.pk: "accepted"}
     assert set(statuses(bulk).values()) == {"pending"}
@@ -66,7 +66,7 @@ def test_a_bulk_batch_leaves_the_live_saves_of_other_queues_alone(broker, make_s
     away = processing.submit(elsewhere, {"text": "judged by the heavy queue's workers"})[0]
     near = processing.submit(same_queue_by_name, {"text": "same queue"})[0]
 
-    processing.process([item.pk for item in bulk])
+    processing.judge([item.pk for item in bulk])
 
     assert statuses([away, near]) == {away.pk: "pending", near.pk: "accepted"}
 
@@ -76,7 +76,7 @@ def test_every_item_of_a_backlog_with_live_saves_is_judged_once(broker, make_sta
     bulk = processing.submit_many(importer, [{"text": f"row {i}" if i % 7 else "spam"} for i in range(40)])
     live = [processing.submit(comments, {"text": f"comment {i}"})[0] for i in range(15)]
     for message in list(broker.messages):
-        processing.process(message["args"][0], **message["kwargs"])
+        processing.judge(message["args"][0], **message["kwargs"])
 
     items = Content.objects.filter(pk__in=[item.pk for item in bulk + live])
     assert items.filter(status="pending").count() == 0
@@ -92,7 +92,7 @@ def test_a_large_rejudge_is_bulk_work_and_a_small_one_or_an_edit_is_live(broker,
     with transaction.atomic():
         items = [Content.objects.create(stash=stash, payload={"text": f"item {i}"}) for i in range(11)]
     for message in list(broker.messages):
-        processing.process(message["args"][0], **message["kwargs"])
+        processing.judge(message["args"][0], **message["kwargs"])
 
     processing.reprocess(Content.objects.filter(pk__in=[item.pk for item in items]))
     assert Content.objects.filter(bulk=True).count() == 11
@@ -109,7 +109,7 @@ def test_the_sweeper_wakes_no_stash_for_bulk_work(broker, make_stash):
     stash = make_stash("audit", hooks=HOOKS)
     broker.held = True
     processing.submit_many(stash, [{"text": "row"}])
-    publishing.started(stash.pk)
+    publishing.take_marker_down(stash.pk)
     broker.messages.clear()
 
     assert processing.sweep().woken == 0
@@ -134,7 +134,7 @@ def test_a_live_save_made_while_bulk_work_is_judged_goes_ahead_of_the_rest_of_th
     HookConfig.objects.create(stash=importer, hook="save_a_comment")
     bulk = processing.submit_many(importer, [{"n": n} for n in range(processing.BULK_SLICE * 2)])
 
-    processing.process([item.pk for item in bulk])
+    processing.judge([item.pk for item in bulk])
 
     comment = Content.objects.get(pk=made[0].pk)
     assert comment.status == "accepted"

@@ -191,7 +191,7 @@ def stash_with(make_stash, *hooks, on_error="reject"):
 
 def judge(stash, *payloads):
     ids = [Content.objects.create(stash=stash, payload=payload).pk for payload in payloads]
-    return ids, processing.process(ids)
+    return ids, processing.judge(ids)
 
 
 @pytest.mark.django_db
@@ -294,7 +294,7 @@ def test_a_reviewers_verdict_reaches_in_process_sinks(make_stash, register_tempo
     register_temporarily("test_review_recorder", Recorder)
     stash = make_stash("reviewed", hooks=[("require_fields", {"fields": ["time"]}), ("test_review_recorder", {})])
     item = Content.objects.create(stash=stash, payload={"text": "no time"})
-    processing.process([item.pk])
+    processing.judge([item.pk])
     assert heard == []  # rejected by the hooks: no on_accept
     with django_capture_on_commit_callbacks(execute=True):
         assert processing.overturn(Content.objects.filter(pk=item.pk), admin_user, "it is fine") == 1

@@ -54,7 +54,7 @@ def varied_payloads(count, seed=7):
 
 def judge_all(stash, payloads):
     items = [Content.objects.create(stash=stash, payload=payload) for payload in payloads]
-    processing.process([item.pk for item in items])
+    processing.judge([item.pk for item in items])
     return list(Content.objects.filter(pk__in=[item.pk for item in items]).order_by("payload__n")
                 .values_list("status", "reason", "payload"))
 
@@ -243,7 +243,7 @@ def test_a_change_through_the_api_is_kept_with_its_author(make_stash, admin_user
 def test_a_run_names_the_version_that_judged_it_after_the_hook_is_edited_reordered_and_deleted(make_stash, broker):
     stash = make_stash("audit", hooks=VARIED[1:3])
     item = Content.objects.create(stash=stash, payload={"text": "spam here"})
-    processing.process([item.pk])
+    processing.judge([item.pk])
     run = item.runs.get()
     config = stash.hooks.get(label="No spam")
     config.params = {"words": ["eggs"]}
@@ -271,7 +271,7 @@ def test_workers_build_the_pipeline_of_the_version_they_were_given(make_stash, b
     item = Content.objects.create(stash=stash, payload={"text": "hello"})
 
     with CaptureQueriesContext(connection) as queries:
-        processing.process([item.pk])
+        processing.judge([item.pk])
 
     item.refresh_from_db()
     assert item.status == "accepted"  # the version's words, not the row's
@@ -365,7 +365,7 @@ def test_a_change_that_breaks_an_example_is_refused_when_the_stash_blocks_and_ma
 def test_an_item_becomes_an_example_expecting_its_verdict(make_stash, admin_user, broker):
     stash = make_stash("audit", hooks=VARIED[:3])
     item = Content.objects.create(stash=stash, payload={"text": "Free   Money"})
-    processing.process([item.pk])
+    processing.judge([item.pk])
     item.refresh_from_db()
 
     example = processing.example_from(item, admin_user)

@@ -37,7 +37,7 @@ def claim_path(request, monkeypatch):
 
 def test_process_judges_pending_items_and_writes_runs_and_counters(audit, claim_path):
     ok, spam = submit(audit, time="1", text="hi"), submit(audit, time="1", text="spam!")
-    report = processing.process([ok.pk, spam.pk])
+    report = processing.judge([ok.pk, spam.pk])
     assert (report.claimed, report.judged, report.verdicts) == (2, 2, {"accepted": 1, "rejected": 1})
     ok.refresh_from_db(), spam.refresh_from_db()
     assert (ok.status, ok.processed_revision, ok.lease_token, ok.attempts) == ("accepted", 1, None, 1)
@@ -50,8 +50,8 @@ def test_process_judges_pending_items_and_writes_runs_and_counters(audit, claim_
 
 def test_a_second_delivery_of_the_same_ids_is_a_no_op(audit, claim_path):
     item = submit(audit, time="1")
-    processing.process([item.pk])
-    again = processing.process([item.pk, item.pk])
+    processing.judge([item.pk])
+    again = processing.judge([item.pk, item.pk])
     assert (again.claimed, again.judged) == (0, 0)
     assert PipelineRun.objects.count() == 1
     assert HookConfig.objects.get(hook="require_fields").runs_count == 1
@@ -73,7 +73,7 @@ def test_a_verdict_for_a_revision_edited_during_the_run_is_dropped(audit, regist
     HookConfig.objects.create(stash=audit, hook="edit_while_running")
     audit.refresh_from_db()
 
-    report = processing.process([item.pk])
+    report = processing.judge([item.pk])
     assert (report.judged, report.stale) == (0, 1)
     item.refresh_from_db()
     assert (item.status, item.revision, item.processed_revision) == ("pending", 2, None)
@@ -91,7 +91,7 @@ def test_transforms_store_the_changed_payload_and_keep_the_original(make_stash, 
     register_temporarily("upper", Upper)
     stash = make_stash("t", hooks=[("upper", {}), ("keyword_blocklist", {"words": ["SPAM"]})])
     item = submit(stash, text="hello")
-    processing.process([item.pk])
+    processing.judge([item.pk])
     item.refresh_from_db()
     assert item.payload == {"text": "HELLO"}
     assert item.original_payload == {"text": "hello"}
@@ -102,7 +102,7 @@ def _queries_for_a_batch(stash, items=10):
     ids = [submit(stash, time="1", text=f"t{i}").pk for i in range(items)]
     processing.forget_cached()  # a cold cache: the hooks are loaded inside the batch
     with CaptureQueriesContext(connection) as ctx:
-        report = processing.process(ids)
+        report = processing.judge(ids)
     assert report.judged == items
     return len(ctx.captured_queries)
 
@@ -116,25 +116,25 @@ def test_a_batch_takes_the_same_number_of_queries_with_1_and_with_20_hooks(make_
 
 
 def test_the_pipeline_is_loaded_once_per_config_version(audit):
-    processing.process([submit(audit, time="1").pk])
+    processing.judge([submit(audit, time="1").pk])
     with CaptureQueriesContext(connection) as warm:
-        processing.process([submit(audit, time="1").pk])
+        processing.judge([submit(audit, time="1").pk])
     assert not any("stash_hookconfig" in q["sql"] and q["sql"].startswith("SELECT") for q in warm.captured_queries)
 
     HookConfig.objects.filter(hook="keyword_blocklist").update(params={"words": ["hello"]})
     item = submit(audit, time="1", text="hello")
-    processing.process([item.pk])
+    processing.judge([item.pk])
     item.refresh_from_db()
     assert item.status == "rejected"  # the new params are in force without a restart
 
 
 def test_a_run_records_the_stash_as_it_was_when_its_item_was_claimed(audit, claim_path):
     first = submit(audit, time="1")
-    processing.process([first.pk])
+    processing.judge([first.pk])
     audit.on_error = "accept"
     audit.save()  # a new config version: workers read the stash again
     later = submit(audit, time="1")
-    processing.process([later.pk])
+    processing.judge([later.pk])
     assert first.runs.get().config_version < later.runs.get().config_version == audit.config_version
 
 
@@ -169,16 +169,16 @@ def test_sweep_sends_expired_items_again_and_fails_those_out_of_attempts(audit, 
     fresh.refresh_from_db()
     assert fresh.status == "pending"
     # The sent items are judged now; the next sweep finds nothing to do.
-    processing.process(sent)
+    processing.judge(sent)
     assert processing.sweep().requeued == 0
 
 
 def test_reprocess_judges_again_with_the_current_hooks(audit):
     item = submit(audit, time="1", text="hello")
-    processing.process([item.pk])
+    processing.judge([item.pk])
     HookConfig.objects.filter(hook="keyword_blocklist").update(params={"words": ["hello"]})
     assert processing.reprocess(Content.objects.filter(pk=item.pk)) == 1
-    processing.process([item.pk])
+    processing.judge([item.pk])
     item.refresh_from_db()
     assert item.status == "rejected"
     assert item.runs.count() == 2
@@ -199,7 +199,7 @@ def test_simulate_saves_nothing_and_refuses_bad_payloads(audit):
 def test_a_missing_hook_is_handled_by_its_policy_not_a_crash(audit):
     HookConfig.objects.filter(hook="require_fields").update(hook="gone_away", on_error="hold")
     item = submit(audit, time="1")
-    processing.process([item.pk])
+    processing.judge([item.pk])
     item.refresh_from_db()
     assert item.status == "held"
     assert "'gone_away' cannot run" in item.reason
@@ -207,7 +207,7 @@ def test_a_missing_hook_is_handled_by_its_policy_not_a_crash(audit):
 
 def test_items_accepted_in_one_batch_join_the_queue_in_submission_order(audit, claim_path):
     items = [submit(audit, time=str(i)) for i in range(5)]
-    processing.process([item.pk for item in reversed(items)])
+    processing.judge([item.pk for item in reversed(items)])
     seqs = [Content.objects.get(pk=item.pk).queue_seq for item in items]
     assert seqs == sorted(seqs) == list(range(1, 6))
 
@@ -221,7 +221,7 @@ def test_of_several_retried_items_one_is_judged_and_the_others_go_back_one_per_m
     Content.objects.filter(pk__in=[i.pk for i in items]).update(attempts=1)  # each claimed once before
 
     with django_capture_on_commit_callbacks(execute=True):
-        report = processing.process([i.pk for i in items])
+        report = processing.judge([i.pk for i in items])
 
     assert (report.claimed, report.judged, report.released) == (3, 1, 2)
     statuses = {c.pk: (c.status, c.attempts) for c in Content.objects.all()}
@@ -238,16 +238,16 @@ def test_a_message_also_claims_other_waiting_items_of_its_stash_up_to_the_batch_
     items = [submit(audit, time="1", n=i) for i in range(5)]
     elsewhere = submit(other_stash, time="1")
 
-    report = processing.process([items[0].pk])
+    report = processing.judge([items[0].pk])
 
     assert (report.claimed, report.judged) == (3, 3)
     assert Content.objects.filter(stash=audit, status="accepted").count() == 3
     assert Content.objects.get(pk=items[0].pk).status == "accepted"  # its own item first
     assert Content.objects.get(pk=elsewhere.pk).status == "pending"  # never another stash's
     # The messages of the items judged already claim the ones still waiting.
-    assert processing.process([items[1].pk]).judged == 2
+    assert processing.judge([items[1].pk]).judged == 2
     assert not Content.objects.filter(stash=audit, status="pending").exists()
-    assert processing.process([items[2].pk]).claimed == 0
+    assert processing.judge([items[2].pk]).claimed == 0
     assert PipelineRun.objects.filter(content__stash=audit).count() == 5
 
 
@@ -256,10 +256,10 @@ def test_items_tried_before_are_claimed_only_by_their_own_message(audit):
     Content.objects.filter(pk=retried.pk).update(attempts=1)  # a worker died on it once
     fresh = submit(audit, time="1", n="fresh")
 
-    assert processing.process([fresh.pk]).claimed == 1
+    assert processing.judge([fresh.pk]).claimed == 1
     retried.refresh_from_db()
     assert (retried.status, retried.attempts) == ("pending", 1)
-    assert processing.process([retried.pk]).judged == 1
+    assert processing.judge([retried.pk]).judged == 1
 
 
 # --- time limits and stopped messages -------------------------------------------------------------
@@ -281,7 +281,7 @@ def test_a_batch_judges_only_what_fits_in_its_time_limit_and_sends_the_rest_back
     monkeypatch.setattr(processing.publishing, "send_on_commit", lambda ids, **options: ids and batches.append(ids))
     clock = processing.Clock(limit=10, started=time.monotonic() - 2)  # 8 s left: room for the first only
 
-    report = processing.process([i.pk for i in items], clock=clock)
+    report = processing.judge([i.pk for i in items], clock=clock)
 
     assert (report.claimed, report.judged, report.released) == (3, 1, 2)
     statuses = [Content.objects.get(pk=i.pk) for i in items]
@@ -295,7 +295,7 @@ def test_an_item_whose_hooks_need_more_than_a_message_has_is_sent_alone_with_the
     item = submit(audit, time="1")
 
     with django_capture_on_commit_callbacks(execute=True):
-        report = processing.process([item.pk], clock=processing.Clock(limit=8))
+        report = processing.judge([item.pk], clock=processing.Clock(limit=8))
 
     assert (report.judged, report.released) == (0, 1)
     item.refresh_from_db()
@@ -315,7 +315,7 @@ def test_a_claim_lasts_as_long_as_its_message_may_run(audit, register_temporaril
 
     register_temporarily("lease_watcher", LeaseWatcher)
     HookConfig.objects.create(stash=audit, hook="lease_watcher", params={})
-    processing.process([submit(audit, time="1").pk], clock=processing.Clock(limit=600))
+    processing.judge([submit(audit, time="1").pk], clock=processing.Clock(limit=600))
 
     assert seen[0] > timezone.now() + timedelta(seconds=590)  # not STASH_LEASE_SECONDS (60)
 

@@ -56,7 +56,7 @@ def stands(item):
 
 def replaced(item):
     """``item`` was judged again and accepted; alice's rejection is history, no longer the decider."""
-    processing.process([item.pk])
+    processing.judge([item.pk])
     assert state(item) == ("accepted", None, "")
     assert Content.objects.get(pk=item.pk).overturned is False
     assert history(item) == [("reject", "rejected", "alice", "a scam link", True)]

@@ -59,7 +59,7 @@ def sam(django_user_model):
 def submit(stash, user=None, text="hello"):
     """A real submission, judged by the worker's path."""
     item = Content.objects.create(stash=stash, payload={"text": text}, submitted_by=user)
-    processing.process([item.pk])
+    processing.judge([item.pk])
     item.refresh_from_db()
     return item
 

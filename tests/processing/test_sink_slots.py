@@ -41,7 +41,7 @@ def due(register_temporarily, make_stash, settings):
 
     def judge(text="hello"):
         content = Content.objects.create(stash=stash, payload={"text": text})
-        (delivery,) = processing.process([content.pk]).deliveries
+        (delivery,) = processing.judge([content.pk]).deliveries
         return delivery.args
 
     judge.config_id = stash.hooks.get().pk

@@ -62,7 +62,7 @@ def test_counters_live_in_the_database_not_the_process(audit):
     judge(audit, text="hi")
     processing.forget_cached()  # as after a restart: nothing is held in memory
     overturned = Content.objects.create(stash=audit, payload={"text": "y" * 200})
-    processing.process([overturned.pk])
+    processing.judge([overturned.pk])
     processing.overturn(Content.objects.filter(pk=overturned.pk), None)
     size = stats.for_configs(HookConfig.objects.filter(hook="max_size"))
     assert [(s.runs, s.kept, s.dropped, s.errors, s.overturned) for s in size.values()] == [(2, 1, 1, 0, 1)]

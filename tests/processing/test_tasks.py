@@ -26,7 +26,7 @@ def deliver(make_stash):
     def run(failures):
         stash = make_stash("audit", hooks=[("test_flaky_sink", {"failures": failures})])
         content = Content.objects.create(stash=stash, payload={"text": "hi"})
-        (delivery,) = processing.process([content.pk]).deliveries
+        (delivery,) = processing.judge([content.pk]).deliveries
         return tasks.deliver_sink.apply(args=delivery.args)
 
     return run

@@ -142,7 +142,7 @@ class SinkWorker(Worker):
 
 
 def stop_group(process, timeout):
-    """SIGTERM to ``process``'s group (it was started in a session of its own), then SIGKILL after
+    """SIGTERM to ``judge``'s group (it was started in a session of its own), then SIGKILL after
     ``timeout`` seconds."""
     if process.poll() is None:
         os.killpg(process.pid, signal.SIGTERM)

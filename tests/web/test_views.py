@@ -134,7 +134,7 @@ def test_the_status_json_tells_the_verdict_and_the_trail_in_words(audit, sam, sa
     content = processing.submit(audit, {"text": "spam " + XSS}, sam, Content.Source.FORM)[0]
     assert sam_client.get(f"/c/{content.pk}/status/").json()["done"] is False
 
-    processing.process([content.pk])
+    processing.judge([content.pk])
     body = sam_client.get(f"/c/{content.pk}/status/").json()
     assert (body["status"], body["done"]) == ("rejected", True)
     assert "Rejected" in body["html"]
@@ -145,7 +145,7 @@ def test_the_status_json_tells_the_verdict_and_the_trail_in_words(audit, sam, sa
 
 def test_an_accepted_item_says_so_on_its_page(audit, sam, sam_client):
     content = processing.submit(audit, {"text": "fine"}, sam, Content.Source.FORM)[0]
-    processing.process([content.pk])
+    processing.judge([content.pk])
     html = sam_client.get(f"/c/{content.pk}/").content.decode()
     assert 'data-done="true"' in html
     assert "Accepted" in html and "<strong>No spam</strong> kept it." in html
@@ -190,7 +190,7 @@ FAILING = {"hook": "condition", "label": "Probably spam",
 
 def judged(stash, user, **payload):
     content = processing.submit(stash, payload, user, Content.Source.FORM)[0]
-    processing.process([content.pk])
+    processing.judge([content.pk])
     return content
 
 

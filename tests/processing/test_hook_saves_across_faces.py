@@ -10,9 +10,8 @@ from rest_framework.test import APIClient
 
 from stash import hooks, processing
 from stash.models import HookConfig
-
-from .test_admin import change_url
-from .test_configuring import lock_queries
+from tests.admin.test_admin import change_url
+from tests.processing.test_configuring import lock_queries
 
 pytestmark = pytest.mark.django_db
 
