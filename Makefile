@@ -56,7 +56,8 @@ run: migrate
 	@echo ""
 	$(BIN)/honcho --procfile Procfile start
 
-# ruff (pyproject.toml) on the whole tree, and mypy on stash/processing (settings: the embedded default).
+# ruff (pyproject.toml) on the whole tree, the import contracts, and mypy on stash/core, hooks, models and
+# processing (pyproject.toml; settings: the embedded default).
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports

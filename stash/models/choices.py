@@ -13,7 +13,7 @@ class OnError(models.TextChoices):
 
 
 #: A hook's ``on_error``: its stash's (inherit), or one of ``OnError``'s.
-HookOnError = models.TextChoices(
+HookOnError = models.TextChoices(  # type: ignore[call-overload]  # django-stubs: no functional API with labels
     "HookOnError", [("INHERIT", ("inherit", _("as the stash says"))),
                     *((choice.name, (choice.value, choice.label)) for choice in OnError)])
 

@@ -1,7 +1,8 @@
 """Submitted content: its payload, status and verdict, its lease while a worker judges it, its place in the queue."""
 import json
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Self
 
 from django.conf import settings
 from django.db import models
@@ -14,12 +15,15 @@ from stash.models.hooks import HookConfig
 from stash.models.stashes import Stash
 from stash.models.validators import content_hash, validate_payload
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-class ContentQuerySet(models.QuerySet):
-    def accepted(self):
+
+class ContentQuerySet(models.QuerySet["Content"]):
+    def accepted(self) -> Self:
         return self.filter(status=Content.Status.ACCEPTED)
 
-    def lag_by_stash(self, now=None):
+    def lag_by_stash(self, now: datetime | None = None) -> dict[int, float]:
         """Seconds since the oldest ``pending`` or ``processing`` item of each stash was saved (at
         its current revision), by stash id; a stash with none waiting is left out."""
         now = now or timezone.now()
@@ -28,7 +32,7 @@ class ContentQuerySet(models.QuerySet):
         return {stash_id: max((now - since).total_seconds(), 0.0) for stash_id, since in oldest}
 
 
-def lease_end(now=None):
+def lease_end(now: datetime | None = None) -> datetime:
     """When a lease taken ``now`` runs out: the sweeper acts on items still waiting after it."""
     return (now or timezone.now()) + timedelta(seconds=settings.STASH_LEASE_SECONDS)
 
@@ -116,20 +120,20 @@ class Content(LoadedStateModel):
                                     condition=~models.Q(idempotency_key=""), name="stash_content_idempotency"),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.id} ({self.status})"
 
     TRACKED_FIELDS = ("payload", "stash_id")
 
     @property
-    def needs_judging(self):
+    def needs_judging(self) -> bool:
         """True when the payload or stash differs from what was loaded (or the item is new)."""
         if self._state.adding or getattr(self, "_loaded", None) is None:
             return True
         return any(self._loaded[f] != getattr(self, f) for f in self._loaded)
 
     @property
-    def reviewer(self):
+    def reviewer(self) -> "User | None":
         """The person whose review gave the item its current verdict, or None when the hooks gave it
         (never reviewed, or judged again since)."""
         if self.reviewed_by_id is None or self.status not in (self.Status.ACCEPTED, self.Status.REJECTED):
@@ -138,11 +142,11 @@ class Content(LoadedStateModel):
             return None
         return self.reviewed_by
 
-    def clean(self):
+    def clean(self) -> None:
         super().clean()
         validate_payload(self.payload, self.stash if self.stash_id else None)
 
-    def save(self, *args, canonical=None, **kwargs):
+    def save(self, *args: Any, canonical: bytes | None = None, **kwargs: Any) -> None:
         """Save; a new item or a changed payload becomes a new pending revision.
 
         Raises ``ValidationError`` for a payload that is not a JSON object. A caller that has

@@ -1,5 +1,8 @@
 """What happened: pipeline runs and their trails, event counts, pipeline versions, golden examples, reviews."""
 
+from collections.abc import Collection
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
@@ -11,6 +14,9 @@ from stash.models.content import Content
 from stash.models.hooks import HookConfig
 from stash.models.stashes import Stash
 from stash.models.validators import validate_payload
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class PipelineRun(models.Model):
@@ -32,11 +38,11 @@ class PipelineRun(models.Model):
         verbose_name_plural = _("pipeline runs")
         ordering = ["-finished_at", "-pk"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.content_id} r{self.revision}: {self.outcome}"
 
     @cached_property
-    def version(self):
+    def version(self) -> "PipelineVersion | None":
         """The ``PipelineVersion`` that judged this run (None for runs older than versions)."""
         return PipelineVersion.objects.filter(stash_id=self.content.stash_id, number=self.config_version).first()
 
@@ -66,7 +72,7 @@ class EventCount(models.Model):
                                     name="stash_eventcount_unique_name_config"),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.name}{f' (hook config {self.config_id})' if self.config_id else ''}: {self.value}"
 
 
@@ -90,15 +96,16 @@ class PipelineVersion(models.Model):
         ordering = ["stash_id", "-number"]
         constraints = [models.UniqueConstraint(fields=["stash", "number"], name="stash_pipelineversion_unique")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return gettext("%(stash)s version %(number)d") % {"stash": self.stash, "number": self.number}
 
     @classmethod
-    def record(cls, stash_ids, *, note="", author=None, using="default"):
+    def record(cls, stash_ids: Collection[int], *, note: str = "", author: "User | None" = None,
+               using: str = "default") -> None:
         """Write the current version of each of ``stash_ids`` (``versioning.recorder``), with a
         summary of what changed since its previous one."""
         stashes = list(Stash.objects.using(using).filter(pk__in=stash_ids).order_by("pk"))
-        hooks = {}
+        hooks: dict[int, list[HookConfig]] = {}
         for config in HookConfig.objects.using(using).filter(stash_id__in=stash_ids).in_order():
             hooks.setdefault(config.stash_id, []).append(config)
         previous = {pk: cls.objects.using(using).filter(stash_id=pk).order_by("-number").first() for pk in stash_ids}
@@ -108,7 +115,8 @@ class PipelineVersion(models.Model):
             before = previous.get(stash.pk)
             versions.append(cls(stash=stash, number=stash.config_version, document=document, created_by=author,
                                 summary=documents.summary(before.document if before else None, document, note)))
-        cls.objects.using(using).bulk_create(versions, ignore_conflicts=True)
+        # django-stubs types cls(...) as PipelineVersion but cls.objects as a manager of Self.
+        cls.objects.using(using).bulk_create(versions, ignore_conflicts=True)  # type: ignore[arg-type]
 
 
 class Example(models.Model):
@@ -140,10 +148,10 @@ class Example(models.Model):
         ordering = ["stash", "name"]
         constraints = [models.UniqueConstraint(fields=["stash", "name"], name="stash_example_unique_name")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
-    def clean(self):
+    def clean(self) -> None:
         super().clean()
         validate_payload(self.payload, self.stash if self.stash_id else None)
 
@@ -174,7 +182,7 @@ class Review(models.Model):
         verbose_name_plural = _("reviews")
         ordering = ["-created_at", "-pk"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return gettext("%(decision)s by %(reviewer)s") % {
             "decision": self.get_decision_display(),
-            "reviewer": self.reviewer.get_username() if self.reviewer_id else gettext("a former user")}
+            "reviewer": self.reviewer.get_username() if self.reviewer is not None else gettext("a former user")}

@@ -1,5 +1,8 @@
 """A hook config: a registered hook chosen for a stash, with its params, position and mode."""
 
+from collections.abc import Iterable
+from typing import Any, Self
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -16,14 +19,14 @@ from stash.models.stashes import Stash
 from stash.models.validators import unstorable
 
 
-class HookConfigQuerySet(models.QuerySet):
-    def enabled(self):
+class HookConfigQuerySet(models.QuerySet["HookConfig"]):
+    def enabled(self) -> Self:
         return self.filter(enabled=True)
 
-    def in_order(self):
+    def in_order(self) -> Self:
         return self.order_by("position", "pk")
 
-    def update(self, **kwargs):
+    def update(self, **kwargs: Any) -> int:
         """Update, and mark the stashes' pipelines changed unless only counters moved."""
         if set(kwargs) - set(HookConfig.COUNTER_FIELDS):
             stash_ids = list(self.values_list("stash_id", flat=True).distinct())
@@ -32,7 +35,7 @@ class HookConfigQuerySet(models.QuerySet):
                 return super().update(**kwargs)
         return super().update(**kwargs)
 
-    def delete(self):
+    def delete(self) -> tuple[int, dict[str, int]]:
         stash_ids = list(self.values_list("stash_id", flat=True).distinct())
         with versioning.one_change(using=self.db):
             # Items first, then stashes, then hook configs: the lock order of processing.
@@ -42,7 +45,7 @@ class HookConfigQuerySet(models.QuerySet):
             Stash.bump_config_version(stash_ids)
             return super().delete()
 
-    def reorder(self, stash, ordered_ids):
+    def reorder(self, stash: Stash, ordered_ids: Iterable[int | str]) -> None:
         """Renumber ``stash``'s hooks 1..n in the order of ``ordered_ids``, atomically.
 
         ``ordered_ids`` must name every hook of the stash once; otherwise ``ValidationError``
@@ -117,7 +120,7 @@ class HookConfig(LoadedStateModel):
             models.UniqueConstraint(fields=["stash", "position"], name="stash_hookconfig_unique_position"),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return gettext("%(title)s (position %(position)d)") % {"title": self.title, "position": self.position}
 
     # Compared with what was loaded: a change of these moves the stash's ``config_version`` (an
@@ -126,9 +129,12 @@ class HookConfig(LoadedStateModel):
     TRACKED_FIELDS = ("stash_id", "hook", "label", "params", "enabled", "mode", "position", "on_error", "condition",
                       "timeout_ms")
     CONFIG_FIELDS = ("hook", "params", "condition", "timeout_ms")
+    # Not a field: its ``processing.stats.HookStats``, which ``stats.attach`` sets for the pages that
+    # show it (typed Any: the models import nothing from processing).
+    stats: Any
 
     @property
-    def hook_class(self):
+    def hook_class(self) -> type[Any] | None:
         """The registered hook class, or None if its name is not registered (any more)."""
         try:
             return registry.get(self.hook)
@@ -136,28 +142,28 @@ class HookConfig(LoadedStateModel):
             return None
 
     @property
-    def is_missing(self):
+    def is_missing(self) -> bool:
         return self.hook_class is None
 
     @property
-    def title(self):
+    def title(self) -> str:
         """Its label, or its hook's name."""
         return self.label or self.hook
 
-    def effective_on_error(self, stash=None):
+    def effective_on_error(self, stash: Stash | None = None) -> str:
         """What a failure of this hook does to an item: its own ``on_error``, or its stash's (pass
         ``stash`` when it is at hand) when it inherits."""
         return (stash or self.stash).on_error if self.on_error == self.HookOnError.INHERIT else self.on_error
 
-    def clean(self):
+    def clean(self) -> None:
         super().clean()
         if self._state.adding or self._changed(self.CONFIG_FIELDS):
             # As in save(): an untouched config whose hook has gone missing can be disabled.
             self.validate_hook()
 
-    def validate_hook(self):
+    def validate_hook(self) -> None:
         """Raise ``ValidationError`` (per field) if hook, params, condition or timeout are not valid."""
-        errors = {}
+        errors: dict[str, str] = {}
         # No hook may outlast a judging message: past it, its pool process is killed anyway, and
         # a longer timeout would only hold the item's claim (and a process) that much longer.
         limit_ms = settings.STASH_TIME_LIMIT * 1000
@@ -185,7 +191,7 @@ class HookConfig(LoadedStateModel):
         if errors:
             raise ValidationError(errors)
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         loaded = getattr(self, "_loaded", None)
         update_fields = kwargs.get("update_fields")
         changed = self._state.adding or self._changed(
@@ -216,7 +222,7 @@ class HookConfig(LoadedStateModel):
             super().save(*args, **kwargs)
         self._remember()
 
-    def delete(self, *args, **kwargs):
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         with versioning.one_change():
             # Items first, then the stash, then this config: the lock order of processing.
             from stash.models.content import Content  # it names this model: imported when needed

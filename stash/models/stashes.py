@@ -1,5 +1,8 @@
 """A stash: a named pipeline, its policies, its queue and the version of its pipeline."""
 
+from collections.abc import Iterable
+from typing import Any
+
 from django.db import models
 from django.db.models import F
 from django.utils.translation import gettext, gettext_lazy as _
@@ -53,7 +56,7 @@ class Stash(LoadedStateModel):
         verbose_name_plural = _("stashes")
         ordering = ["slug"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name or self.slug
 
     # Compared with what was loaded: a save that changes none of them leaves ``config_version``
@@ -64,13 +67,16 @@ class Stash(LoadedStateModel):
     TRACKED_FIELDS = CONFIG_FIELDS
     # Written by their own statements (bumps, the workers' queue numbers), never from memory.
     OWN_FIELDS = ("config_version", "queue_head", "created_at")
+    # Not fields: what ``processing.submission_stash`` read with the stash, only on the stash it returns.
+    submitter_may_add: bool
+    key_used: bool
 
     @property
-    def effective_queue(self):
+    def effective_queue(self) -> str:
         """The Celery queue its items' messages go to: its own, or ``STASH_QUEUE``."""
         return publishing.queue_name(self.queue)
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         """Save; a change of any of ``CONFIG_FIELDS`` moves ``config_version`` (once per
         ``versioning.one_change``), an unchanged save does not."""
         adding = self._state.adding
@@ -96,7 +102,7 @@ class Stash(LoadedStateModel):
             self.refresh_from_db(fields=["config_version"])
 
     @staticmethod
-    def lock(stash_ids) -> dict:
+    def lock(stash_ids: Iterable[int]) -> dict[int, int]:
         """Lock the rows of these stashes until the transaction ends, in id order: every writer of a
         stash's hooks takes this lock first and in this order, so none deadlocks or sees positions
         half renumbered. Returns their config versions by id (stashes that are gone are left out)."""
@@ -104,7 +110,7 @@ class Stash(LoadedStateModel):
                     .values_list("pk", "config_version"))
 
     @staticmethod
-    def lock_one(stash_id) -> int:
+    def lock_one(stash_id: int) -> int:
         """``lock`` one stash; returns its config version, or raises ``Stash.DoesNotExist``."""
         try:
             return Stash.lock([stash_id])[stash_id]
@@ -112,7 +118,7 @@ class Stash(LoadedStateModel):
             raise Stash.DoesNotExist(gettext("Stash %(id)s does not exist.") % {"id": stash_id}) from None
 
     @staticmethod
-    def bump_config_version(stash_ids):
+    def bump_config_version(stash_ids: Iterable[int]) -> None:
         """Mark the pipelines of these stashes as changed (locking their rows in id order): once per
         ``versioning.one_change``, whose first bump of a stash holds its row lock until the commit."""
         ids = versioning.to_bump(stash_ids)

@@ -4,16 +4,20 @@ import json
 import math
 import re
 import unicodedata
+from typing import TYPE_CHECKING, Any, overload
 
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext, gettext_lazy as _
+
+if TYPE_CHECKING:
+    from stash.models.stashes import Stash
 
 #: Longest Celery queue name a stash may give: AMQP allows 255 bytes, and the filesystem broker
 #: names each message's file after its queue (within the 255 bytes of a file name).
 QUEUE_NAME_MAX = 200
 
 
-def validate_queue_name(value):
+def validate_queue_name(value: str) -> None:
     """Raise ``ValidationError`` unless ``value`` can name a Celery queue on every broker stash
     runs on: no blanks, control characters or path separators (the filesystem broker writes it
     into file names), not RabbitMQ's reserved ``amq.`` prefix, at most ``QUEUE_NAME_MAX`` bytes."""
@@ -30,7 +34,11 @@ def validate_queue_name(value):
                               code="max_bytes")
 
 
-def validate_payload(payload, stash):
+@overload
+def validate_payload(payload: Any, stash: "Stash") -> bytes: ...
+@overload
+def validate_payload(payload: Any, stash: None) -> None: ...
+def validate_payload(payload: Any, stash: "Stash | None") -> bytes | None:
     """Raise ``ValidationError`` unless ``payload`` is a JSON object every database can store
     (see ``unstorable``) and within ``stash``'s size limit (the error's code is then ``too_large``).
 
@@ -69,7 +77,7 @@ _INTEGER_LIMIT = 10**MAX_INTEGER_DIGITS
 _MAX_INT_BITS = int(MAX_INTEGER_DIGITS * math.log2(10))  # no integer of this many bits reaches the limit
 
 
-def unstorable(value, what="payload") -> str:
+def unstorable(value: Any, what: str = "payload") -> str:
     """Why ``value`` (a ``what``) cannot be stored as JSON on every database, or "" if it can."""
     names = {"what": what}
     stack = [(value, 1)]
@@ -98,12 +106,12 @@ def unstorable(value, what="payload") -> str:
     return ""
 
 
-def canonical_json(payload):
+def canonical_json(payload: Any) -> bytes:
     """``payload`` as canonical JSON in UTF-8 (keys sorted, no spaces): its length is the payload's size."""
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode()
 
 
-def content_hash(payload, canonical=None):
+def content_hash(payload: Any, canonical: bytes | None = None) -> str:
     """SHA-256 of the payload as canonical JSON: equal payloads, equal hashes.
 
     Pass ``canonical`` (the payload's ``canonical_json``) if you have it: large payloads are slow to encode.

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from functools import partial
+from typing import Any
 
 from django.db import transaction
 from django.db.models import QuerySet
@@ -23,7 +24,7 @@ from stash.processing import limits
 from stash.processing.ordering import arrange_hooks, place_hooks
 
 
-def merge_secrets(config: HookConfig | None, hook: str, params):
+def merge_secrets(config: HookConfig | None, hook: str, params: Any) -> Any:
     """The params to store for ``config`` (as saved; None or unsaved: a new one), sent as ``hook`` with
     ``params`` by someone who was never shown its secrets (every face shows ``registry.shown_params``).
 

@@ -6,7 +6,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.conf import settings
 from django.db import transaction
@@ -25,6 +25,7 @@ from stash.processing.rejudging import reprocess
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
+    from django_stubs_ext import WithAnnotations
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,11 @@ def next_held(stash: Stash, after: Content | None = None) -> Content | None:
     return items.first()
 
 
-def with_held_counts(stashes: QuerySet[Stash]) -> QuerySet[Stash]:
+class _HeldCount(TypedDict):
+    held_count: int
+
+
+def with_held_counts(stashes: QuerySet[Stash]) -> QuerySet[WithAnnotations[Stash, _HeldCount]]:
     """``stashes`` with ``held_count``: how many of each one's items await review (0 for none), read
     by a subquery in the same query (other annotations' joins do not multiply it)."""
     held = (Content.objects.filter(stash=OuterRef("pk"), status=Status.HELD).order_by()

@@ -87,6 +87,5 @@ def attach(configs: _Configs, window: int = WINDOW) -> _Configs:
     """Set ``config.stats`` on each of ``configs`` (evaluating a queryset once) and return them."""
     by_id = for_configs(configs, window)
     for config in configs:
-        # An attribute for the pages that show it, not one the model declares.
-        setattr(config, "stats", by_id[config.pk])  # noqa: B010
+        config.stats = by_id[config.pk]
     return configs

@@ -23,6 +23,7 @@ the stopped claims' leases run out.
 from __future__ import annotations
 
 import uuid
+from typing import cast
 
 from django.conf import settings
 from django.utils import timezone
@@ -77,8 +78,9 @@ def recover(stopped_token: uuid.UUID, hung: bool = True, token: uuid.UUID | None
     for content in stopped:
         Content.objects.filter(pk=content.pk, lease_token=token).update(attempts=content.attempts + 1)
         content.attempts += 1
+        # Only an item with a deciding hook (selected with it) is stopped.
         _judge([content], token, report, clock, note_progress=True,
-               stopped=(content.decided_by_id, _stopped_message(content.decided_by)))
+               stopped=(content.decided_by_id, _stopped_message(cast(HookConfig, content.decided_by))))
     return report
 
 
