@@ -36,7 +36,7 @@ With tracing on, the ids sent leave their transaction's span context in the cach
 worker that judges them (``tracing.remember``), and a sink delivery is published in its item's trace.
 
 Every judging message carries its hard time limit (``STASH_TIME_LIMIT``, or more for an item
-whose hooks need it): see ``processing.deadlines``. A message stopped at its limit is followed by
+whose hooks need it): see ``processing.time_limits``. A message stopped at its limit is followed by
 a recovery message (``recover``). A message of a slow stash with no judging slot free is published
 again, unchanged, a second or two later (``defer``; see ``processing.slots``).
 """
@@ -241,7 +241,7 @@ def _joined_key(stash):
 
 def recover(task_id, hung, queue=""):
     """Publish the recovery of the judging message ``task_id``, stopped at its time limit (``hung``:
-    while its process still ran; see ``processing.stopping``), on ``queue``, the one that message
+    while its process still ran; see ``processing.recovering``), on ``queue``, the one that message
     came from; False (logged) if the broker refused it: the sweeper acts later."""
     return _publish([], queue, recover={"recover": str(task_id), "hung": bool(hung)})
 

@@ -3,7 +3,7 @@
     metrics.exposition()     # bytes in the Prometheus text format, for /metrics
 
 The workers write everything these series count (verdicts, hook counters, pipeline runs, the
-counts of ``processing.counting``) to the database they share, wherever they run; so a scrape of
+counts of ``processing.worker_counts``) to the database they share, wherever they run; so a scrape of
 any web process reads the same figures, and none is lost when a process restarts. A scrape costs
 six queries, each bounded by an index or a limit (figures in docs/metrics.md):
 
@@ -47,7 +47,7 @@ from prometheus_client.utils import floatToGoString
 from stash.core import registry
 from stash.core.exceptions import NotRegistered
 from stash.models import Content, HookConfig, PipelineRun, Stash
-from stash.processing import counting, stats
+from stash.processing import stats, worker_counts
 
 logger = logging.getLogger(__name__)
 
@@ -157,9 +157,10 @@ def _add_histogram(family, labels, values):
 
 
 def _worker_events(configs):
-    totals = counting.totals()
-    for name, help_text in ((counting.SWEEP_RECOVERED, "Items the sweeper sent again (a lost message, a dead worker)."),
-                            (counting.SWEEP_FAILED, "Items the sweeper set failed: out of attempts.")):
+    totals = worker_counts.totals()
+    for name, help_text in ((worker_counts.SWEEP_RECOVERED,
+                              "Items the sweeper sent again (a lost message, a dead worker)."),
+                            (worker_counts.SWEEP_FAILED, "Items the sweeper set failed: out of attempts.")):
         yield CounterMetricFamily(f"stash_sweeper_{name.removeprefix('sweep_')}", help_text,
                                   value=totals.get((name, None), 0))
     deliveries = CounterMetricFamily("stash_sink_deliveries", "Each sink's deliveries: delivered, or failed "
@@ -169,12 +170,12 @@ def _worker_events(configs):
     for config in configs:
         pk = config["pk"]
         counts = {name: totals.get((name, pk), 0)
-                  for name in (counting.SINK_DELIVERED, counting.SINK_FAILED, counting.SINK_RETRIED)}
+                  for name in (worker_counts.SINK_DELIVERED, worker_counts.SINK_FAILED, worker_counts.SINK_RETRIED)}
         if not (_delivered_by_task(config["hook"]) or any(counts.values())):
             continue
-        deliveries.add_metric([*config["labels"], "delivered"], counts[counting.SINK_DELIVERED])
-        deliveries.add_metric([*config["labels"], "failed"], counts[counting.SINK_FAILED])
-        retries.add_metric(config["labels"], counts[counting.SINK_RETRIED])
+        deliveries.add_metric([*config["labels"], "delivered"], counts[worker_counts.SINK_DELIVERED])
+        deliveries.add_metric([*config["labels"], "failed"], counts[worker_counts.SINK_FAILED])
+        retries.add_metric(config["labels"], counts[worker_counts.SINK_RETRIED])
     yield from (deliveries, retries)
 
 

@@ -1,4 +1,4 @@
-"""Celery signal receivers: count each sink delivery task's outcome (``processing.counting``).
+"""Celery signal receivers: count each sink delivery task's outcome (``processing.worker_counts``).
 
 A ``stash.tasks.deliver_sink`` run that returns counts as delivered, one that asks to be retried
 as a retry (one put back to wait for a free slot of its hook config does not count), and one that
@@ -8,7 +8,7 @@ ran the task.
 """
 from celery import signals
 
-from stash.processing import counting
+from stash.processing import worker_counts
 from stash.processing.delivery_slots import SlotsTaken
 
 DELIVER_TASK = "stash.tasks.deliver_sink"
@@ -21,17 +21,17 @@ def _config_id(args):
 @signals.task_success.connect(dispatch_uid="stash.count_sink_delivered")
 def count_delivered(sender=None, **kwargs):
     if getattr(sender, "name", None) == DELIVER_TASK:
-        counting.add(counting.SINK_DELIVERED, config_id=_config_id(sender.request.args))
+        worker_counts.add(worker_counts.SINK_DELIVERED, config_id=_config_id(sender.request.args))
 
 
 @signals.task_retry.connect(dispatch_uid="stash.count_sink_retried")
 def count_retried(sender=None, request=None, reason=None, **kwargs):
     # A delivery put back to wait for a slot of its hook config (``SlotsTaken``) did not fail.
     if getattr(sender, "name", None) == DELIVER_TASK and not isinstance(getattr(reason, "exc", None), SlotsTaken):
-        counting.add(counting.SINK_RETRIED, config_id=_config_id(request.args))
+        worker_counts.add(worker_counts.SINK_RETRIED, config_id=_config_id(request.args))
 
 
 @signals.task_failure.connect(dispatch_uid="stash.count_sink_failed")
 def count_failed(sender=None, args=None, **kwargs):
     if getattr(sender, "name", None) == DELIVER_TASK:
-        counting.add(counting.SINK_FAILED, config_id=_config_id(args))
+        worker_counts.add(worker_counts.SINK_FAILED, config_id=_config_id(args))

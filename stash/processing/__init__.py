@@ -1,12 +1,32 @@
 """The one Django-side path: every face (task, admin, API, form, command) calls these functions, so the
-rules live here once. What each submodule does is in its own docstring; the README's "How an item is judged"
-and CONTRIBUTING.md tell the story. Locks are always taken in one order: items, then stashes (by id), then
-hook configs.
+rules live here once. Locks are always taken in one order: items, then stashes (by id), then hook configs.
+
+- ``submitting``: what people and programs send (``submit``, ``submit_many``, ``edit_payload``); reading a queue.
+- ``claiming``: the compare-and-set that takes a batch of items for a message.
+- ``building``: a stash's pipeline as its current version recorded it, built once per version.
+- ``judging``: ``judge`` runs a batch through its pipeline and writes the verdicts; live before bulk.
+- ``after_verdict``: what judging and reviewing both do once a verdict is decided (counters, queue, sinks).
+- ``time_limits``: a message's ``Clock``: its hard time limit, its leases, which items fit in it.
+- ``recovering``: a message stopped at its time limit: its items taken over, a hook that hung timed out.
+- ``sweeping``: the sweeper's pass over lost messages, dead workers and items out of attempts.
+- ``rejudging``: ``reprocess``, judging again, leaving out what people decided unless told otherwise.
+- ``delivering``: ``deliver``, one sink for one verdict; ``delivery_slots``: how many at once per hook.
+- ``slowness``, ``slots``, ``cache_slots``: a slow stash's share of the judging processes.
+- ``child_process``: hooks run where a hang cannot hold the caller (simulate, replay, examples).
+- ``simulating``: a stash's hooks, or a draft, over a payload or an item; nothing saved.
+- ``reviewing``: a person's decisions on items, the held items awaiting them, replay.
+- ``ordering``, ``configuring``: the admin's and the API's changes to hook configs, under the stash's lock.
+- ``importing``, ``versions``: a stash's pipeline as a document; the versions every change records.
+- ``examples``, ``guarding``: golden examples, and the guard that keeps a change only if they allow it.
+- ``limits``: how big a stash may grow.
+- ``housekeeping``, ``exporting``: pruning past retention; a stash's items as JSON Lines.
+- ``stats``, ``activity``, ``worker_counts``: per-hook counters and times, the last 24 hours, worker counts.
 """
 from stash.db import publishing
 from stash.db.versioning import one_change
 from stash.processing.activity import Unsupported as ActivityUnsupported, for_stash as hook_activity
 from stash.processing.building import build_pipeline, build_step, forget_cached, item_for, pipeline_for
+from stash.processing.child_process import ChildFailed, DeadlineExceeded, Unanswered
 from stash.processing.configuring import (
     delete_hooks,
     duplicate_hooks,
@@ -15,8 +35,6 @@ from stash.processing.configuring import (
     saving_hooks,
     set_enabled,
 )
-from stash.processing.counting import count_sweep
-from stash.processing.deadlines import Clock
 from stash.processing.delivering import DeliveryError, deliver
 from stash.processing.delivery_slots import SlotsTaken, delivery_slot
 from stash.processing.examples import (
@@ -41,14 +59,14 @@ from stash.processing.importing import (
     missing_import_permissions,
     public_document,
 )
-from stash.processing.isolation import ChildFailed, DeadlineExceeded, Unanswered
 from stash.processing.judging import BULK_SLICE, BatchReport, judge
 from stash.processing.ordering import arrange_hooks, move_hooks, place_dragged_hooks, place_hooks, reorder_hooks
+from stash.processing.recovering import recover, token_for
 from stash.processing.rejudging import PeoplesDecisions, decided_by_people, reprocess
 from stash.processing.reviewing import (
     DECIDED_STATUSES,
     DECISIONS,
-    Decision,
+    DecisionOutcome,
     ReplayChange,
     ReplayReport,
     approve,
@@ -65,7 +83,6 @@ from stash.processing.reviewing import (
 from stash.processing.simulating import CONTENT_FIELD, drafted_hooks, simulate, simulation_item
 from stash.processing.slots import Slot, judging_slot
 from stash.processing.slowness import mark_stopped, slow_stashes
-from stash.processing.stopping import recover, token_for
 from stash.processing.submitting import (
     BULK_LIMIT,
     InvalidItems,
@@ -82,7 +99,9 @@ from stash.processing.submitting import (
     visible_contents,
 )
 from stash.processing.sweeping import SweepReport, sweep
+from stash.processing.time_limits import Clock
 from stash.processing.versions import VersionDiff, compare as compare_versions, restore, shown as shown_version
+from stash.processing.worker_counts import count_sweep
 
 __all__ = [
     "EXAMPLES_PERMISSIONS",
@@ -109,7 +128,7 @@ __all__ = [
     "decided_by_people",
     "DECIDED_STATUSES",
     "decider_title",
-    "Decision",
+    "DecisionOutcome",
     "DECISIONS",
     "decisions_for",
     "delete_hooks",

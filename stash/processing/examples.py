@@ -5,7 +5,7 @@
     results = compare_examples(stash, hooks, examples, live=3)  # each against version 3 and ``hooks``
     [result.status for result in results]                  # "passed", "breaks", "already failing", ...
 
-Like simulate, the hooks run in a forked child with a deadline (``isolation``), one example after
+Like simulate, the hooks run in a forked child with a deadline (``child_process``), one example after
 another: those that do not finish within ``STASH_EXAMPLES_TIMEOUT`` are "not run in time", the
 others are answered. Nothing is saved or counted and no sink is called. How a change is checked
 against them is ``guarding``'s. ``example_from(content)`` turns an item into an example that
@@ -30,7 +30,7 @@ from stash.core.exceptions import StashError
 from stash.models import Content, Example, ExamplesPolicy, HookConfig, PipelineRun, Stash
 from stash.processing import limits
 from stash.processing.building import build_pipeline, build_step, pipeline_for
-from stash.processing.isolation import gather_with_deadline
+from stash.processing.child_process import gather_with_deadline
 
 logger = logging.getLogger(__name__)
 

@@ -26,8 +26,8 @@ from stash.core import documents
 from stash.core.exceptions import StashError
 from stash.db.versioning import checking
 from stash.models import Example, ExamplesPolicy, HookConfig, PipelineVersion, Stash
+from stash.processing.child_process import Unanswered
 from stash.processing.examples import ExampleResult, compare_examples, refuse_if_broken
-from stash.processing.isolation import Unanswered
 
 T = TypeVar("T")
 

@@ -8,7 +8,7 @@
   whatever the number of hooks (the claim: see ``claiming``). A verdict is written only if the
   claim still holds: an item edited meanwhile is left to its new revision's run. Claims last as
   long as the message may run, and items whose hooks' time would not fit in what is left of it go
-  back to the queue (see ``deadlines``). Live saves go ahead of bulk work (``Content.bulk``: a
+  back to the queue (see ``time_limits``). Live saves go ahead of bulk work (``Content.bulk``: a
   bulk submit, a large re-judge): a batch of bulk items is judged a slice at a time, each after
   the live saves then waiting in its queue, so a live save waits for one slice at most however
   long the backlog before its own message; each lane keeps its own order in the stash's queue.
@@ -35,9 +35,9 @@ from django.utils import timezone
 from stash.core import logs, pipeline
 from stash.db import bulk_sql, publishing, tracing
 from stash.models import Content, PipelineRun, lease_end
-from stash.processing import claiming, recording
+from stash.processing import after_verdict, claiming
 from stash.processing.building import item_for, pipeline_for
-from stash.processing.deadlines import Clock, time_limit_for
+from stash.processing.time_limits import Clock, time_limit_for
 
 logger = logging.getLogger(__name__)
 
@@ -222,7 +222,7 @@ def _run(contents: list[Content], token: uuid.UUID, report: BatchReport, clock: 
         started = timezone.now()
         item = item_for(content)
         with logs.judging(item):
-            recording.call(item_pipeline.listeners(pipeline.ON_PIPELINE_START), pipeline.ON_PIPELINE_START, item,
+            after_verdict.call(item_pipeline.listeners(pipeline.ON_PIPELINE_START), pipeline.ON_PIPELINE_START, item,
                            None)
             run = item_pipeline.stopping(*stopped) if stopped else item_pipeline
             result = tracing.run(run, item, on_step=_on_step(content, token) if note_progress else logs.at_hook)
@@ -262,7 +262,7 @@ def _on_step(content: Content, token: uuid.UUID) -> Callable[[pipeline.Step], No
 
 def _note(content: Content, token: uuid.UUID, step: pipeline.Step | None) -> None:
     """Note on an item judged alone which hook runs (``step``; None: all have run), as its reason
-    and its ``decided_by``: if its process dies, the sweeper or ``stopping`` names the hook."""
+    and its ``decided_by``: if its process dies, the sweeper or ``recovering`` names the hook."""
     note: dict[str, Any]
     if step is None:
         note = {"reason": "interrupted after its hooks ran", "decided_by_id": None}
@@ -284,7 +284,7 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
         claimed = set(Content.objects.select_for_update().filter(
             pk__in=[content.pk for content, *_ in judged], lease_token=token).values_list("pk", flat=True))
         runs, decided, transformed = [], [], []
-        counters = recording.new_counters()
+        counters = after_verdict.new_counters()
         accepted_by_stash = defaultdict(list)
         for content, _pipeline, result, started in judged:
             if content.pk not in claimed:
@@ -312,9 +312,9 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
         bulk_sql.insert_rows(PipelineRun, runs)
         # The shared rows, last: accepted items get their queue numbers under the stash's lock.
         for stash_id in sorted(accepted_by_stash):
-            recording.assign_queue_positions(stash_id, accepted_by_stash[stash_id])
+            after_verdict.assign_queue_positions(stash_id, accepted_by_stash[stash_id])
             _write_verdicts(accepted_by_stash[stash_id], now)
-        recording.add_counters(counters)
+        after_verdict.add_counters(counters)
     report.judged += len(runs)
 
 
@@ -338,7 +338,7 @@ def _apply_verdict(content: Content, result: pipeline.Result, now: datetime) -> 
     content.updated_at = now
 
 
-def _count(counters: recording.Counters, trail: Iterable[pipeline.TrailEntry]) -> None:
+def _count(counters: after_verdict.Counters, trail: Iterable[pipeline.TrailEntry]) -> None:
     for entry in trail:
         if entry.config_id is None or entry.outcome == pipeline.SKIPPED:
             continue
@@ -372,4 +372,4 @@ def _notify_sinks(judged: list[_Judged], report: BatchReport) -> None:
         stored = content.processed_revision == content.revision
         with logs.judging(item):
             for event in (*(pipeline.result_events(result) if stored else ()), pipeline.ON_PIPELINE_END):
-                report.deliveries.extend(recording.notify(item_pipeline, content, item, event, result))
+                report.deliveries.extend(after_verdict.notify(item_pipeline, content, item, event, result))

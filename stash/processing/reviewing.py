@@ -17,9 +17,9 @@ from django.utils import timezone
 from stash.core import pipeline
 from stash.db import bulk_sql, publishing
 from stash.models import Content, Review, Stash
-from stash.processing import recording
+from stash.processing import after_verdict
 from stash.processing.building import item_for, pipeline_for
-from stash.processing.isolation import call_with_deadline
+from stash.processing.child_process import call_with_deadline
 from stash.processing.judging import Status
 from stash.processing.rejudging import reprocess
 
@@ -79,7 +79,7 @@ def decisions_for(content: Content) -> list[str]:
 
 
 @dataclass
-class Decision:
+class DecisionOutcome:
     """What became of a person's decision on one item: ``applied``, or left alone because the
     item no longer had the status it was decided on (``content`` says what it has now; None
     when the item is gone)."""
@@ -90,12 +90,12 @@ class Decision:
 
 
 def decide(content_id: uuid.UUID | str, decision: str, user: User, note: str = "", expected: str = Status.HELD,
-           stash: Stash | None = None) -> Decision:
+           stash: Stash | None = None) -> DecisionOutcome:
     """Apply ``decision`` (one of ``DECISIONS``) to one item as ``user``, only while its status is
     still ``expected`` (the status the person saw) and it is in ``stash`` if one is given.
 
     Anything else (someone decided it meanwhile, the hooks judged it again, the decision does not
-    apply to that status) changes nothing: the ``Decision`` says so. Raises ``ValueError`` for a
+    apply to that status) changes nothing: the ``DecisionOutcome`` says so. Raises ``ValueError`` for a
     decision that is not one of ``DECISIONS``.
     """
     if decision not in DECISIONS:
@@ -110,7 +110,7 @@ def decide(content_id: uuid.UUID | str, decision: str, user: User, note: str = "
         only = {status: to for status, to in verdict.changes.items() if status == expected}
         applied = bool(only) and _review(items, replace(verdict, changes=only), user, note) > 0
     current = Content.objects.select_related("stash", "decided_by", "reviewed_by").filter(pk=content_id).first()
-    return Decision(decision=decision, applied=applied, content=current)
+    return DecisionOutcome(decision=decision, applied=applied, content=current)
 
 
 def _judge_again(items: QuerySet[Content]) -> bool:
@@ -176,7 +176,7 @@ def _review(queryset: QuerySet[Content], verdict: _Verdict, user: User, note: st
         items = list(Content.objects.select_for_update(of=("self",)).select_related("stash")
                      .filter(unturned, pk__in=ids, status__in=list(changes))
                      .order_by("created_at", "pk"))
-        counters = recording.new_counters()
+        counters = after_verdict.new_counters()
         accepted_by_stash = defaultdict(list)
         for item in items:
             before, item.status = item.status, changes[item.status]
@@ -190,8 +190,8 @@ def _review(queryset: QuerySet[Content], verdict: _Verdict, user: User, note: st
                 counters[item.decided_by_id]["overturned_count"] += 1
         # Stashes, then hook configs: the lock order of _record.
         for stash_id in sorted(accepted_by_stash):
-            recording.assign_queue_positions(stash_id, accepted_by_stash[stash_id])
-        recording.add_counters(counters)
+            after_verdict.assign_queue_positions(stash_id, accepted_by_stash[stash_id])
+        after_verdict.add_counters(counters)
         bulk_sql.update_rows(Content, items, ["status", "reason", "overturned", "reviewed_by", "reviewed_at",
                                               "review_note", "queue_seq", "updated_at"])
         Review.objects.bulk_create([Review(content=item, revision=item.revision, decision=verdict.decision,
@@ -207,7 +207,7 @@ def _notify_reviewed(items: list[Content]) -> None:
     for content in items:
         event = pipeline.verdict_event(content.status)
         result = pipeline.Result(verdict=content.status, payload=content.payload, reason=content.reason)
-        deliveries.extend(recording.notify(pipeline_for(content.stash), content, item_for(content), event, result))
+        deliveries.extend(after_verdict.notify(pipeline_for(content.stash), content, item_for(content), event, result))
     publishing.send_deliveries(deliveries)
 
 

@@ -5,7 +5,7 @@
     simulate(stash, payload, hooks=drafted_hooks(kept, added))   # hooks as edited, not saved
 
 ``verbose`` runs every hook, past the one that decides, and records each transform's payload
-(``pipeline.Pipeline.run``). The hooks run in a child process (``isolation``): no hook's write,
+(``pipeline.Pipeline.run``). The hooks run in a child process (``child_process``): no hook's write,
 and no hang, reaches the caller.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from django.utils.translation import gettext as _
 from stash.core import pipeline
 from stash.models import Content, HookConfig, Stash, validate_payload
 from stash.processing.building import build_step, item_for, pipeline_for
-from stash.processing.isolation import call_with_deadline
+from stash.processing.child_process import call_with_deadline
 from stash.processing.ordering import placed
 
 #: The field that names an existing item to simulate on, in the API and the admin.
@@ -35,7 +35,7 @@ def simulate(stash: Stash, payload: Any = None, *, content: Content | None = Non
     enabled ones run) over ``payload``, or over the current payload of the item ``content``;
     nothing is saved or counted, and no sink is called.
 
-    The hooks run in a child process given ``STASH_SIMULATE_TIMEOUT`` seconds (see ``isolation``).
+    The hooks run in a child process given ``STASH_SIMULATE_TIMEOUT`` seconds (see ``child_process``).
     Raises ``ValidationError`` (on ``payload``) for a payload that is not a JSON object or is too
     large, and ``DeadlineExceeded`` (naming the hook that was running) when the hooks take longer.
     """

@@ -40,7 +40,7 @@ def sweep(limit: int = 10_000) -> SweepReport:
                 .values_list("pk", "attempts", "stash__queue")[:limit])
     if rows:
         # The claim's token stays: if its message was stopped at its time limit and the recovery
-        # (``stopping.recover``) comes after this pass, it still takes the item over, and gives a
+        # (``recovering.recover``) comes after this pass, it still takes the item over, and gives a
         # hook that hung its verdict instead of a run that would hang again.
         report.requeued = Content.objects.filter(pk__in=[pk for pk, *_ in rows], lease_until__lt=now).update(
             status=Status.PENDING, lease_until=lease_end(now))

@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from stash import tasks
 from stash.models import Content, PipelineRun
-from stash.processing import counting
+from stash.processing import worker_counts
 
 from ..support.metrics_support import scrape
 from ..support.worker import wait_for
@@ -59,7 +59,7 @@ def test_sink_deliveries_and_retries_on_the_worker_are_counted(worker, client, m
     Content.objects.create(stash=stash, payload={"title": "rejected: the sink only acts on accepted items"})
     all_judged(4)
     # Each accepted item's delivery fails once, and is delivered on its retry (within 5 s).
-    wait_for(lambda: counting.totals().get((counting.SINK_DELIVERED, sink.pk)) == 3, timeout=60,
+    wait_for(lambda: worker_counts.totals().get((worker_counts.SINK_DELIVERED, sink.pk)) == 3, timeout=60,
              message="three deliveries")
 
     labels = {"stash": "audit", "config": sink.pk, "hook": "test_flaky_sink"}
@@ -77,7 +77,8 @@ def test_a_delivery_that_fails_past_its_retries_is_counted_as_failed(worker, cli
     # ... and its delivery on its last try: this failure is final.
     tasks.deliver_sink.apply_async(args=[sink.pk, str(item.pk), "on_accept"], queue=worker.queue,
                                    retries=tasks.deliver_sink.max_retries)
-    wait_for(lambda: counting.totals().get((counting.SINK_FAILED, sink.pk)) == 1, message="the failed delivery")
+    wait_for(lambda: worker_counts.totals().get((worker_counts.SINK_FAILED, sink.pk)) == 1,
+             message="the failed delivery")
 
     labels = {"stash": "audit", "config": sink.pk, "hook": "test_flaky_sink"}
     page = scrape(client)

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from stash import processing, tasks
 from stash.models import Content, EventCount, HookConfig, PipelineRun
-from stash.processing import counting
+from stash.processing import worker_counts
 
 from ..support.metrics_support import scrape
 
@@ -154,10 +154,10 @@ def test_sinks_delivered_by_a_task_have_delivery_series_from_the_start(client, m
     assert ("stash_sink_retries_total", frozenset({"stash": "audit", "config": str(require.pk),
                                                    "hook": "require_fields"}.items())) not in page.samples
 
-    counting.add(counting.SINK_DELIVERED, config_id=sink.pk)
-    counting.add(counting.SINK_DELIVERED, 2, config_id=sink.pk)
-    counting.add(counting.SINK_RETRIED, config_id=sink.pk)
-    counting.add(counting.SINK_FAILED, config_id=sink.pk)
+    worker_counts.add(worker_counts.SINK_DELIVERED, config_id=sink.pk)
+    worker_counts.add(worker_counts.SINK_DELIVERED, 2, config_id=sink.pk)
+    worker_counts.add(worker_counts.SINK_RETRIED, config_id=sink.pk)
+    worker_counts.add(worker_counts.SINK_FAILED, config_id=sink.pk)
     page = scrape(client)
     assert page.value("stash_sink_deliveries_total", **labels, outcome="delivered") == 3
     assert page.value("stash_sink_deliveries_total", **labels, outcome="failed") == 1
@@ -167,14 +167,14 @@ def test_sinks_delivered_by_a_task_have_delivery_series_from_the_start(client, m
 def test_the_counts_of_a_deleted_sink_go_with_it_and_later_ones_are_dropped(make_stash):
     stash = make_stash("audit", hooks=[("test_flaky_sink", {"failures": 0})])
     sink = stash.hooks.get()
-    counting.add(counting.SINK_DELIVERED, config_id=sink.pk)
+    worker_counts.add(worker_counts.SINK_DELIVERED, config_id=sink.pk)
     sink_pk = sink.pk
     HookConfig.objects.filter(pk=sink_pk).delete()
     assert not EventCount.objects.exists()
 
-    counting.add(counting.SINK_DELIVERED, config_id=sink_pk)  # a delivery that finished after the delete
+    worker_counts.add(worker_counts.SINK_DELIVERED, config_id=sink_pk)  # a delivery that finished after the delete
     assert not EventCount.objects.exists()
-    assert counting.totals() == {}
+    assert worker_counts.totals() == {}
 
 
 # --- who may scrape ------------------------------------------------------------------------

@@ -277,7 +277,7 @@ def test_a_simulation_calls_no_callbacks(make_stash, lifecycle_hooks):
 
     assert result.verdict == "accepted"
     assert [(entry.hook, entry.outcome) for entry in result.trail] == [("test_watcher", "kept")]
-    assert CALLS == []  # the hooks ran in a child process (processing.isolation), no callback here
+    assert CALLS == []  # the hooks ran in a child process (processing.child_process), no callback here
 
 
 @pytest.mark.django_db

@@ -13,7 +13,7 @@ from django.core.cache import cache
 from stash import hooks, processing, tasks
 from stash.db import publishing
 from stash.models import Content
-from stash.processing import counting, delivery_slots as slots
+from stash.processing import delivery_slots as slots, worker_counts
 
 pytestmark = pytest.mark.django_db
 
@@ -65,7 +65,7 @@ def test_a_delivery_beyond_the_limit_waits_in_the_queue_without_running(due, bro
                                                                     settings.STASH_SINK_QUEUE)
     assert 0.5 * tasks.SLOT_WAIT <= message["countdown"] <= 1.5 * tasks.SLOT_WAIT
     assert message["retries"] == 0  # a wait for a slot is none of its error retries
-    assert counting.totals().get((counting.SINK_RETRIED, due.config_id)) is None
+    assert worker_counts.totals().get((worker_counts.SINK_RETRIED, due.config_id)) is None
 
     # Once the slots are free, the message sent again delivers it; so do the others.
     for args in (message["args"], first, second):

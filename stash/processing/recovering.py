@@ -29,9 +29,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from stash.models import Content, HookConfig, lease_end
-from stash.processing.deadlines import Clock
 from stash.processing.judging import PROGRESS_NOTE, BatchReport, _judge, send_alone
 from stash.processing.sweeping import gave_up
+from stash.processing.time_limits import Clock
 
 Status = Content.Status
 

@@ -1,8 +1,8 @@
 """Counts of what the workers do that leaves no row behind: sweeper recoveries, sink deliveries.
 
-    counting.add(counting.SINK_DELIVERED, config_id=7)
-    counting.count_sweep(report)            # after a sweeper pass
-    counting.totals()                       # {(name, config id or None): value}
+    worker_counts.add(worker_counts.SINK_DELIVERED, config_id=7)
+    worker_counts.count_sweep(report)            # after a sweeper pass
+    worker_counts.totals()                       # {(name, config id or None): value}
 
 They are ``EventCount`` rows, added to in one ``UPDATE ... SET value = value + n``, so workers on
 any number of machines add to the same counts and one ``/metrics`` scrape reads them all (see
