@@ -10,6 +10,7 @@ Both run with ``DJANGO_SETTINGS_MODULE=bench.settings``, ``DEBUG=0`` and queues 
 nothing they do touches another run's database, directory or queues. Problems raise ``BenchError``
 with what to do about them.
 """
+
 import os
 import shutil
 import subprocess
@@ -38,21 +39,35 @@ def var_dir(base, backend):
 
 def environment(backend, options):
     """The environment of every process of ``backend``'s run."""
-    env = {key: value for key, value in os.environ.items()
-           if key not in CLEARED and not key.startswith(("STASH_", "BENCH_"))}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in CLEARED and not key.startswith(("STASH_", "BENCH_"))
+    }
     run = uuid.uuid4().hex[:8]
-    env.update({
-        "DJANGO_SETTINGS_MODULE": "bench.settings", "SECRET_KEY": "bench-only", "DEBUG": "0",
-        "STASH_VAR_DIR": str(var_dir(options.var_dir, backend)), "PYTHONPATH": str(ROOT),
-        "STASH_QUEUE": f"stash-bench-{run}", "BENCH_QUEUE": f"bench-{run}",
-        # Sink deliveries on a queue of their own, as production has them (its `sinks` worker is
-        # started by the rows that deliver); blank with --sinks-on-judging-queue, as before there was one.
-        "STASH_SINK_QUEUE": "" if getattr(options, "sinks_on_judging_queue", False) else f"stash-bench-{run}.sinks",
-    })
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "bench.settings",
+            "SECRET_KEY": "bench-only",
+            "DEBUG": "0",
+            "STASH_VAR_DIR": str(var_dir(options.var_dir, backend)),
+            "PYTHONPATH": str(ROOT),
+            "STASH_QUEUE": f"stash-bench-{run}",
+            "BENCH_QUEUE": f"bench-{run}",
+            # Sink deliveries on a queue of their own, as production has them (its `sinks` worker is
+            # started by the rows that deliver); blank with --sinks-on-judging-queue, as before there was one.
+            "STASH_SINK_QUEUE": "" if getattr(options, "sinks_on_judging_queue", False) else f"stash-bench-{run}.sinks",
+        }
+    )
     if backend in ("services", "rabbitmq"):
         # The cache on the same Redis, as a deployment on PostgreSQL + Redis has it (its keys are prefixed).
-        env.update({"DATABASE_URL": options.database_url, "CELERY_BROKER_URL": options.broker_url,
-                    "CACHE_URL": options.broker_url})
+        env.update(
+            {
+                "DATABASE_URL": options.database_url,
+                "CELERY_BROKER_URL": options.broker_url,
+                "CACHE_URL": options.broker_url,
+            }
+        )
     if backend == "rabbitmq":
         env["CELERY_BROKER_URL"] = options.amqp_url
     return env
@@ -68,8 +83,10 @@ def check_options(options):
         return
     database = urlsplit(options.database_url)
     if database.scheme not in ("postgres", "postgresql") or "bench" not in database.path:
-        raise BenchError(f"--database-url {options.database_url}: give postgres://…/<a database named *bench*> "
-                         "(the run drops and creates it)")
+        raise BenchError(
+            f"--database-url {options.database_url}: give postgres://…/<a database named *bench*> "
+            "(the run drops and creates it)"
+        )
     if urlsplit(options.broker_url).scheme != "redis":
         raise BenchError(f"--broker-url {options.broker_url}: give redis://host:port/<db>")
     try:
@@ -99,8 +116,9 @@ def prepare(backend, env):
         # The broker's and the cache's database too: a marker left by an earlier run would have
         # saves join a message that no longer exists.
         redis.Redis.from_url(env["CACHE_URL"]).flushdb()
-    done = subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
     if done.returncode:
         raise BenchError(f"migrate failed on {backend}:\n{done.stdout}\n{done.stderr}")
 

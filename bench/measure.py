@@ -5,6 +5,7 @@ sides in alternating rounds, check the verdicts, and write the figures as JSON.
 Raises ``BenchError`` (the run fails) when a side leaves an item unjudged, the two sides disagree
 on a verdict, or a stash item has other than one pipeline run.
 """
+
 import dataclasses
 import json
 import os
@@ -45,14 +46,40 @@ class Sizes:
         return dataclasses.replace(self, single=self.embedded_single) if backend == "embedded" else self
 
 
-FULL = Sizes(rounds=3, bulk=20_000, single=2_000, orm=5_000, orm_per_transaction=1_000, latency=200, api_seconds=10,
-             memory_small=1_000, memory_large=100_000, quick_posts=20, embedded_single=300,
-             live_bulk=20_000, slow_seconds=30, slow_delay=10)
+FULL = Sizes(
+    rounds=3,
+    bulk=20_000,
+    single=2_000,
+    orm=5_000,
+    orm_per_transaction=1_000,
+    latency=200,
+    api_seconds=10,
+    memory_small=1_000,
+    memory_large=100_000,
+    quick_posts=20,
+    embedded_single=300,
+    live_bulk=20_000,
+    slow_seconds=30,
+    slow_delay=10,
+)
 # Small on the embedded default: once a backlog forms there, a worker waits a second (the filesystem
 # broker's polling interval) for every two messages, and the baseline sends one per item.
-QUICK = Sizes(rounds=1, bulk=400, single=100, orm=200, orm_per_transaction=100, latency=20, api_seconds=2,
-              memory_small=0, memory_large=0, quick_posts=20, embedded_single=20, live_bulk=400,
-              slow_seconds=4, slow_delay=2)
+QUICK = Sizes(
+    rounds=1,
+    bulk=400,
+    single=100,
+    orm=200,
+    orm_per_transaction=100,
+    latency=20,
+    api_seconds=2,
+    memory_small=0,
+    memory_large=0,
+    quick_posts=20,
+    embedded_single=20,
+    live_bulk=400,
+    slow_seconds=4,
+    slow_delay=2,
+)
 
 
 @dataclass
@@ -76,34 +103,46 @@ class Row:
 
 
 ROWS = {
-    "bulk": Row(True, lambda side, ctx: scenarios.bulk(side, payloads(ctx.sizes.bulk)),
-                lambda ctx: ctx.sizes.bulk),
-    "single": Row(True, lambda side, ctx: scenarios.single(side, payloads(ctx.sizes.single)),
-                  lambda ctx: ctx.sizes.single),
-    "orm": Row(False, lambda side, ctx: scenarios.in_transactions(side, payloads(ctx.sizes.orm),
-                                                                  ctx.sizes.orm_per_transaction),
-               lambda ctx: ctx.sizes.orm),
-    "latency": Row(True, lambda side, ctx: scenarios.latency(side, payloads(ctx.sizes.latency)),
-                   lambda ctx: ctx.sizes.latency),
-    "api": Row(True, lambda side, ctx: scenarios.api(side, ctx.web, ctx.token, ctx.sizes.api_seconds),
-               same_payloads=False),
-    "quick_posts": Row(False, lambda side, ctx: scenarios.quick_posts(side, ctx.web, ctx.token,
-                                                                      ctx.sizes.quick_posts),
-                       lambda ctx: ctx.sizes.quick_posts),
-    "live_under_bulk": Row(True, lambda side, ctx: scenarios.live_under_bulk(side, side.live_side(),
-                                                                             ctx.sizes.live_bulk),
-                           lambda ctx: ctx.sizes.live_bulk),
-    "slow_neighbour": Row(False, lambda side, ctx: neighbours.slow_neighbour(side, ctx.worker, ctx.sizes.slow_seconds,
-                                                                            ctx.sizes.slow_delay),
-                          lambda ctx: neighbours.saves(ctx.sizes.slow_seconds)),
+    "bulk": Row(True, lambda side, ctx: scenarios.bulk(side, payloads(ctx.sizes.bulk)), lambda ctx: ctx.sizes.bulk),
+    "single": Row(
+        True, lambda side, ctx: scenarios.single(side, payloads(ctx.sizes.single)), lambda ctx: ctx.sizes.single
+    ),
+    "orm": Row(
+        False,
+        lambda side, ctx: scenarios.in_transactions(side, payloads(ctx.sizes.orm), ctx.sizes.orm_per_transaction),
+        lambda ctx: ctx.sizes.orm,
+    ),
+    "latency": Row(
+        True, lambda side, ctx: scenarios.latency(side, payloads(ctx.sizes.latency)), lambda ctx: ctx.sizes.latency
+    ),
+    "api": Row(
+        True, lambda side, ctx: scenarios.api(side, ctx.web, ctx.token, ctx.sizes.api_seconds), same_payloads=False
+    ),
+    "quick_posts": Row(
+        False,
+        lambda side, ctx: scenarios.quick_posts(side, ctx.web, ctx.token, ctx.sizes.quick_posts),
+        lambda ctx: ctx.sizes.quick_posts,
+    ),
+    "live_under_bulk": Row(
+        True,
+        lambda side, ctx: scenarios.live_under_bulk(side, side.live_side(), ctx.sizes.live_bulk),
+        lambda ctx: ctx.sizes.live_bulk,
+    ),
+    "slow_neighbour": Row(
+        False,
+        lambda side, ctx: neighbours.slow_neighbour(side, ctx.worker, ctx.sizes.slow_seconds, ctx.sizes.slow_delay),
+        lambda ctx: neighbours.saves(ctx.sizes.slow_seconds),
+    ),
     # Stash only, last: it restarts the worker twice (with tracing, then without).
     "tracing": Row(False, tracing.on_and_off, lambda ctx: ctx.sizes.latency),
 }
 
 
-BACKEND_ROWS = {"services": ["bulk", "single", "orm", "latency", "api", "live_under_bulk", "slow_neighbour", "tracing"],
-                "embedded": ["single", "latency", "quick_posts", "live_under_bulk", "slow_neighbour", "tracing"],
-                "rabbitmq": ["live_under_bulk", "slow_neighbour"]}
+BACKEND_ROWS = {
+    "services": ["bulk", "single", "orm", "latency", "api", "live_under_bulk", "slow_neighbour", "tracing"],
+    "embedded": ["single", "latency", "quick_posts", "live_under_bulk", "slow_neighbour", "tracing"],
+    "rabbitmq": ["live_under_bulk", "slow_neighbour"],
+}
 
 
 def main(backend, quick, results_path, rounds=None, rows=None):
@@ -113,9 +152,14 @@ def main(backend, quick, results_path, rounds=None, rows=None):
         sizes = dataclasses.replace(sizes, rounds=rounds)
     stash = make_stash()
     sides = [StashSide(stash), HandSide()]
-    results = {"backend": backend, "sizes": dataclasses.asdict(sizes), "servers": servers(backend),
-               "rows": {}, "checks": [],
-               "profile": profiling.where_time_goes(stash) if backend != "rabbitmq" else None}
+    results = {
+        "backend": backend,
+        "sizes": dataclasses.asdict(sizes),
+        "servers": servers(backend),
+        "rows": {},
+        "checks": [],
+        "profile": profiling.where_time_goes(stash) if backend != "rabbitmq" else None,
+    }
     for side in sides:
         side.clear()
     log_dir = settings.VAR_DIR / "logs"
@@ -132,8 +176,9 @@ def main(backend, quick, results_path, rounds=None, rows=None):
     finally:
         web.stop()
         worker.stop()
-        scenarios.purge_queues([*worker.queues, *filter(None, [settings.STASH_SINK_QUEUE])],
-                               delete=backend == "rabbitmq")
+        scenarios.purge_queues(
+            [*worker.queues, *filter(None, [settings.STASH_SINK_QUEUE])], delete=backend == "rabbitmq"
+        )
     with open(results_path, "w") as out:
         json.dump(results, out, indent=1)
 
@@ -165,10 +210,16 @@ def measure(name, row, side, ctx, round_no, results):
     figure = row.run(side, ctx)
     verdicts = side.verdicts()
     expected = row.expected(ctx) if row.expected else len(verdicts)
-    check = {"row": name, "round": round_no, "side": side.name, "expected": expected, "saved": len(verdicts),
-             "judged": sum(status in ("accepted", "rejected") for status in verdicts.values()),
-             "accepted": sum(status == "accepted" for status in verdicts.values()),
-             "runs_ok": side.runs_per_item_ok()}
+    check = {
+        "row": name,
+        "round": round_no,
+        "side": side.name,
+        "expected": expected,
+        "saved": len(verdicts),
+        "judged": sum(status in ("accepted", "rejected") for status in verdicts.values()),
+        "accepted": sum(status == "accepted" for status in verdicts.values()),
+        "runs_ok": side.runs_per_item_ok(),
+    }
     results["checks"].append(check)
     if not (check["saved"] == check["judged"] == expected and check["runs_ok"]):
         raise BenchError(f"{name}, {side.label}, round {round_no + 1}: {check}")
@@ -184,8 +235,13 @@ def compare(name, round_no, row, seen):
     common = stash.keys() & hand.keys()
     differing = sorted(n for n in common if stash[n] != hand[n])
     same_set = not row.same_payloads or stash.keys() == hand.keys()
-    check = {"row": name, "round": round_no, "compared": len(common), "differing": len(differing),
-             "same_payloads": same_set}
+    check = {
+        "row": name,
+        "round": round_no,
+        "compared": len(common),
+        "differing": len(differing),
+        "same_payloads": same_set,
+    }
     if differing or not same_set or not common:
         raise BenchError(f"{name}, round {round_no + 1}: the sides disagree: {check}, payloads {differing[:10]}")
     return check
@@ -203,6 +259,9 @@ def servers(backend):
         with current_app.connection_for_read() as conn:
             conn.ensure_connection(max_retries=1)
             rabbitmq_version = conn.connection.server_properties.get("version", "?")
-        return {"database": f"PostgreSQL {pg_version}", "broker": f"RabbitMQ {rabbitmq_version}",
-                "cache": f"Redis {redis_version}"}
+        return {
+            "database": f"PostgreSQL {pg_version}",
+            "broker": f"RabbitMQ {rabbitmq_version}",
+            "cache": f"Redis {redis_version}",
+        }
     return {"database": f"PostgreSQL {pg_version}", "broker": f"Redis {redis_version}"}

@@ -9,6 +9,7 @@ production has it; with that setting blank they run among the judging, as they d
 the row fails with unjudged items. The row leaves nothing behind: the sinks worker is stopped, the
 deliveries still due are dropped with its queue's messages, and the slow stash's items deleted.
 """
+
 import http.server
 import threading
 import time
@@ -65,8 +66,9 @@ class SlowReceiver:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
-                                       name="slow-receiver", daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="slow-receiver", daemon=True
+        )
         self.thread.start()
 
     def url(self):
@@ -140,7 +142,9 @@ def wait_fast(side, slow, receiver, count):
     while (left := side.undecided().count()) and time.monotonic() < deadline:
         time.sleep(0.1)
     if left:
-        raise BenchError(f"slow_neighbour: {left} of {count} items of the fast stash without a verdict "
-                         f"{JUDGED_WITHIN} s after the last save, while {slow.label}'s receiver answers after "
-                         f"{receiver.delay:g} s ({receiver.arrived} of its deliveries arrived; STASH_SINK_QUEUE "
-                         f"{settings.STASH_SINK_QUEUE or '(blank)'})")
+        raise BenchError(
+            f"slow_neighbour: {left} of {count} items of the fast stash without a verdict "
+            f"{JUDGED_WITHIN} s after the last save, while {slow.label}'s receiver answers after "
+            f"{receiver.delay:g} s ({receiver.arrived} of its deliveries arrived; STASH_SINK_QUEUE "
+            f"{settings.STASH_SINK_QUEUE or '(blank)'})"
+        )

@@ -8,6 +8,7 @@
 Each is started in a session of its own and stopped by its process group, so nothing it forked
 outlives the run. A process that fails to come up raises ``ProcessError`` with its log.
 """
+
 import contextlib
 import json
 import os
@@ -59,8 +60,9 @@ class Process(ABC):
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         with open(self.log_path, "a") as log:
-            self.process = subprocess.Popen(self.command(), cwd=ROOT, env=self.env, stdout=log,
-                                            stderr=subprocess.STDOUT, start_new_session=True)
+            self.process = subprocess.Popen(
+                self.command(), cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -118,7 +120,7 @@ class Worker(Process):
         with open(self.log_path, "rb") as log:
             log.seek(self._scanned)
             chunk = log.read()
-        complete = chunk[:chunk.rfind(b"\n") + 1]
+        complete = chunk[: chunk.rfind(b"\n") + 1]
         self._scanned += len(complete)
         text = complete.decode(errors="replace")
         self._unfinished |= set(_RECEIVED.findall(text))
@@ -138,9 +140,26 @@ class Worker(Process):
             time.sleep(0.2)
 
     def command(self):
-        return [sys.executable, "-m", "celery", "-A", "hooksite", "worker", "--concurrency", str(WORKER_CONCURRENCY),
-                "--pool", "prefork", "-Q", ",".join(self.queues), "--without-mingle", "--without-gossip",
-                "--loglevel", "INFO", "--hostname", f"{self.queues[0]}@%h"]
+        return [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "hooksite",
+            "worker",
+            "--concurrency",
+            str(WORKER_CONCURRENCY),
+            "--pool",
+            "prefork",
+            "-Q",
+            ",".join(self.queues),
+            "--without-mingle",
+            "--without-gossip",
+            "--loglevel",
+            "INFO",
+            "--hostname",
+            f"{self.queues[0]}@%h",
+        ]
 
     def is_ready(self):
         return " ready." in self.read_log()
@@ -167,9 +186,26 @@ class SinkWorker(Worker):
         super().__init__(env, [queue], log_dir)
 
     def command(self):
-        return [sys.executable, "-m", "celery", "-A", "hooksite", "worker", "--concurrency", str(self.threads),
-                "--pool", "threads", "-Q", self.queues[0], "--without-mingle", "--without-gossip",
-                "--loglevel", "INFO", "--hostname", f"{self.queues[0]}@%h"]
+        return [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "hooksite",
+            "worker",
+            "--concurrency",
+            str(self.threads),
+            "--pool",
+            "threads",
+            "-Q",
+            self.queues[0],
+            "--without-mingle",
+            "--without-gossip",
+            "--loglevel",
+            "INFO",
+            "--hostname",
+            f"{self.queues[0]}@%h",
+        ]
 
 
 def vm_rss_kb(pid):
@@ -189,8 +225,20 @@ class WebServer(Process):
         self.port = free_port()
 
     def command(self):
-        return [sys.executable, "-m", "gunicorn", "hooksite.wsgi:application", "--workers", str(WEB_WORKERS),
-                "--worker-class", "sync", "--bind", f"127.0.0.1:{self.port}", "--log-level", "warning"]
+        return [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "hooksite.wsgi:application",
+            "--workers",
+            str(WEB_WORKERS),
+            "--worker-class",
+            "sync",
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--log-level",
+            "warning",
+        ]
 
     def url(self, path):
         return f"http://127.0.0.1:{self.port}{path}"
@@ -215,10 +263,22 @@ def run_wrk(url, seconds, env):
     ``env`` passes the script its settings (``BENCH_TOKEN``, ``BENCH_STASH``). Raises
     ``ProcessError`` if wrk fails, or any response was not a 2xx, or any socket error occurred.
     """
-    command = ["wrk", "-t", str(WRK_THREADS), "-c", str(WRK_CONNECTIONS), "-d", f"{seconds}s", "--timeout", "10s",
-               "--latency", "-s", str(WRK_SCRIPT), url]
-    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **env},
-                          timeout=seconds + 60)
+    command = [
+        "wrk",
+        "-t",
+        str(WRK_THREADS),
+        "-c",
+        str(WRK_CONNECTIONS),
+        "-d",
+        f"{seconds}s",
+        "--timeout",
+        "10s",
+        "--latency",
+        "-s",
+        str(WRK_SCRIPT),
+        url,
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **env}, timeout=seconds + 60)
     lines = [line for line in done.stdout.splitlines() if line.startswith("wrk-result ")]
     if done.returncode or not lines:
         raise ProcessError(f"wrk failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")

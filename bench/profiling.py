@@ -9,6 +9,7 @@ and what ``stash.db.bulk_sql`` buys over Django's ``bulk_update`` and ``bulk_cre
 Items are made pending with ``bulk_create`` (which publishes nothing), so the worker never sees them;
 the baseline's tasks are called directly (``judge_batch(ids)`` runs in this process).
 """
+
 import cProfile
 import itertools
 import pstats
@@ -41,7 +42,8 @@ VERDICT_FIELDS = ["status", "reason", "decided_by", "processed_revision", "queue
 def pending_contents(stash, count):
     bodies = payloads(count)
     contents = Content.objects.bulk_create(
-        [Content(stash=stash, payload=body, content_hash=content_hash(body)) for body in bodies])
+        [Content(stash=stash, payload=body, content_hash=content_hash(body)) for body in bodies]
+    )
     return [content.pk for content in contents]
 
 
@@ -79,15 +81,29 @@ def bulk_writes(stash):
     trails = list(PipelineRun.objects.filter(content__stash=stash).values_list("trail", flat=True)[:BULK_ROWS])
 
     def runs():
-        return [PipelineRun(content=content, revision=1, config_version=stash.config_version, outcome="accepted",
-                            started_at=now, finished_at=now, duration_ms=1.0, trail=trail)
-                for content, trail in zip(contents, itertools.cycle(trails or [[]]))]
+        return [
+            PipelineRun(
+                content=content,
+                revision=1,
+                config_version=stash.config_version,
+                outcome="accepted",
+                started_at=now,
+                finished_at=now,
+                duration_ms=1.0,
+                trail=trail,
+            )
+            for content, trail in zip(contents, itertools.cycle(trails or [[]]))
+        ]
 
     writes = {
-        "update": {"bulk_sql": lambda _rows: bulk_sql.update_rows(Content, contents, VERDICT_FIELDS, constants),
-                   "django": lambda _rows: Content.objects.bulk_update(contents, [*VERDICT_FIELDS, *constants])},
-        "insert": {"bulk_sql": lambda rows: bulk_sql.insert_rows(PipelineRun, rows),
-                   "django": lambda rows: PipelineRun.objects.bulk_create(rows)},
+        "update": {
+            "bulk_sql": lambda _rows: bulk_sql.update_rows(Content, contents, VERDICT_FIELDS, constants),
+            "django": lambda _rows: Content.objects.bulk_update(contents, [*VERDICT_FIELDS, *constants]),
+        },
+        "insert": {
+            "bulk_sql": lambda rows: bulk_sql.insert_rows(PipelineRun, rows),
+            "django": lambda rows: PipelineRun.objects.bulk_create(rows),
+        },
     }
     figures = {"rows": len(contents), "repeats": BULK_REPEATS}
     for write, ways in writes.items():

@@ -5,6 +5,7 @@
 Every row shows its target and whether it was met; a missed target reads **missed**. The section
 between ``<!-- notes -->`` and ``<!-- /notes -->`` is kept from the existing file, for notes by hand.
 """
+
 import json
 import re
 import statistics
@@ -13,9 +14,11 @@ from .baseline.checks import HOOKS
 
 NOTES_START, NOTES_END = "<!-- notes -->", "<!-- /notes -->"
 DEFAULT_NOTES = "(Notes from profiling by hand go here; `make bench` keeps this section as it is.)"
-BACKEND_TITLES = {"services": "Services: PostgreSQL + Redis",
-                  "embedded": "Embedded default: SQLite + filesystem broker",
-                  "rabbitmq": "Services on RabbitMQ: PostgreSQL + RabbitMQ (the cache on Redis)"}
+BACKEND_TITLES = {
+    "services": "Services: PostgreSQL + Redis",
+    "embedded": "Embedded default: SQLite + filesystem broker",
+    "rabbitmq": "Services on RabbitMQ: PostgreSQL + RabbitMQ (the cache on Redis)",
+}
 
 
 def write(path, results, meta):
@@ -44,12 +47,12 @@ def header(results, meta):
     hooks = ", ".join(f"`{name}` `{json.dumps(params)}`" for name, params in HOOKS)
     return f"""# Benchmarks
 
-Written by `{meta['command']}` on {meta['date']}; the run took {meta['minutes']:.1f} min.
-Every figure is the **median of {'/'.join(map(str, sorted(rounds)))} round(s)**; in each round every row runs for stash,
+Written by `{meta["command"]}` on {meta["date"]}; the run took {meta["minutes"]:.1f} min.
+Every figure is the **median of {"/".join(map(str, sorted(rounds)))} round(s)**; in each round every row runs for stash,
 then for the hand-written baseline, on the same worker, database and broker, so the ratio compares
 the two under the same load. Ratios are stash ÷ hand-written.
 
-- **Machine**: {meta['machine']}.
+- **Machine**: {meta["machine"]}.
 - **Versions**: {versions}; servers: {servers}.
 - **Processes**: one Celery worker, `celery -A hooksite worker --concurrency 2 --pool prefork -Q <stash queue>,<bench
   queue> --without-mingle --without-gossip` (DEBUG off); gunicorn, 2 sync workers; wrk, 2 threads, 16 connections;
@@ -100,41 +103,66 @@ def compared_row(path, backend, row, unit, key=None, minimum=None, maximum=None,
     """A row with both sides and the ratio; the target bounds the ratio, or with ``on_stash`` stash's figure."""
     stash, hand = median(backend, row, "stash", key), median(backend, row, "hand", key)
     value = ratio(stash, hand)
-    return cells(path, unit(stash), unit(hand), times(value), target,
-                 met(stash if on_stash else value, minimum, maximum) if target != "—" else "—")
+    return cells(
+        path,
+        unit(stash),
+        unit(hand),
+        times(value),
+        target,
+        met(stash if on_stash else value, minimum, maximum) if target != "—" else "—",
+    )
 
 
 def table(backend):
     sizes = backend["sizes"]
-    lines = [f"## {BACKEND_TITLES[backend['backend']]}", "",
-             "| path | stash | hand-written | ratio | target | met? |", "|---|---|---|---|---|---|"]
+    lines = [
+        f"## {BACKEND_TITLES[backend['backend']]}",
+        "",
+        "| path | stash | hand-written | ratio | target | met? |",
+        "|---|---|---|---|---|---|",
+    ]
     rows = ROWS[backend["backend"]]
     lines += [line for make in rows for line in make(backend, sizes)]
     return "\n".join(lines) + "\n"
 
 
 def bulk_row(backend, sizes):
-    yield compared_row(f"bulk: `submit_many` ×1,000 ↔ `bulk_create` + `judge_batch` per 100 ({sizes['bulk']:,} "
-                       "items, first save → last verdict)", backend, "bulk", per_second, minimum=1.0, target="≥ 1.0×")
+    yield compared_row(
+        f"bulk: `submit_many` ×1,000 ↔ `bulk_create` + `judge_batch` per 100 ({sizes['bulk']:,} "
+        "items, first save → last verdict)",
+        backend,
+        "bulk",
+        per_second,
+        minimum=1.0,
+        target="≥ 1.0×",
+    )
 
 
 def single_row(backend, sizes):
-    path = (f"single saves: `Content.objects.create` ↔ `Item.objects.create` + `judge_one` after commit "
-            f"({sizes['single']:,} items, first save → last verdict)")
+    path = (
+        f"single saves: `Content.objects.create` ↔ `Item.objects.create` + `judge_one` after commit "
+        f"({sizes['single']:,} items, first save → last verdict)"
+    )
     if backend["backend"] == "services":
         yield compared_row(path, backend, "single", per_second, minimum=2.0, target="≥ 2.0×")
     else:
-        yield compared_row(path, backend, "single", per_second, minimum=100, target="stash ≥ 100 items/s",
-                           on_stash=True)
+        yield compared_row(
+            path, backend, "single", per_second, minimum=100, target="stash ≥ 100 items/s", on_stash=True
+        )
 
 
 def orm_row(backend, sizes):
     stash, bulk = median(backend, "orm", "stash"), median(backend, "bulk", "stash")
     value = ratio(stash, bulk)
-    yield cells(f"ORM saves in transactions: {sizes['orm']:,} `Content.objects.create`, "
-                f"{sizes['orm_per_transaction']:,} per `atomic()` (stash only; ratio to stash's bulk)",
-                per_second(stash), f"— (stash bulk: {per_second(bulk)})", times(value), "≥ 0.8× of bulk",
-                met(value, minimum=0.8))
+    yield cells(
+        f"ORM saves in transactions: {sizes['orm']:,} `Content.objects.create`, "
+        f"{sizes['orm_per_transaction']:,} per `atomic()` (stash only; ratio to stash's bulk)",
+        per_second(stash),
+        f"— (stash bulk: {per_second(bulk)})",
+        times(value),
+        "≥ 0.8× of bulk",
+        met(value, minimum=0.8),
+    )
 
 
 def latency_rows(backend, sizes):
@@ -144,15 +172,18 @@ def latency_rows(backend, sizes):
     if backend["backend"] == "services":
         yield compared_row(path.format("p99"), backend, "latency", ms, key="p99", maximum=1.5, target="≤ 1.5×")
     else:
-        yield compared_row(path.format("p99"), backend, "latency", ms, key="p99", maximum=250,
-                           target="stash ≤ 250 ms", on_stash=True)
+        yield compared_row(
+            path.format("p99"), backend, "latency", ms, key="p99", maximum=250, target="stash ≤ 250 ms", on_stash=True
+        )
 
 
 def api_rows(backend, sizes):
-    path = (f"API: wrk, 16 connections, {sizes['api_seconds']} s: `POST /api/contents/` ↔ `POST /bench/items/` "
-            "(token auth)")
-    yield compared_row(f"{path}, req/s", backend, "api", lambda v: per_second(v, "req/s"), key="rps", minimum=1.0,
-                       target="≥ 1.0×")
+    path = (
+        f"API: wrk, 16 connections, {sizes['api_seconds']} s: `POST /api/contents/` ↔ `POST /bench/items/` (token auth)"
+    )
+    yield compared_row(
+        f"{path}, req/s", backend, "api", lambda v: per_second(v, "req/s"), key="rps", minimum=1.0, target="≥ 1.0×"
+    )
     yield compared_row(f"{path}, p99", backend, "api", ms, key="p99", maximum=1.5, target="≤ 1.5×")
 
 
@@ -163,70 +194,123 @@ def memory_row(backend, sizes):
         yield cells(path, "not run (`--quick`)", "—", "—", "≤ 1.10", "—")
         return
     value = memory["large_kb"] / memory["small_kb"]
-    yield cells(path.replace("1,000", f"{memory['small']:,}").replace("100,000", f"{memory['large']:,}"),
-                f"{memory['small_kb'] / 1024:,.0f} MiB → {memory['large_kb'] / 1024:,.0f} MiB", "—", times(value),
-                "≤ 1.10", met(value, maximum=1.10))
+    yield cells(
+        path.replace("1,000", f"{memory['small']:,}").replace("100,000", f"{memory['large']:,}"),
+        f"{memory['small_kb'] / 1024:,.0f} MiB → {memory['large_kb'] / 1024:,.0f} MiB",
+        "—",
+        times(value),
+        "≤ 1.10",
+        met(value, maximum=1.10),
+    )
 
 
 def quick_posts_row(backend, sizes):
     value = median(backend, "quick_posts", "stash")
-    yield cells(f"{sizes['quick_posts']} quick POSTs through the API (gunicorn): last POST answered → its verdict",
-                ms(value * 1000 if value is not None else None), "—", "—", "—", "—")
+    yield cells(
+        f"{sizes['quick_posts']} quick POSTs through the API (gunicorn): last POST answered → its verdict",
+        ms(value * 1000 if value is not None else None),
+        "—",
+        "—",
+        "—",
+        "—",
+    )
 
 
 def live_under_bulk_rows(backend, sizes):
-    path = (f"live saves under a bulk backlog: a save every 50 ms to another stash (the baseline: `judge_one`) "
-            f"while {sizes['live_bulk']:,} items are imported in bulk and judged; save → verdict {{}}")
+    path = (
+        f"live saves under a bulk backlog: a save every 50 ms to another stash (the baseline: `judge_one`) "
+        f"while {sizes['live_bulk']:,} items are imported in bulk and judged; save → verdict {{}}"
+    )
     yield compared_row(path.format("p50"), backend, "live_under_bulk", ms, key="p50")
     yield compared_row(path.format("p95"), backend, "live_under_bulk", ms, key="p95")
-    yield compared_row(path.format("p99"), backend, "live_under_bulk", ms, key="p99", maximum=250,
-                       target="stash ≤ 250 ms", on_stash=True)
+    yield compared_row(
+        path.format("p99"),
+        backend,
+        "live_under_bulk",
+        ms,
+        key="p99",
+        maximum=250,
+        target="stash ≤ 250 ms",
+        on_stash=True,
+    )
 
     def still_open(side):
         figures = backend["rows"].get("live_under_bulk", {}).get(side)
         if not figures:
             return "—"
-        return (f"{statistics.median(f['open_median'] for f in figures):,.0f} / "
-                f"{statistics.median(f['open_max'] for f in figures):,.0f} ({figures[0]['saves']} saves)")
+        return (
+            f"{statistics.median(f['open_median'] for f in figures):,.0f} / "
+            f"{statistics.median(f['open_max'] for f in figures):,.0f} ({figures[0]['saves']} saves)"
+        )
 
-    yield cells("… bulk items still open at a live save: median / max", still_open("stash"), still_open("hand"), "—",
-                "—", "—")
+    yield cells(
+        "… bulk items still open at a live save: median / max", still_open("stash"), still_open("hand"), "—", "—", "—"
+    )
 
 
 def tracing_rows(backend, sizes):
     """Tracing on ÷ off (``bench.tracing``): stash only, the off figure in the second column."""
     figures = backend["rows"].get("tracing", {}).get("stash") or []
-    measures = (("single", per_second, f"single saves ({sizes['single']:,} items)", {"minimum": 0.7}),
-                ("p99", ms, f"save → verdict p99 ({sizes['latency']:,} items)", {"maximum": 1.5}))
+    measures = (
+        ("single", per_second, f"single saves ({sizes['single']:,} items)", {"minimum": 0.7}),
+        ("p99", ms, f"save → verdict p99 ({sizes['latency']:,} items)", {"maximum": 1.5}),
+    )
     for key, unit, what, bound in measures:
         on = statistics.median(f["on"][key] for f in figures) if figures else None
         off = statistics.median(f["off"][key] for f in figures) if figures else None
         value = ratio(on, off)
         target = f"≥ {bound['minimum']}×" if "minimum" in bound else f"≤ {bound['maximum']}×"
-        yield cells(f"tracing on vs off: {what}, OTLP/HTTP to a local collector (stash only; ratio on ÷ off)",
-                    f"on: {unit(on)}", f"— (off: {unit(off)})", times(value), target, met(value, **bound))
+        yield cells(
+            f"tracing on vs off: {what}, OTLP/HTTP to a local collector (stash only; ratio on ÷ off)",
+            f"on: {unit(on)}",
+            f"— (off: {unit(off)})",
+            times(value),
+            target,
+            met(value, **bound),
+        )
 
 
 def slow_neighbour_rows(backend, sizes):
-    path = (f"a fast stash while another's webhook receiver takes {sizes['slow_delay']:g} s: a save to each every "
-            f"0.5 s for {sizes['slow_seconds']} s, deliveries on the sinks worker (threads, 8); fast stash's save → "
-            "verdict {}")
+    path = (
+        f"a fast stash while another's webhook receiver takes {sizes['slow_delay']:g} s: a save to each every "
+        f"0.5 s for {sizes['slow_seconds']} s, deliveries on the sinks worker (threads, 8); fast stash's save → "
+        "verdict {}"
+    )
     yield compared_row(path.format("p50"), backend, "slow_neighbour", ms, key="p50")
     yield compared_row(path.format("p95"), backend, "slow_neighbour", ms, key="p95")
-    yield compared_row(path.format("p99"), backend, "slow_neighbour", ms, key="p99", maximum=250,
-                       target="stash ≤ 250 ms", on_stash=True)
+    yield compared_row(
+        path.format("p99"),
+        backend,
+        "slow_neighbour",
+        ms,
+        key="p99",
+        maximum=250,
+        target="stash ≤ 250 ms",
+        on_stash=True,
+    )
     figures = backend["rows"].get("slow_neighbour", {}).get("stash")
     waiting = "—"
     if figures:
-        waiting = (f"{statistics.median(f['arrived'] for f in figures):,.0f} arrived / "
-                   f"{statistics.median(f['waiting'] for f in figures):,.0f} waiting (of "
-                   f"{statistics.median(f['due'] for f in figures):,.0f})")
+        waiting = (
+            f"{statistics.median(f['arrived'] for f in figures):,.0f} arrived / "
+            f"{statistics.median(f['waiting'] for f in figures):,.0f} waiting (of "
+            f"{statistics.median(f['due'] for f in figures):,.0f})"
+        )
     yield cells("… the slow stash's deliveries when the last fast verdict was in", waiting, "—", "—", "—", "—")
 
 
 ROWS = {
-    "services": [bulk_row, single_row, orm_row, latency_rows, api_rows, live_under_bulk_rows, slow_neighbour_rows,
-                 tracing_rows, memory_row],
+    "services": [
+        bulk_row,
+        single_row,
+        orm_row,
+        latency_rows,
+        api_rows,
+        live_under_bulk_rows,
+        slow_neighbour_rows,
+        tracing_rows,
+        memory_row,
+    ],
     "embedded": [single_row, latency_rows, quick_posts_row, live_under_bulk_rows, slow_neighbour_rows, tracing_rows],
     "rabbitmq": [live_under_bulk_rows, slow_neighbour_rows],
 }
@@ -246,13 +330,19 @@ def method(results):
 
 
 def where_time_goes(results):
-    parts = ["## Where the time goes", "",
-             ("Measured in the runner's process before the worker starts: pending items made with `bulk_create` "
-              "(nothing published), then one call of `stash.processing.judge(ids)` and of the baseline's task "
-              "(`judge_batch(ids)`, `judge_one(id)`), each on fresh items; wall time of a plain call, SQL queries "
-              "of another (`CaptureQueriesContext`), and the top of a cProfile of a third (stash). Then the two "
-              "writes of a judged batch by `stash.db.bulk_sql` and by Django's own bulk methods, alternately, each "
-              "call in a transaction of its own (its commit included)."), ""]
+    parts = [
+        "## Where the time goes",
+        "",
+        (
+            "Measured in the runner's process before the worker starts: pending items made with `bulk_create` "
+            "(nothing published), then one call of `stash.processing.judge(ids)` and of the baseline's task "
+            "(`judge_batch(ids)`, `judge_one(id)`), each on fresh items; wall time of a plain call, SQL queries "
+            "of another (`CaptureQueriesContext`), and the top of a cProfile of a third (stash). Then the two "
+            "writes of a judged batch by `stash.db.bulk_sql` and by Django's own bulk methods, alternately, each "
+            "call in a transaction of its own (its commit included)."
+        ),
+        "",
+    ]
     for backend in results:
         if backend["profile"]:
             parts.append(profile_section(backend))
@@ -262,18 +352,29 @@ def where_time_goes(results):
 def profile_section(backend):
     profile = backend["profile"]
     calls = profile["calls"]
-    lines = [f"### {BACKEND_TITLES[backend['backend']]}", "", "| call | items | ms | SQL queries | statements |",
-             "|---|---|---|---|---|"]
+    lines = [
+        f"### {BACKEND_TITLES[backend['backend']]}",
+        "",
+        "| call | items | ms | SQL queries | statements |",
+        "|---|---|---|---|---|",
+    ]
     for name, call in calls.items():
         side, size = name.rsplit(" ", 1)
         lines.append(f"| {side} | {size} | {call['ms']:.1f} | {call['queries']} | {call['statements']} |")
     lines += bulk_sql_lines(profile["bulk_sql"])
     for name, call in calls.items():
         if "top" in call:
-            lines += ["", f"`judge()` on {name.split()[-1]} item(s), top {len(call['top'])} by cumulative time:",
-                      "", "| cumulative ms | own ms | calls | function |", "|---|---|---|---|"]
-            lines += [f"| {entry['cum_ms']:.1f} | {entry['own_ms']:.1f} | {entry['calls']} | `{entry['where']}` |"
-                      for entry in call["top"]]
+            lines += [
+                "",
+                f"`judge()` on {name.split()[-1]} item(s), top {len(call['top'])} by cumulative time:",
+                "",
+                "| cumulative ms | own ms | calls | function |",
+                "|---|---|---|---|",
+            ]
+            lines += [
+                f"| {entry['cum_ms']:.1f} | {entry['own_ms']:.1f} | {entry['calls']} | `{entry['where']}` |"
+                for entry in call["top"]
+            ]
     return "\n".join(lines) + "\n"
 
 
@@ -285,8 +386,9 @@ BULK_WRITES = {
 
 def bulk_sql_lines(figures):
     """What ``stash.db.bulk_sql`` buys: ms per call on both ways, and the ratio bulk_sql ÷ Django."""
-    title = (f"`stash.db.bulk_sql` against Django, {figures['rows']} items, ms per call "
-             f"(median of {figures['repeats']}):")
+    title = (
+        f"`stash.db.bulk_sql` against Django, {figures['rows']} items, ms per call (median of {figures['repeats']}):"
+    )
     lines = ["", title, "", "| write | bulk_sql | Django | ratio |", "|---|---|---|---|"]
     for write, title in BULK_WRITES.items():
         ours, django = figures[write]["bulk_sql"], figures[write]["django"]

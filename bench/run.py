@@ -8,6 +8,7 @@ process with that backend's environment, which starts a real worker and gunicorn
 then it writes the report. Bad options, missing tools and failed checks end it with a message on
 stderr and a non-zero exit.
 """
+
 import argparse
 import json
 import os
@@ -26,31 +27,63 @@ from . import backends, report
 from .errors import BenchError
 
 # bench.measure.ROWS, and memory
-ROW_NAMES = ("bulk", "single", "orm", "latency", "api", "quick_posts", "live_under_bulk", "slow_neighbour",
-             "tracing", "memory")
-PACKAGES = {"Django": "django", "Celery": "celery", "kombu": "kombu", "DRF": "djangorestframework",
-            "gunicorn": "gunicorn", "psycopg": "psycopg"}
+ROW_NAMES = (
+    "bulk",
+    "single",
+    "orm",
+    "latency",
+    "api",
+    "quick_posts",
+    "live_under_bulk",
+    "slow_neighbour",
+    "tracing",
+    "memory",
+)
+PACKAGES = {
+    "Django": "django",
+    "Celery": "celery",
+    "kombu": "kombu",
+    "DRF": "djangorestframework",
+    "gunicorn": "gunicorn",
+    "psycopg": "psycopg",
+}
 
 
 def parser():
     p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n\n")[0])
-    p.add_argument("--backend", choices=list(backends.CHOICES), default="all",
-                   help="both: services and embedded; all: those and rabbitmq")
+    p.add_argument(
+        "--backend",
+        choices=list(backends.CHOICES),
+        default="all",
+        help="both: services and embedded; all: those and rabbitmq",
+    )
     p.add_argument("--report", type=Path, default=Path("docs/BENCHMARKS.md"), help="where the report goes")
     p.add_argument("--quick", action="store_true", help="small sizes and one round, for `make test`")
     p.add_argument("--rounds", type=positive, help="rounds per row (default: 3, or 1 with --quick)")
     p.add_argument("--json", type=Path, help="also write the raw figures and checks here")
     p.add_argument("--rows", type=rows, help="only these rows, comma-separated (e.g. single,latency)")
-    p.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/stash_bench",
-                   help="services: a PostgreSQL database with 'bench' in its name; it is dropped and created")
+    p.add_argument(
+        "--database-url",
+        default="postgres://postgres@127.0.0.1:5432/stash_bench",
+        help="services: a PostgreSQL database with 'bench' in its name; it is dropped and created",
+    )
     p.add_argument("--broker-url", default="redis://127.0.0.1:6379/12", help="services: the Redis broker")
-    p.add_argument("--amqp-url", default="amqp://guest:guest@127.0.0.1:5672//",
-                   help="rabbitmq: the RabbitMQ broker (the queues are named for the run and deleted after)")
-    p.add_argument("--var-dir", default="var/bench",
-                   help="base of the var directories (<it>-services, <it>-embedded); wiped at start")
-    p.add_argument("--sinks-on-judging-queue", action="store_true",
-                   help="STASH_SINK_QUEUE blank: sink deliveries run among the judging, as before the sinks "
-                        "worker (to see what the slow_neighbour row catches)")
+    p.add_argument(
+        "--amqp-url",
+        default="amqp://guest:guest@127.0.0.1:5672//",
+        help="rabbitmq: the RabbitMQ broker (the queues are named for the run and deleted after)",
+    )
+    p.add_argument(
+        "--var-dir",
+        default="var/bench",
+        help="base of the var directories (<it>-services, <it>-embedded); wiped at start",
+    )
+    p.add_argument(
+        "--sinks-on-judging-queue",
+        action="store_true",
+        help="STASH_SINK_QUEUE blank: sink deliveries run among the judging, as before the sinks "
+        "worker (to see what the slow_neighbour row catches)",
+    )
     p.add_argument("--child", choices=backends.BACKENDS, help=argparse.SUPPRESS)
     p.add_argument("--results", type=Path, help=argparse.SUPPRESS)
     return p
@@ -70,8 +103,9 @@ def rows(text):
     names = [name.strip() for name in text.split(",") if name.strip()]
     unknown = [name for name in names if name not in ROW_NAMES]
     if unknown or not names:
-        raise argparse.ArgumentTypeError(f"unknown row(s) {', '.join(unknown) or repr(text)}; "
-                                         f"rows: {', '.join(ROW_NAMES)}")
+        raise argparse.ArgumentTypeError(
+            f"unknown row(s) {', '.join(unknown) or repr(text)}; rows: {', '.join(ROW_NAMES)}"
+        )
     return names
 
 
@@ -148,12 +182,23 @@ def run_backend(backend, args):
 
 def describe(args, started):
     """Command, date, duration, machine and versions, for the report's header."""
-    command = "make bench" if os.environ.get("MAKELEVEL") and not args.quick else \
-        "python -m bench.run " + shlex.join(sys.argv[1:])
-    versions = {"Python": platform.python_version(),
-                **{name: metadata.version(package) for name, package in PACKAGES.items()}, "wrk": wrk_version()}
-    return {"command": command, "date": f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC",
-            "minutes": (time.monotonic() - started) / 60, "machine": machine(), "versions": versions}
+    command = (
+        "make bench"
+        if os.environ.get("MAKELEVEL") and not args.quick
+        else "python -m bench.run " + shlex.join(sys.argv[1:])
+    )
+    versions = {
+        "Python": platform.python_version(),
+        **{name: metadata.version(package) for name, package in PACKAGES.items()},
+        "wrk": wrk_version(),
+    }
+    return {
+        "command": command,
+        "date": f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC",
+        "minutes": (time.monotonic() - started) / 60,
+        "machine": machine(),
+        "versions": versions,
+    }
 
 
 def wrk_version():
@@ -162,8 +207,10 @@ def wrk_version():
 
 
 def machine():
-    cpu = next((line.split(":", 1)[1].strip() for line in read_lines("/proc/cpuinfo") if line.startswith("model name")),
-               platform.processor() or "unknown CPU")
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in read_lines("/proc/cpuinfo") if line.startswith("model name")),
+        platform.processor() or "unknown CPU",
+    )
     mem_kb = next((int(line.split()[1]) for line in read_lines("/proc/meminfo") if line.startswith("MemTotal")), 0)
     return f"{os.cpu_count()} CPUs (nproc), {cpu}, {mem_kb / 1024 / 1024:.1f} GiB RAM, Linux {platform.release()}"
 

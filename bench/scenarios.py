@@ -4,6 +4,7 @@ Throughput is items over the time from just before the first save to the latest 
 the worker wrote; latency is an item's ``processed_at`` minus the client's clock just after its
 save committed. Each function raises ``BenchError`` if the worker does not judge every item in time.
 """
+
 import contextlib
 import json
 import statistics
@@ -81,11 +82,13 @@ def single(side, payloads):
 
 def in_transactions(side, payloads, per_transaction):
     """Ordinary ORM saves, ``per_transaction`` of them in each ``transaction.atomic()``."""
+
     def save():
         for start in range(0, len(payloads), per_transaction):
             with transaction.atomic():
-                for body in payloads[start:start + per_transaction]:
+                for body in payloads[start : start + per_transaction]:
                     side.save_one(body)
+
     return throughput(side, save, len(payloads))
 
 
@@ -140,8 +143,12 @@ def live_under_bulk(side, live, count, interval=0.05):
     else:
         live.clear()
     still_open = [waiting for *_, waiting in saves]
-    return {**percentiles(waits), "saves": len(saves), "open_median": statistics.median(still_open),
-            "open_max": max(still_open)}
+    return {
+        **percentiles(waits),
+        "saves": len(saves),
+        "open_median": statistics.median(still_open),
+        "open_max": max(still_open),
+    }
 
 
 def committed_save(side, body):
@@ -176,8 +183,12 @@ def api(side, web, token, seconds):
     if saved < figures["requests"]:
         raise BenchError(f"{side.label}: wrk counted {figures['requests']} answered POSTs, {saved} items saved")
     wait_judged(side, saved)
-    return {"rps": figures["requests"] / (figures["duration_us"] / 1e6), "p50": figures["p50_us"] / 1000,
-            "p99": figures["p99_us"] / 1000, "requests": figures["requests"]}
+    return {
+        "rps": figures["requests"] / (figures["duration_us"] / 1e6),
+        "p50": figures["p50_us"] / 1000,
+        "p99": figures["p99_us"] / 1000,
+        "requests": figures["requests"],
+    }
 
 
 def settled_count(side, quiet=1.0):
@@ -201,8 +212,12 @@ def quick_posts(side, web, token, count):
 
 def post(url, token, body):
     """POST ``body`` as JSON with the token; return the new item's id. Raises ``BenchError`` on a non-201."""
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers={
-        "Content-Type": "application/json", "Authorization": f"Token {token}"})
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json", "Authorization": f"Token {token}"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             if response.status != 201:

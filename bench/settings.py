@@ -1,4 +1,5 @@
 """Settings for `make bench`: the project's own, plus the hand-written baseline app, its routes and queue."""
+
 import os
 
 from hooksite.settings import *  # noqa: F403

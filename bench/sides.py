@@ -1,9 +1,10 @@
 """The two sides of every row: the stash under test and the hand-written baseline, behind one interface.
 
-    for side in (StashSide(stash), HandSide()):
-        side.save_one(payload(1)); side.save_many(payloads(1000))
-        side.undecided().exists(); side.verdicts(); side.clear()
+for side in (StashSide(stash), HandSide()):
+    side.save_one(payload(1)); side.save_many(payloads(1000))
+    side.undecided().exists(); side.verdicts(); side.clear()
 """
+
 from abc import ABC, abstractmethod
 
 from django.db.models import Count, Max
@@ -45,7 +46,7 @@ class Side(ABC):
     def save_many(self, payloads):
         """Save ``payloads`` in bulk calls of 1,000."""
         for start in range(0, len(payloads), BULK_CALL):
-            self.submit_many(payloads[start:start + BULK_CALL])
+            self.submit_many(payloads[start : start + BULK_CALL])
 
     def clear(self):
         self.items().delete()

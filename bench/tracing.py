@@ -6,6 +6,7 @@ to the same collector), its saves made inside a span as a web request's are; so 
 do all that tracing costs them (remembering the save's context, the worker's spans and their export),
 but for the request span of a web process. Off again after, for the rows that follow.
 """
+
 import threading
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -87,10 +88,19 @@ def traced(ctx, url):
 
     plain = dict(ctx.worker.env)
     # Spans leave every EXPORT_DELAY_MS, so that a phase of a few seconds exports (and pays for) its own.
-    restart(ctx, {**plain, tracing.ENDPOINT_VARIABLE: url, "OTEL_SERVICE_NAME": "stash-bench-worker",
-                  "OTEL_BSP_SCHEDULE_DELAY": str(EXPORT_DELAY_MS)})
-    tracer = tracing.start(BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces"),
-                                              schedule_delay_millis=EXPORT_DELAY_MS), set_global=False)
+    restart(
+        ctx,
+        {
+            **plain,
+            tracing.ENDPOINT_VARIABLE: url,
+            "OTEL_SERVICE_NAME": "stash-bench-worker",
+            "OTEL_BSP_SCHEDULE_DELAY": str(EXPORT_DELAY_MS),
+        },
+    )
+    tracer = tracing.start(
+        BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces"), schedule_delay_millis=EXPORT_DELAY_MS),
+        set_global=False,
+    )
     connections.close_all()  # the next query connects through the instrumented driver
     try:
         with tracer.start_as_current_span("bench.saves"):

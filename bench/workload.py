@@ -1,9 +1,10 @@
 """What the benchmark judges: the stash under test (five hooks), the payloads and the API user.
 
-    stash = make_stash()                 # slug "bench", the five filters below, in order
-    payloads(1000)                       # mixed payloads, one in ten dropped (two by each hook)
-    token = make_api_token()             # a non-superuser with stash.add_content
+stash = make_stash()                 # slug "bench", the five filters below, in order
+payloads(1000)                       # mixed payloads, one in ten dropped (two by each hook)
+token = make_api_token()             # a non-superuser with stash.add_content
 """
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from rest_framework.authtoken.models import Token
@@ -20,8 +21,11 @@ PERIOD = 50
 def payload(n):
     """Payload number ``n``; ``n % 50`` of 7, 17, 27, 37 and 47 fail hooks one to five."""
     kind = n % PERIOD
-    body = {"text": f"item {n}: " + "lorem ipsum dolor " * (n % 9), "score": 0.2 + (n % 80) / 100,
-            "data": {"n": n, "tags": ["bench", f"t{n % 5}"]}}
+    body = {
+        "text": f"item {n}: " + "lorem ipsum dolor " * (n % 9),
+        "score": 0.2 + (n % 80) / 100,
+        "data": {"n": n, "tags": ["bench", f"t{n % 5}"]},
+    }
     if kind == 7:
         del body["text"]
     elif kind == 17:

@@ -1,4 +1,5 @@
 """ASGI entry point."""
+
 import os
 
 from django.core.asgi import get_asgi_application

@@ -8,6 +8,7 @@ is the one kombu would have used, so the worker's reads (oldest first) are kombu
 
 Importing this module (``hooksite.celery`` does) makes ``filesystem://`` URLs use it.
 """
+
 import os
 import uuid
 from time import monotonic

@@ -1,4 +1,5 @@
 """The Celery app `hooksite`: `celery -A hooksite worker` and `celery -A hooksite beat`."""
+
 import os
 
 from celery import Celery, signals

@@ -1,10 +1,11 @@
 """How the settings read the environment: django-environ's ``Env``, reading values as stash documents them.
 
-    env = Environment()
-    STASH_BATCH_SIZE = env.int("STASH_BATCH_SIZE", 200)
-    ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
-    STASH_TRUSTED_PROXIES = env.list("STASH_TRUSTED_PROXIES", cast=network, default=[])
+env = Environment()
+STASH_BATCH_SIZE = env.int("STASH_BATCH_SIZE", 200)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+STASH_TRUSTED_PROXIES = env.list("STASH_TRUSTED_PROXIES", cast=network, default=[])
 """
+
 import ipaddress
 
 import environ

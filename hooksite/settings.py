@@ -5,6 +5,7 @@ With nothing set you get the embedded default: SQLite (WAL, immediate transactio
 ``DATABASE_URL`` and ``CELERY_BROKER_URL`` switch to PostgreSQL and Redis/RabbitMQ.
 Outside DEBUG, ``SECRET_KEY`` has no default: a production start without it fails.
 """
+
 import ipaddress
 from datetime import timedelta
 from pathlib import Path
@@ -87,9 +88,9 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-            ],
+            ]
         },
-    },
+    }
 ]
 
 # SQLite gets WAL (readers never block the writer) and IMMEDIATE transactions (a transaction
@@ -235,11 +236,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     # A trail entry's outcome is one enum wherever trails are shown (runs, simulations); so are a
     # verdict, and each on_error (a hook's and a stash's), in hook configs and pipeline documents.
-    "ENUM_NAME_OVERRIDES": {"ContentStatusEnum": "stash.models.Content.Status",
-                            "TrailEntryOutcomeEnum": "stash.core.pipeline.OUTCOMES",
-                            "VerdictEnum": "stash.models.Example.Verdict",
-                            "HookConfigOnErrorEnum": "stash.models.HookOnError",
-                            "StashOnErrorEnum": "stash.models.OnError"},
+    "ENUM_NAME_OVERRIDES": {
+        "ContentStatusEnum": "stash.models.Content.Status",
+        "TrailEntryOutcomeEnum": "stash.core.pipeline.OUTCOMES",
+        "VerdictEnum": "stash.models.Example.Verdict",
+        "HookConfigOnErrorEnum": "stash.models.HookOnError",
+        "StashOnErrorEnum": "stash.models.OnError",
+    },
 }
 
 # LOG_FORMAT: "text" (one readable line each) or "json" (one object each, for a log collector);
@@ -290,7 +293,7 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
-    "stash-sweep": {"task": "stash.tasks.sweep", "schedule": float(env.int("STASH_SWEEP_INTERVAL", 15))},
+    "stash-sweep": {"task": "stash.tasks.sweep", "schedule": float(env.int("STASH_SWEEP_INTERVAL", 15))}
 }
 
 # --- metrics and task events -----------------------------------------------------------------
@@ -298,13 +301,17 @@ CELERY_BEAT_SCHEDULE = {
 # <STASH_METRICS_TOKEN>", or one whose address is in STASH_METRICS_ALLOWED_NETWORKS (loopback
 # unless set; set it empty to require the token); anyone else gets 403.
 STASH_METRICS_TOKEN = env.str("STASH_METRICS_TOKEN", "")
-STASH_METRICS_ALLOWED_NETWORKS = env.list("STASH_METRICS_ALLOWED_NETWORKS", cast=network, default=[
-    ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1")])
+STASH_METRICS_ALLOWED_NETWORKS = env.list(
+    "STASH_METRICS_ALLOWED_NETWORKS",
+    cast=network,
+    default=[ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1")],
+)
 # Workers send task events (and publishers "task-sent"), so Flower and `celery events` work as they
 # are. Not by default on the filesystem broker: there an event queue outlives its monitor, and
 # every later event would pile up as a file in the folder the workers poll.
 CELERY_WORKER_SEND_TASK_EVENTS = CELERY_TASK_SEND_SENT_EVENT = env.bool(
-    "STASH_TASK_EVENTS", default=not CELERY_BROKER_URL.startswith("filesystem://"))
+    "STASH_TASK_EVENTS", default=not CELERY_BROKER_URL.startswith("filesystem://")
+)
 
 # --- stash ----------------------------------------------------------------------------------
 # Items per task: ids saved in one transaction are enqueued in chunks of this size.
@@ -361,11 +368,22 @@ REDIS_CACHE_OPTIONS = {"SOCKET_CONNECT_TIMEOUT": 1, "SOCKET_TIMEOUT": 1}
 if CACHE_URL:
     # django-redis keeps one client per connection pool; Django's own backend builds a redis.Redis
     # for every call (~0.17 ms with redis-py 8, more than the call), and a save makes up to three.
-    CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": CACHE_URL,
-                          "KEY_PREFIX": "stash", "OPTIONS": REDIS_CACHE_OPTIONS}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": CACHE_URL,
+            "KEY_PREFIX": "stash",
+            "OPTIONS": REDIS_CACHE_OPTIONS,
+        }
+    }
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-                          "LOCATION": str(VAR_DIR / "cache"), "OPTIONS": {"MAX_ENTRIES": 50_000}}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+            "OPTIONS": {"MAX_ENTRIES": 50_000},
+        }
+    }
 
 # Webhooks connect only to public addresses; these networks are allowed too (comma-separated
 # addresses or CIDR networks, e.g. "10.0.0.0/8,192.168.1.20"). Checked on the address connected to.
@@ -397,5 +415,6 @@ if STASH_RUN_RETENTION_DAYS < 0 or (STASH_ITEM_RETENTION_DAYS or 0) < 0:
 # The hour (UTC) of beat's daily prune.
 STASH_PRUNE_HOUR = env.int("STASH_PRUNE_HOUR", 3)
 CELERY_BEAT_SCHEDULE["stash-prune"] = {
-    "task": "stash.tasks.prune", "schedule": crontab(minute=30, hour=STASH_PRUNE_HOUR),
+    "task": "stash.tasks.prune",
+    "schedule": crontab(minute=30, hour=STASH_PRUNE_HOUR),
 }

@@ -1,4 +1,5 @@
 """Project URLs: health and metrics, the admin, the API, login/logout and the web pages."""
+
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path

@@ -1,4 +1,5 @@
 """App config: connects the signals, wires the version recorder and discovers hooks, once, at start-up."""
+
 import importlib
 import logging
 from functools import partial

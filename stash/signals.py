@@ -1,4 +1,5 @@
 """Signal receivers: a saved item that needs judging is sent to the workers after commit."""
+
 from django.db import transaction
 from django.db.models.signals import post_save
 from django.dispatch import receiver

@@ -3,6 +3,7 @@
 What every task shares (acks late, no results, the default time limit) is set once, in the
 settings (``CELERY_TASK_*``); a decorator names only what sets its task apart.
 """
+
 import logging
 import os
 import random
@@ -32,8 +33,12 @@ class JudgingRequest(Request):
         hung = not soft and _running(self.worker_pid)
         super().on_timeout(soft, timeout)
         if not soft:
-            logger.error("Judging message %s ran past its time limit (%s s)%s; its items are recovered.", self.id,
-                         timeout, ": its pool process is replaced" if hung else " after its pool process died")
+            logger.error(
+                "Judging message %s ran past its time limit (%s s)%s; its items are recovered.",
+                self.id,
+                timeout,
+                ": its pool process is replaced" if hung else " after its pool process died",
+            )
             publishing.recover(self.id, hung=hung, queue=(self.delivery_info or {}).get("routing_key") or "")
 
 
@@ -71,8 +76,15 @@ def process_contents(self, ids, wake=None, recover=None, hung=False):
             if slot is not None:
                 slot.done(report)
     publishing.send_deliveries(report.deliveries)
-    logger.info("batch: %d ids, %d claimed, %d judged, %d stale, %d sent back, verdicts %s",
-                len(ids), report.claimed, report.judged, report.stale, report.released, report.verdicts)
+    logger.info(
+        "batch: %d ids, %d claimed, %d judged, %d stale, %d sent back, verdicts %s",
+        len(ids),
+        report.claimed,
+        report.judged,
+        report.stale,
+        report.released,
+        report.verdicts,
+    )
 
 
 @shared_task(name="stash.tasks.sweep")
@@ -81,8 +93,7 @@ def sweep():
     report = processing.sweep()
     processing.count_sweep(report)  # for /metrics
     if report.requeued or report.failed or report.woken:
-        logger.info("sweep: %d sent again, %d failed, %d stashes woken", report.requeued, report.failed,
-                    report.woken)
+        logger.info("sweep: %d sent again, %d failed, %d stashes woken", report.requeued, report.failed, report.woken)
 
 
 #: Seconds a sink delivery's first retry waits at most; each later retry may wait twice as long as
@@ -96,8 +107,15 @@ DELIVERY_BACKOFF = 5
 SLOT_WAIT = 2
 
 
-@shared_task(bind=True, name="stash.tasks.deliver_sink", autoretry_for=(processing.DeliveryError,),
-             max_retries=5, retry_backoff=DELIVERY_BACKOFF, retry_backoff_max=300, retry_jitter=True)
+@shared_task(
+    bind=True,
+    name="stash.tasks.deliver_sink",
+    autoretry_for=(processing.DeliveryError,),
+    max_retries=5,
+    retry_backoff=DELIVERY_BACKOFF,
+    retry_backoff_max=300,
+    retry_jitter=True,
+)
 def deliver_sink(self, config_id, content_id, event):
     """Call one sink's ``event`` for one item; a ``DeliveryError`` is retried with backoff, and
     raised (the task fails) after its last retry.
@@ -110,8 +128,9 @@ def deliver_sink(self, config_id, content_id, event):
         if not held:
             countdown = random.uniform(0.5, 1.5) * SLOT_WAIT
             queue = (self.request.delivery_info or {}).get("routing_key") or ""
-            if publishing.send_delivery_later(self.request.args, countdown, retries=self.request.retries, queue=queue,
-                                            task_id=self.request.id):
+            if publishing.send_delivery_later(
+                self.request.args, countdown, retries=self.request.retries, queue=queue, task_id=self.request.id
+            ):
                 taken = processing.SlotsTaken(f"every delivery slot of hook config {config_id} is taken")
                 raise Retry(exc=taken, when=countdown)
         processing.deliver(config_id, content_id, event)
@@ -126,5 +145,11 @@ PRUNE_TIME_LIMIT = 3600
 def prune():
     """Delete runs, and with ``STASH_ITEM_RETENTION_DAYS`` final items, past retention (beat, daily)."""
     report = processing.scheduled_prune(budget=PRUNE_TIME_LIMIT - 60)
-    logger.info("prune: %d runs, %d items with %d runs deleted in %d batches%s", report.runs, report.items,
-                report.item_runs, report.batches, "" if report.finished else "; stopped at its time limit")
+    logger.info(
+        "prune: %d runs, %d items with %d runs deleted in %d batches%s",
+        report.runs,
+        report.items,
+        report.item_runs,
+        report.batches,
+        "" if report.finished else "; stopped at its time limit",
+    )

@@ -1,4 +1,5 @@
 """Web pages (namespace ``stash``): the index, the submit form, an item's status."""
+
 from django.urls import path
 
 from stash.web import views

@@ -1,4 +1,5 @@
 """Shared fixtures: stashes with hooks, temporary hook registration, a stub broker, a real worker process."""
+
 import contextlib
 
 import pytest

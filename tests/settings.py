@@ -1,4 +1,5 @@
 """Test settings: the project's own, plus an app whose hooks misbehave on purpose and the benchmark baseline."""
+
 import os
 from pathlib import Path
 

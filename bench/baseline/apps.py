@@ -1,4 +1,5 @@
 """The bench app: a plain model, Celery tasks and one API view, written the way a good engineer would."""
+
 from django.apps import AppConfig
 
 

@@ -8,6 +8,7 @@ is set up.
 Require ``text``; block "spam" and "scam" anywhere in the payload's text; at most 2,000 bytes of
 compact JSON; ``score`` at least 0.2; and no ``free money`` in ``text``.
 """
+
 import json
 import math
 import re
@@ -47,8 +48,7 @@ def verdict(payload):
     if len(json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()) > MAX_BYTES:
         return "rejected", "too large"
     score = payload.get("score")
-    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score) \
-            or score < MIN_SCORE:
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score) or score < MIN_SCORE:
         return "rejected", "score too low"
     if isinstance(payload["text"], str) and FREE_MONEY.search(payload["text"]):
         return "rejected", "text matches free money"

@@ -1,4 +1,5 @@
 """The hand-written baseline's model: an item with its payload and verdict, nothing more."""
+
 import uuid
 
 from django.db import models
@@ -15,8 +16,7 @@ class Item(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     payload = models.JSONField(_("payload"), default=dict)
-    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.PENDING,
-                              db_index=True)
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True)
     reason = models.TextField(_("reason"), blank=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     processed_at = models.DateTimeField(_("processed"), null=True, blank=True)

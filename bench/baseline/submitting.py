@@ -1,8 +1,9 @@
 """Saving items and handing them to the hand-written tasks after commit.
 
-    submit({"text": "hello", "score": 0.5})       # one item, one judge_one task
-    submit_many(payloads)                          # one insert, one judge_batch task per 100 ids
+submit({"text": "hello", "score": 0.5})       # one item, one judge_one task
+submit_many(payloads)                          # one insert, one judge_batch task per 100 ids
 """
+
 from django.db import transaction
 
 from .models import Item
@@ -34,4 +35,4 @@ def submit_many(payloads):
 
 def publish_batches(ids):
     for start in range(0, len(ids), BATCH):
-        judge_batch.delay(ids[start:start + BATCH])
+        judge_batch.delay(ids[start : start + BATCH])

@@ -3,6 +3,7 @@
 They run on their own queue (``BENCH_QUEUE``, routed in ``bench.settings``), next to the stash's. Their
 names are the ones they had as ``bench.tasks``, which that route matches.
 """
+
 from celery import shared_task
 from django.db import transaction
 from django.utils import timezone

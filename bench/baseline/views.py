@@ -1,4 +1,5 @@
 """The hand-written API: ``POST /bench/items/`` saves an item and sends ``judge_one`` after commit."""
+
 from rest_framework import generics, serializers
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.parsers import JSONParser

@@ -3,4 +3,5 @@
 previews); and ``views/`` (tools, review, pipelines, versions).
 
 Django's admin autodiscovery imports this package; importing the modules below registers their admins."""
+
 from stash.admin import contents, examples, hooks, stashes  # noqa: F401 - registers the model admins

@@ -1,5 +1,6 @@
 """What the model admins share: the stash styles, one change per post, hook titles and counters, the single stash
 a list is narrowed to, params shown without secrets."""
+
 import json
 from contextlib import nullcontext
 
@@ -53,9 +54,12 @@ def hook_title(config):
     """A hook's label (or name), flagged when its hook is not registered or it is disabled."""
     title = config.title
     if config.is_missing:
-        return format_html('<span class="stash-missing" title="{}">{} ⚠ {}</span>',
-                           _("This hook is not registered: it fails by its on-error policy."), title,
-                           _("not registered"))
+        return format_html(
+            '<span class="stash-missing" title="{}">{} ⚠ {}</span>',
+            _("This hook is not registered: it fails by its on-error policy."),
+            title,
+            _("not registered"),
+        )
     if not config.enabled:
         return format_html('<span class="stash-disabled">{}</span>', title)
     return title
@@ -69,9 +73,16 @@ def counters(config):
     return format_html(
         '<span class="stash-counters">{} runs · {} kept · {} dropped · {} held<br>{} errors · {} overturned<br>'
         '<span class="quiet">p50 {} · p95 {} · mean {}</span></span>',
-        hook_stats.runs, hook_stats.kept, hook_stats.dropped, hook_stats.held, hook_stats.errors,
-        hook_stats.overturned, formatting.duration(hook_stats.p50_ms), formatting.duration(hook_stats.p95_ms),
-        formatting.duration(hook_stats.mean_ms))
+        hook_stats.runs,
+        hook_stats.kept,
+        hook_stats.dropped,
+        hook_stats.held,
+        hook_stats.errors,
+        hook_stats.overturned,
+        formatting.duration(hook_stats.p50_ms),
+        formatting.duration(hook_stats.p95_ms),
+        formatting.duration(hook_stats.mean_ms),
+    )
 
 
 def single_stash(request):

@@ -7,6 +7,7 @@ No script draws them: an SVG of one ``<rect>`` per hour that had runs (an hour w
 bar, an hour at zero a one-pixel one), and a ``<title>`` that says what the bars show for those who
 cannot see them. Rates are drawn against 100%, times against the highest hour.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -66,26 +67,35 @@ def bars(values: Sequence[float | None], title: str, top: float | None = None) -
         if value is None:
             continue
         height = 1.0 if value <= 0 or not top else max(MIN_BAR, min(value / top, 1.0) * HEIGHT)
-        rects.append((f"{index * step + 0.5:.2f}", f"{HEIGHT - height:.2f}", f"{max(step - 1, 1):.2f}",
-                      f"{height:.2f}"))
+        rects.append(
+            (f"{index * step + 0.5:.2f}", f"{HEIGHT - height:.2f}", f"{max(step - 1, 1):.2f}", f"{height:.2f}")
+        )
     return format_html(
         '<svg class="stash-spark" role="img" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
         'xmlns="http://www.w3.org/2000/svg"><title>{title}</title><rect class="area" width="{w}" height="{h}"/>'
-        '{bars}</svg>', w=WIDTH, h=HEIGHT, title=title,
-        bars=format_html_join("", '<rect class="bar" x="{}" y="{}" width="{}" height="{}"/>', rects))
+        "{bars}</svg>",
+        w=WIDTH,
+        h=HEIGHT,
+        title=title,
+        bars=format_html_join("", '<rect class="bar" x="{}" y="{}" width="{}" height="{}"/>', rects),
+    )
 
 
 def describe(hook: str, metric: Metric, values: Sequence[float | None]) -> str:
     """The words for a chart: what it shows, its highest and latest values, its hours without runs."""
     drawn = [value for value in values if value is not None]
-    words = ngettext("%(hook)s: %(metric)s per hour over the last hour",
-                     "%(hook)s: %(metric)s per hour over the last %(hours)d hours", len(values)) % {
-        "hook": hook, "metric": metric.name, "hours": len(values)}
+    words = ngettext(
+        "%(hook)s: %(metric)s per hour over the last hour",
+        "%(hook)s: %(metric)s per hour over the last %(hours)d hours",
+        len(values),
+    ) % {"hook": hook, "metric": metric.name, "hours": len(values)}
     if not drawn:
         return words + ": " + _("no runs.")
     latest = values[-1]
-    facts = [_("highest %(value)s") % {"value": metric.formatted(max(drawn))},
-             _("latest hour %(value)s") % {"value": metric.formatted(latest) if latest is not None else _("no runs")}]
+    facts = [
+        _("highest %(value)s") % {"value": metric.formatted(max(drawn))},
+        _("latest hour %(value)s") % {"value": metric.formatted(latest) if latest is not None else _("no runs")},
+    ]
     idle = len(values) - len(drawn)
     if idle:
         facts.append(ngettext("%(n)d hour without runs", "%(n)d hours without runs", idle) % {"n": idle})
@@ -99,7 +109,11 @@ def activity_rows(activity: StashActivity) -> list[Row]:
         cells = []
         for metric in METRICS:
             values = [getattr(bucket, metric.attribute) for bucket in hook.hours]
-            cells.append(Cell(figure=metric.formatted(getattr(hook.day, metric.attribute)),
-                              svg=bars(values, describe(hook.config.title, metric, values), metric.top)))
+            cells.append(
+                Cell(
+                    figure=metric.formatted(getattr(hook.day, metric.attribute)),
+                    svg=bars(values, describe(hook.config.title, metric, values), metric.top),
+                )
+            )
         rows.append(Row(activity=hook, cells=cells))
     return rows

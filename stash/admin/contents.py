@@ -1,5 +1,6 @@
 """The admin of submitted items and their pipeline runs: filters, the trail, the review decisions and judging
 again."""
+
 import uuid
 from functools import partial
 
@@ -21,8 +22,10 @@ class DecidedByFilter(admin.RelatedFieldListFilter):
     """Items by the hook that rejected or held them, named with its stash."""
 
     def field_choices(self, field, request, model_admin):
-        return [(config.pk, f"{config.stash.slug}: {config.title}")
-                for config in HookConfig.objects.select_related("stash").order_by("stash__slug", "position")]
+        return [
+            (config.pk, f"{config.stash.slug}: {config.title}")
+            for config in HookConfig.objects.select_related("stash").order_by("stash__slug", "position")
+        ]
 
 
 def trail_table(run):
@@ -39,8 +42,7 @@ def version_link(run):
 
 @admin.register(Content)
 class ContentAdmin(StyledAdmin):
-    list_display = ["short_id", "stash", "status_badge", "reason", "decider", "overturned_mark", "source",
-                    "created_at"]
+    list_display = ["short_id", "stash", "status_badge", "reason", "decider", "overturned_mark", "source", "created_at"]
     list_display_links = ["short_id"]
     list_filter = ["stash", "status", ("decided_by", DecidedByFilter), "overturned", "source"]
     list_select_related = ["stash", "decided_by", "reviewed_by"]
@@ -50,9 +52,26 @@ class ContentAdmin(StyledAdmin):
     change_form_template = "admin/stash/content/change_form.html"
     actions = ["reprocess", "approve", "reject", "overturn"]
     form = ContentForm
-    readonly_fields = ["status_badge", "reason", "decider", "latest_trail", "original_payload_view", "revision",
-                       "processed_revision", "attempts", "source", "submitted_by", "overturned", "reviewed_by",
-                       "reviewed_at", "review_note", "review_history", "created_at", "processed_at", "payload_view"]
+    readonly_fields = [
+        "status_badge",
+        "reason",
+        "decider",
+        "latest_trail",
+        "original_payload_view",
+        "revision",
+        "processed_revision",
+        "attempts",
+        "source",
+        "submitted_by",
+        "overturned",
+        "reviewed_by",
+        "reviewed_at",
+        "review_note",
+        "review_history",
+        "created_at",
+        "processed_at",
+        "payload_view",
+    ]
 
     def get_fieldsets(self, request, obj=None):
         editable = self.has_change_permission(request, obj) or obj is None
@@ -63,8 +82,20 @@ class ContentAdmin(StyledAdmin):
             (None, {"fields": payload + ["original_payload_view"]}),
             (_("Verdict"), {"fields": ["status_badge", "reason", "decider", "latest_trail"]}),
             (_("Review"), {"fields": ["overturned", "reviewed_by", "reviewed_at", "review_note", "review_history"]}),
-            (_("History"), {"fields": ["revision", "processed_revision", "attempts", "source", "submitted_by",
-                                       "created_at", "processed_at"]}),
+            (
+                _("History"),
+                {
+                    "fields": [
+                        "revision",
+                        "processed_revision",
+                        "attempts",
+                        "source",
+                        "submitted_by",
+                        "created_at",
+                        "processed_at",
+                    ]
+                },
+            ),
         ]
 
     def get_search_results(self, request, queryset, search_term):
@@ -81,19 +112,26 @@ class ContentAdmin(StyledAdmin):
 
     def get_urls(self):
         return [
-            path("<path:object_id>/decide/", self.admin_site.admin_view(partial(admin_review.decide, self)),
-                 name="stash_content_decide"),
-            path("<path:object_id>/make-example/",
-                 self.admin_site.admin_view(partial(admin_examples.make_example, self)),
-                 name="stash_content_make_example"),
+            path(
+                "<path:object_id>/decide/",
+                self.admin_site.admin_view(partial(admin_review.decide, self)),
+                name="stash_content_decide",
+            ),
+            path(
+                "<path:object_id>/make-example/",
+                self.admin_site.admin_view(partial(admin_examples.make_example, self)),
+                name="stash_content_make_example",
+            ),
         ] + super().get_urls()
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         if obj is not None:
-            context.update(admin_review.decision_context(
-                self, request, obj, reverse("admin:stash_content_decide", args=[obj.pk])))
-            context["may_make_example"] = (request.user.has_perm("stash.add_example")
-                                           and obj.status in Example.Verdict.values)
+            context.update(
+                admin_review.decision_context(self, request, obj, reverse("admin:stash_content_decide", args=[obj.pk]))
+            )
+            context["may_make_example"] = (
+                request.user.has_perm("stash.add_example") and obj.status in Example.Verdict.values
+            )
         return super().render_change_form(request, context, add, change, form_url, obj)
 
     def save_model(self, request, obj, form, change):
@@ -115,8 +153,11 @@ class ContentAdmin(StyledAdmin):
         # Marked only where a reviewer overturned the verdict: a mark on every row would hide the few.
         if not obj.overturned:
             return ""
-        return format_html('<span class="stash-flag" title="{}"><span aria-hidden="true">↺</span> {}</span>',
-                           _("A reviewer overturned the hooks' verdict."), _("overturned"))
+        return format_html(
+            '<span class="stash-flag" title="{}"><span aria-hidden="true">↺</span> {}</span>',
+            _("A reviewer overturned the hooks' verdict."),
+            _("overturned"),
+        )
 
     # Not named decided_by: the admin would show the model field of that name instead.
     @admin.display(description=_("decided by"), ordering="decided_by__label")
@@ -129,8 +170,9 @@ class ContentAdmin(StyledAdmin):
             return hook or "–"
         if hook is None:
             return format_html('{} <span class="quiet">({})</span>', reviewer.get_username(), _("in review"))
-        return format_html('{} <span class="quiet">({}; {} {})</span>', reviewer.get_username(), _("in review"),
-                           _("hook:"), hook)
+        return format_html(
+            '{} <span class="quiet">({}; {} {})</span>', reviewer.get_username(), _("in review"), _("hook:"), hook
+        )
 
     @admin.display(description=_("payload"))
     def payload_view(self, obj):
@@ -165,28 +207,48 @@ class ContentAdmin(StyledAdmin):
 
     @admin.action(description=_("Approve selected held items"), permissions=["change"])
     def approve(self, request, queryset):
-        self._review(request, queryset, processing.approve,
-                     lambda n: ngettext("%d held item approved.", "%d held items approved.", n))
+        self._review(
+            request,
+            queryset,
+            processing.approve,
+            lambda n: ngettext("%d held item approved.", "%d held items approved.", n),
+        )
 
     @admin.action(description=_("Reject selected held items"), permissions=["change"])
     def reject(self, request, queryset):
-        self._review(request, queryset, processing.reject,
-                     lambda n: ngettext("%d held item rejected.", "%d held items rejected.", n))
+        self._review(
+            request,
+            queryset,
+            processing.reject,
+            lambda n: ngettext("%d held item rejected.", "%d held items rejected.", n),
+        )
 
-    @admin.action(description=_("Overturn the verdict on selected items (counted against the hook)"),
-                  permissions=["change"])
+    @admin.action(
+        description=_("Overturn the verdict on selected items (counted against the hook)"), permissions=["change"]
+    )
     def overturn(self, request, queryset):
-        self._review(request, queryset, processing.overturn,
-                     lambda n: ngettext("%d verdict overturned.", "%d verdicts overturned.", n))
+        self._review(
+            request,
+            queryset,
+            processing.overturn,
+            lambda n: ngettext("%d verdict overturned.", "%d verdicts overturned.", n),
+        )
 
     def _review(self, request, queryset, review, done):
         selected = queryset.count()
         count = review(queryset, request.user, request.POST.get("note", "").strip()[:1000])
         self.message_user(request, done(count) % count, messages.SUCCESS if count else messages.WARNING)
         if count < selected:
-            self.message_user(request, ngettext("%d selected item was left alone: its status does not allow it.",
-                                                "%d selected items were left alone: their status does not allow it.",
-                                                selected - count) % (selected - count), messages.WARNING)
+            self.message_user(
+                request,
+                ngettext(
+                    "%d selected item was left alone: its status does not allow it.",
+                    "%d selected items were left alone: their status does not allow it.",
+                    selected - count,
+                )
+                % (selected - count),
+                messages.WARNING,
+            )
 
 
 @admin.register(PipelineRun)
@@ -194,8 +256,17 @@ class PipelineRunAdmin(StyledAdmin):
     list_display = ["content", "revision", "config_version", "outcome_badge", "reason", "duration", "finished_at"]
     list_filter = ["outcome", "content__stash"]
     list_select_related = ["content"]
-    fields = ["content", "revision", "hooks_version", "outcome_badge", "reason", "started_at", "finished_at",
-              "duration", "trail_table"]
+    fields = [
+        "content",
+        "revision",
+        "hooks_version",
+        "outcome_badge",
+        "reason",
+        "started_at",
+        "finished_at",
+        "duration",
+        "trail_table",
+    ]
     readonly_fields = fields
 
     def has_add_permission(self, request):

@@ -6,6 +6,7 @@ form and formset from that data, as the change view does, and gives back the hoo
 would leave them, or the errors a save would show; the simulate page sends the same fields again
 with each run, so the draft stays until the page is left.
 """
+
 import copy
 from dataclasses import dataclass, field
 
@@ -47,8 +48,7 @@ def read_draft(model_admin, request, stash):
     """
     if not (model_admin.has_change_permission(request, stash) and request.user.has_perm("stash.change_hookconfig")):
         raise PermissionDenied
-    carried = [(name, value) for name, values in request.POST.lists() if name not in _NOT_CARRIED
-               for value in values]
+    carried = [(name, value) for name, values in request.POST.lists() if name not in _NOT_CARRIED for value in values]
     # A copy: the page around the simulation shows the stash as saved.
     form = model_admin.get_form(request, stash, change=True)(request.POST, request.FILES, instance=copy.copy(stash))
     errors = _form_errors(form)

@@ -1,6 +1,7 @@
 """Golden examples in the admin: their own admin (registered when ``stash.admin`` imports this), a
 stash's examples and "Run examples" (each one passed, or what went wrong), and "Make an example"
 from an item (its page, a replay's rows)."""
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
@@ -26,9 +27,12 @@ RUN = "_run"
 class ExampleForm(forms.ModelForm):
     """A golden example: its payload as indented JSON, checked as the stash checks a submission."""
 
-    payload = PrettyJSONField(label=gettext_lazy("payload"), initial=dict,
-                              widget=forms.Textarea(attrs={"rows": 12, "cols": 80, "class": "stash-json"}),
-                              help_text=gettext_lazy("A JSON object, as a submitter would send it."))
+    payload = PrettyJSONField(
+        label=gettext_lazy("payload"),
+        initial=dict,
+        widget=forms.Textarea(attrs={"rows": 12, "cols": 80, "class": "stash-json"}),
+        help_text=gettext_lazy("A JSON object, as a submitter would send it."),
+    )
 
     class Meta:
         model = Example
@@ -53,15 +57,19 @@ def examples(model_admin, request, object_id):
             results = processing.run_examples(stash, examples=listed)
         except processing.Unanswered as exc:
             messages.error(request, _("The examples could not be run: %(error)s") % {"error": exc})
-    context = {**stash_context(model_admin, request, stash, _("Golden examples of %(stash)s") % {"stash": stash}),
-               "examples": listed, "run": RUN, "may_add": request.user.has_perm("stash.add_example"),
-               "results": None if results is None else list(zip(listed, results, strict=True)),
-               "failed": sum(1 for result in results or [] if not result.passed)}
+    context = {
+        **stash_context(model_admin, request, stash, _("Golden examples of %(stash)s") % {"stash": stash}),
+        "examples": listed,
+        "run": RUN,
+        "may_add": request.user.has_perm("stash.add_example"),
+        "results": None if results is None else list(zip(listed, results, strict=True)),
+        "failed": sum(1 for result in results or [] if not result.passed),
+    }
     return TemplateResponse(request, "admin/stash/stash/examples.html", context)
 
 
 def make_example(model_admin, request, object_id):
-    """"Make an example" of an item (``model_admin`` is the items' admin): a golden example of its
+    """ "Make an example" of an item (``model_admin`` is the items' admin): a golden example of its
     stash expecting the item's verdict, then that example's page to edit it."""
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
@@ -75,9 +83,11 @@ def make_example(model_admin, request, object_id):
     except ValueError as exc:
         messages.error(request, _("No example was made: %(error)s") % {"error": exc})
         return redirect(reverse("admin:stash_content_change", args=[content.pk]))
-    messages.success(request, _("Example “%(name)s” made: %(stash)s must give this payload the verdict %(verdict)s. "
-                                "Edit it below.") % {"name": example.name, "stash": content.stash.slug,
-                                                     "verdict": example.get_verdict_display()})
+    messages.success(
+        request,
+        _("Example “%(name)s” made: %(stash)s must give this payload the verdict %(verdict)s. Edit it below.")
+        % {"name": example.name, "stash": content.stash.slug, "verdict": example.get_verdict_display()},
+    )
     return redirect(reverse("admin:stash_example_change", args=[example.pk]))
 
 
@@ -116,5 +126,6 @@ class ExampleAdmin(admin.ModelAdmin):
     def made_from(self, obj):
         if obj.content_id is None:
             return "–"
-        return format_html('<a href="{}">{}</a>', reverse("admin:stash_content_change", args=[obj.content_id]),
-                           str(obj.content_id)[:8])
+        return format_html(
+            '<a href="{}">{}</a>', reverse("admin:stash_content_change", args=[obj.content_id]), str(obj.content_id)[:8]
+        )

@@ -9,6 +9,7 @@
 
 A badge always carries its word: the colour only repeats what the text says.
 """
+
 from __future__ import annotations
 
 import json
@@ -76,8 +77,11 @@ def percent(rate: float | None) -> str:
 
 def badge(value: str, label: str | None = None) -> SafeString:
     """An item's status, a verdict or a step's outcome as a coloured badge that says it in words."""
-    return format_html('<span class="stash-badge stash-badge-{}">{}</span>', value,
-                       label if label is not None else _STATUS_WORDS.get(value, value))
+    return format_html(
+        '<span class="stash-badge stash-badge-{}">{}</span>',
+        value,
+        label if label is not None else _STATUS_WORDS.get(value, value),
+    )
 
 
 def pretty_json(value: Any) -> str:

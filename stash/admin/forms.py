@@ -1,6 +1,7 @@
 """Admin forms: the hook picker, the params editor, indented JSON editors, the hooks inline that reorders
 atomically (and, like a hook's own page, checks the golden examples before a save), and accessible
 names for the inputs of table rows."""
+
 import copy
 import json
 
@@ -73,9 +74,16 @@ def hook_picker() -> list[dict[str, str]]:
     A page holds it once (``json_script`` with the id ``stash-hook-picker``), however many pickers
     it has: the hook's own page after its picker, the stash's page after its table of hooks.
     """
-    return [{"name": cls.name, "label": _choice_label(cls), "params": describe_params(cls.params_schema),
-             "schema": json.dumps(cls.params_schema, indent=2), "defaults": json.dumps(cls.default_params(), indent=2)}
-            for cls in registry.all()]
+    return [
+        {
+            "name": cls.name,
+            "label": _choice_label(cls),
+            "params": describe_params(cls.params_schema),
+            "schema": json.dumps(cls.params_schema, indent=2),
+            "defaults": json.dumps(cls.default_params(), indent=2),
+        }
+        for cls in registry.all()
+    ]
 
 
 class HookSelect(forms.Select):
@@ -106,13 +114,22 @@ class HookConfigForm(forms.ModelForm):
     """A configured hook: a registered hook picked by name, its params in a form made from the hook's
     schema (or as raw JSON), checked on save: a param that breaks the schema is named on the field."""
 
-    hook = forms.ChoiceField(label=_("hook"), widget=HookSelect(attrs={"data-hook-picker": ""}),
-                             help_text=_("A registered hook; its params show its defaults, stored only once changed."))
-    params = PrettyJSONField(label=_("params"), required=False, initial=dict,
-                             widget=ParamsWidget(attrs={"rows": 6, "cols": 60, "class": "stash-json"}),
-                             help_text=_("Checked against the hook's params schema: in a form made from it once "
-                                         "the hook is saved, or as a JSON object. Secret params are never shown: "
-                                         "leave them out (or empty) to keep them."))
+    hook = forms.ChoiceField(
+        label=_("hook"),
+        widget=HookSelect(attrs={"data-hook-picker": ""}),
+        help_text=_("A registered hook; its params show its defaults, stored only once changed."),
+    )
+    params = PrettyJSONField(
+        label=_("params"),
+        required=False,
+        initial=dict,
+        widget=ParamsWidget(attrs={"rows": 6, "cols": 60, "class": "stash-json"}),
+        help_text=_(
+            "Checked against the hook's params schema: in a form made from it once "
+            "the hook is saved, or as a JSON object. Secret params are never shown: "
+            "leave them out (or empty) to keep them."
+        ),
+    )
 
     class Meta:
         model = HookConfig
@@ -273,16 +290,22 @@ class HookConfigInlineFormSet(CustomInlineFormSet):
     def wanted_positions(self):
         """{config id: position} as dragged, for the hooks that were on the page and stay."""
         deleted = self.deleted_forms
-        return {form.instance.pk: form.wanted_position for form in self.initial_forms
-                if getattr(form, "wanted_position", None) is not None and form not in deleted}
+        return {
+            form.instance.pk: form.wanted_position
+            for form in self.initial_forms
+            if getattr(form, "wanted_position", None) is not None and form not in deleted
+        }
 
     def drafted(self):
         """The hooks as saving this (valid) formset would leave them, in run order, saving nothing:
         the rows that stay, as edited and dragged, then the new ones (see ``processing.drafted_hooks``)."""
         deleted = self.deleted_forms
         # Copies: ``drafted_hooks`` numbers the configs it is given, and these are the ones a save writes.
-        kept = [(copy.copy(form.instance), getattr(form, "wanted_position", None)) for form in self.initial_forms
-                if form not in deleted]
+        kept = [
+            (copy.copy(form.instance), getattr(form, "wanted_position", None))
+            for form in self.initial_forms
+            if form not in deleted
+        ]
         added = [copy.copy(form.instance) for form in self.extra_forms if form.has_changed() and form not in deleted]
         return processing.drafted_hooks(kept, added)
 
@@ -301,8 +324,12 @@ class HookListFormSet(BaseModelFormSet):
 class ReviewActionForm(ActionForm):
     """The action bar of the items list, with a note for review actions."""
 
-    note = forms.CharField(label=_("Review note:"), required=False, max_length=1000,
-                           widget=forms.TextInput(attrs={"placeholder": _("why (optional)"), "size": 30}))
+    note = forms.CharField(
+        label=_("Review note:"),
+        required=False,
+        max_length=1000,
+        widget=forms.TextInput(attrs={"placeholder": _("why (optional)"), "size": 30}),
+    )
 
 
 class DecisionForm(forms.Form):
@@ -312,8 +339,13 @@ class DecisionForm(forms.Form):
     item = forms.UUIDField(widget=forms.HiddenInput)
     status = forms.ChoiceField(choices=Content.Status.choices, widget=forms.HiddenInput)
     decision = forms.ChoiceField(choices=[(name, name) for name in processing.DECISIONS])
-    note = forms.CharField(label=_("Note"), required=False, max_length=1000, strip=True,
-                           widget=forms.Textarea(attrs={"rows": 2, "cols": 60, "placeholder": _("why (optional)")}))
+    note = forms.CharField(
+        label=_("Note"),
+        required=False,
+        max_length=1000,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 60, "placeholder": _("why (optional)")}),
+    )
 
 
 class SimulateForm(forms.Form):
@@ -323,15 +355,27 @@ class SimulateForm(forms.Form):
     ``cleaned_data["content"]`` is the item named, or None.
     """
 
-    payload = PrettyJSONField(label=_("payload"), required=False,
-                              widget=forms.Textarea(attrs={"rows": 12, "cols": 80, "class": "stash-json"}),
-                              help_text=_("A JSON object, as a submitter would send it. Nothing is saved."))
-    content_id = forms.UUIDField(label=_("or an item's id"), required=False,
-                                 widget=forms.TextInput(attrs={"size": 40, "placeholder": _("an item of this stash")}),
-                                 help_text=_("Run on the current payload of this item instead of the one above."))
-    verbose = forms.BooleanField(label=_("verbose"), required=False, initial=True,
-                                 help_text=_("Run every enabled hook, even after the one that decides, and show "
-                                             "the payload after each transform. The verdict is the same."))
+    payload = PrettyJSONField(
+        label=_("payload"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 12, "cols": 80, "class": "stash-json"}),
+        help_text=_("A JSON object, as a submitter would send it. Nothing is saved."),
+    )
+    content_id = forms.UUIDField(
+        label=_("or an item's id"),
+        required=False,
+        widget=forms.TextInput(attrs={"size": 40, "placeholder": _("an item of this stash")}),
+        help_text=_("Run on the current payload of this item instead of the one above."),
+    )
+    verbose = forms.BooleanField(
+        label=_("verbose"),
+        required=False,
+        initial=True,
+        help_text=_(
+            "Run every enabled hook, even after the one that decides, and show "
+            "the payload after each transform. The verdict is the same."
+        ),
+    )
 
     def __init__(self, *args, stash, visible, **kwargs):
         super().__init__(*args, **kwargs)
@@ -351,8 +395,13 @@ class SimulateForm(forms.Form):
 
 
 class ReplayForm(forms.Form):
-    last_n = forms.IntegerField(label=_("last items"), min_value=1, max_value=1000, initial=100,
-                                help_text=_("How many of the latest judged items to judge again (at most 1,000)."))
+    last_n = forms.IntegerField(
+        label=_("last items"),
+        min_value=1,
+        max_value=1000,
+        initial=100,
+        help_text=_("How many of the latest judged items to judge again (at most 1,000)."),
+    )
 
 
 class ContentForm(forms.ModelForm):
@@ -360,10 +409,12 @@ class ContentForm(forms.ModelForm):
     by ``user`` (the admin's ``get_form`` sets it)."""
 
     user = None
-    payload = PrettyJSONField(label=_("payload"), initial=dict,
-                              widget=forms.Textarea(attrs={"rows": 16, "cols": 80, "class": "stash-json"}),
-                              help_text=_("A JSON object. Saving a changed payload makes a new revision, "
-                                          "judged again."))
+    payload = PrettyJSONField(
+        label=_("payload"),
+        initial=dict,
+        widget=forms.Textarea(attrs={"rows": 16, "cols": 80, "class": "stash-json"}),
+        help_text=_("A JSON object. Saving a changed payload makes a new revision, judged again."),
+    )
 
     class Meta:
         model = Content

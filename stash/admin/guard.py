@@ -12,6 +12,7 @@ time, or broken in a stash that only warns).
     return guarded_form(request, view)       # the same, for a page whose form says why it was refused
     refused_lines()                          # in a form's clean: why its change was refused, or ()
 """
+
 from contextvars import ContextVar
 from functools import partial
 
@@ -32,22 +33,35 @@ def guarded(request, view, refused=None):
     it is kept, the messages it queued are dropped, an error message says why, and
     ``refused(why)`` answers (by default: back to the page). Kept, the page warns of the examples
     that do not pass."""
+
     def refuse(exc):
-        why = (refusal(exc, _("Nothing was changed.")) if isinstance(exc, processing.ExamplesBroken) else
-               _("Nothing was changed: the golden examples could not be run. %(error)s") % {"error": exc}
-               if isinstance(exc, processing.Unanswered) else str(exc))
+        why = (
+            refusal(exc, _("Nothing was changed."))
+            if isinstance(exc, processing.ExamplesBroken)
+            else _("Nothing was changed: the golden examples could not be run. %(error)s") % {"error": exc}
+            if isinstance(exc, processing.Unanswered)
+            else str(exc)
+        )
         messages.error(request, why)
         return refused(why) if refused is not None else HttpResponseRedirect(request.get_full_path())
+
     return _guard(request, view, refuse)
 
 
 def guarded_form(request, view):
     """``guarded`` for a page with a form (a hook's page, the stash page): refused, the view runs
     once more, its forms showing why as their error (``refused_lines``), and nothing is saved."""
+
     def refuse(exc):
         if isinstance(exc, processing.ExamplesBroken):
-            lines_ = [_("Not saved: this change breaks golden examples of %(stash)s, which refuses such changes. "
-                        "Nothing was changed.") % {"stash": exc.stash.slug}, *lines(exc.broken)]
+            lines_ = [
+                _(
+                    "Not saved: this change breaks golden examples of %(stash)s, which refuses such changes. "
+                    "Nothing was changed."
+                )
+                % {"stash": exc.stash.slug},
+                *lines(exc.broken),
+            ]
         elif isinstance(exc, processing.Unanswered):
             lines_ = [_("Not saved: the golden examples could not be run. %(error)s") % {"error": exc}]
         else:
@@ -57,6 +71,7 @@ def guarded_form(request, view):
             return view()
         finally:
             _refused.reset(token)
+
     return _guard(request, view, refuse)
 
 
@@ -93,13 +108,23 @@ def saved_but(failing):
     others = [result for result in failing if result.status != BREAKS]
     said = []
     if broken:
-        said.append(ngettext("Saved, but this change breaks a golden example: %(lines)s",
-                             "Saved, but this change breaks %(count)d golden examples: %(lines)s", len(broken)) % {
-            "count": len(broken), "lines": " | ".join(lines(broken))})
+        said.append(
+            ngettext(
+                "Saved, but this change breaks a golden example: %(lines)s",
+                "Saved, but this change breaks %(count)d golden examples: %(lines)s",
+                len(broken),
+            )
+            % {"count": len(broken), "lines": " | ".join(lines(broken))}
+        )
     if others:
-        said.append(ngettext("Saved. A golden example does not pass, which this change did not break: %(lines)s",
-                             "Saved. %(count)d golden examples do not pass, which this change did not break: "
-                             "%(lines)s", len(others)) % {"count": len(others), "lines": " | ".join(lines(others))})
+        said.append(
+            ngettext(
+                "Saved. A golden example does not pass, which this change did not break: %(lines)s",
+                "Saved. %(count)d golden examples do not pass, which this change did not break: %(lines)s",
+                len(others),
+            )
+            % {"count": len(others), "lines": " | ".join(lines(others))}
+        )
     return " ".join(said)
 
 
@@ -133,8 +158,13 @@ class GuardedHookChanges:
 def refusal(exc, outcome):
     """What to say when ``ExamplesBroken`` ``exc`` refused a change: ``outcome`` ("Nothing was
     changed."), why, and a line per broken example."""
-    return " | ".join([_("%(outcome)s It breaks golden examples of %(stash)s, which refuses such changes.")
-                       % {"outcome": outcome, "stash": exc.stash.slug}, *lines(exc.broken)])
+    return " | ".join(
+        [
+            _("%(outcome)s It breaks golden examples of %(stash)s, which refuses such changes.")
+            % {"outcome": outcome, "stash": exc.stash.slug},
+            *lines(exc.broken),
+        ]
+    )
 
 
 def broken_anyway(plan):
@@ -145,8 +175,10 @@ def broken_anyway(plan):
         said.append(_("It breaks golden examples: %(lines)s") % {"lines": " | ".join(lines(plan.broken))})
     others = [result for result in plan.failing if not result.blocks]
     if others:
-        said.append(_("Golden examples that do not pass, which it did not break: %(lines)s")
-                    % {"lines": " | ".join(lines(others))})
+        said.append(
+            _("Golden examples that do not pass, which it did not break: %(lines)s")
+            % {"lines": " | ".join(lines(others))}
+        )
     return " ".join(said)
 
 
@@ -157,8 +189,9 @@ def lines(results):
         line = _("Example “%(name)s”: %(problems)s") % {"name": result.name, "problems": "; ".join(result.problems)}
         if result.note:
             line = f"{line} ({result.note})"
-        said.append(_("%(line)s (reason: %(reason)s)") % {"line": line, "reason": result.reason}
-                    if result.reason else line)
+        said.append(
+            _("%(line)s (reason: %(reason)s)") % {"line": line, "reason": result.reason} if result.reason else line
+        )
     return said
 
 

@@ -1,5 +1,6 @@
 """The hook config admin: the list that drags into order for one stash, the page with the params form, the
 actions."""
+
 from functools import partial
 
 from adminsortable2.admin import SortableAdminMixin
@@ -27,8 +28,9 @@ from stash.processing import stats
 
 
 @admin.register(HookConfig)
-class HookConfigAdmin(admin_guard.GuardedHookChanges, OneChangePerPost, ShownParamsMixin, SortableAdminMixin,
-                      StyledAdmin):
+class HookConfigAdmin(
+    admin_guard.GuardedHookChanges, OneChangePerPost, ShownParamsMixin, SortableAdminMixin, StyledAdmin
+):
     form = HookConfigPageForm
     ordering = HOOK_ORDERING
     list_display = ["order", "title", "stash", "kind", "enabled", "mode", "on_error", "statistics"]
@@ -86,9 +88,15 @@ class HookConfigAdmin(admin_guard.GuardedHookChanges, OneChangePerPost, ShownPar
     def change_view(self, request, object_id, form_url="", extra_context=None):
         config = self.get_object(request, object_id)
         if request.method == "GET" and config is not None and config.is_missing:
-            self.message_user(request, _("The hook %(hook)r is not registered: this config fails by its on-error "
-                                         "policy. You can still disable it.") % {"hook": config.hook},
-                              messages.WARNING)
+            self.message_user(
+                request,
+                _(
+                    "The hook %(hook)r is not registered: this config fails by its on-error "
+                    "policy. You can still disable it."
+                )
+                % {"hook": config.hook},
+                messages.WARNING,
+            )
         return super().change_view(request, object_id, form_url, extra_context)
 
     def save_model(self, request, obj, form, change):
@@ -104,8 +112,11 @@ class HookConfigAdmin(admin_guard.GuardedHookChanges, OneChangePerPost, ShownPar
 
     def update_order(self, request):
         # A drag the golden examples refuse answers 409: hook_order.js reloads the list, which says why.
-        return admin_guard.guarded(request, partial(admin_views.update_order, self, request),
-                                   lambda why: HttpResponse(why, status=409, content_type="text/plain"))
+        return admin_guard.guarded(
+            request,
+            partial(admin_views.update_order, self, request),
+            lambda why: HttpResponse(why, status=409, content_type="text/plain"),
+        )
 
     @admin.display(description="#", ordering="position")
     def order(self, obj):
@@ -136,27 +147,44 @@ class HookConfigAdmin(admin_guard.GuardedHookChanges, OneChangePerPost, ShownPar
 
     def _set_enabled(self, request, queryset, enabled):
         count = processing.set_enabled(queryset, enabled)
-        message = (ngettext("%d hook enabled.", "%d hooks enabled.", count) if enabled
-                   else ngettext("%d hook disabled.", "%d hooks disabled.", count))
+        message = (
+            ngettext("%d hook enabled.", "%d hooks enabled.", count)
+            if enabled
+            else ngettext("%d hook disabled.", "%d hooks disabled.", count)
+        )
         self.message_user(request, message % count, messages.SUCCESS)
 
-    @admin.action(description=_("Duplicate selected hooks (the copies start disabled)"),
-                  permissions=["add"])
+    @admin.action(description=_("Duplicate selected hooks (the copies start disabled)"), permissions=["add"])
     def duplicate(self, request, queryset):
         try:
             copied, skipped = processing.duplicate_hooks(queryset)
         except ValidationError as exc:
-            self.message_user(request, _("Nothing was copied: %(error)s") % {"error": " ".join(exc.messages)},
-                              messages.ERROR)
+            self.message_user(
+                request, _("Nothing was copied: %(error)s") % {"error": " ".join(exc.messages)}, messages.ERROR
+            )
             return
         if copied:
-            self.message_user(request, ngettext("%d hook copied, disabled, right after its original.",
-                                                "%d hooks copied, disabled, each right after its original.",
-                                                copied) % copied, messages.SUCCESS)
+            self.message_user(
+                request,
+                ngettext(
+                    "%d hook copied, disabled, right after its original.",
+                    "%d hooks copied, disabled, each right after its original.",
+                    copied,
+                )
+                % copied,
+                messages.SUCCESS,
+            )
         if skipped:
-            self.message_user(request, ngettext("%d hook was not copied: its hook is not registered.",
-                                                "%d hooks were not copied: their hooks are not registered.",
-                                                skipped) % skipped, messages.WARNING)
+            self.message_user(
+                request,
+                ngettext(
+                    "%d hook was not copied: its hook is not registered.",
+                    "%d hooks were not copied: their hooks are not registered.",
+                    skipped,
+                )
+                % skipped,
+                messages.WARNING,
+            )
 
     @admin.action(description=_("Move selected hooks to the top of their stash"), permissions=["change"])
     def move_to_top(self, request, queryset):
@@ -168,6 +196,9 @@ class HookConfigAdmin(admin_guard.GuardedHookChanges, OneChangePerPost, ShownPar
 
     def _move(self, request, queryset, top):
         count = processing.move_hooks(queryset, top)
-        message = (ngettext("%d hook moved to the top.", "%d hooks moved to the top.", count) if top
-                   else ngettext("%d hook moved to the bottom.", "%d hooks moved to the bottom.", count))
+        message = (
+            ngettext("%d hook moved to the top.", "%d hooks moved to the top.", count)
+            if top
+            else ngettext("%d hook moved to the bottom.", "%d hooks moved to the bottom.", count)
+        )
         self.message_user(request, message % count, messages.SUCCESS)

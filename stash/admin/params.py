@@ -5,6 +5,7 @@ The form is django-jsonform's widget, fed a schema derived from the hook's ``par
 of types) gets raw JSON only. Either way the field posts one JSON text, so the form that holds the
 widget checks it like any other: see ``HookConfigForm``.
 """
+
 from __future__ import annotations
 
 import json
@@ -65,8 +66,9 @@ def _field(spec: Any) -> dict[str, Any] | None:
 
 def _enum_type(values: list) -> str | None:
     for types, name in _ENUM_TYPES:
-        if values and all(isinstance(value, types) and (name == "boolean" or not isinstance(value, bool))
-                          for value in values):
+        if values and all(
+            isinstance(value, types) and (name == "boolean" or not isinstance(value, bool)) for value in values
+        ):
             return name
     return None
 
@@ -87,16 +89,21 @@ def is_blank(value: Any) -> bool:
 def filled_in(params: dict[str, Any]) -> dict[str, Any]:
     """The params as the generated form posts them, without what nobody filled in: blank list items
     (the form shows one empty input in an empty list), then blank params (left out)."""
-    params = {key: [item for item in value if not is_blank(item)] if isinstance(value, list) else value
-              for key, value in params.items()}
+    params = {
+        key: [item for item in value if not is_blank(item)] if isinstance(value, list) else value
+        for key, value in params.items()
+    }
     return {key: value for key, value in params.items() if not is_blank(value)}
 
 
 def without_defaults(params: dict[str, Any], defaults: dict[str, Any], stored: frozenset[str]) -> dict[str, Any]:
     """``params`` without those at the hook's default that the saved config did not have (the form
     fills defaults in; a config that stored one keeps it). An unchanged save then changes nothing."""
-    return {key: value for key, value in params.items()
-            if key in stored or key not in defaults or _json(value) != _json(defaults[key])}
+    return {
+        key: value
+        for key, value in params.items()
+        if key in stored or key not in defaults or _json(value) != _json(defaults[key])
+    }
 
 
 def _json(value: Any) -> str:
@@ -148,8 +155,13 @@ class ParamsWidget(forms.Widget):
 
     template_name = "admin/stash/params_editor.html"
 
-    def __init__(self, attrs: dict[str, Any] | None = None, schema: dict[str, Any] | None = None,
-                 hook: str = "", folded: bool = False) -> None:
+    def __init__(
+        self,
+        attrs: dict[str, Any] | None = None,
+        schema: dict[str, Any] | None = None,
+        hook: str = "",
+        folded: bool = False,
+    ) -> None:
         super().__init__(attrs)
         self.schema = schema
         self.hook = hook
@@ -199,10 +211,20 @@ class ParamsWidget(forms.Widget):
             raw_mode = self.posted_raw if self.posted_raw is not None else (params is None or unknown)
             widget = JSONFormWidget(schema=self.schema)
             widget.add_error(self.errors)
-            form_html = widget.render(f"{name}_form", json.dumps(params or {}),
-                                      attrs={"id": f"{attrs.get('id', name)}_form"})
-        return render_to_string(self.template_name, {
-            "name": name, "raw": raw, "form": form_html, "raw_mode": raw_mode, "hook": self.hook,
-            "folded": self.folded, "open": self.open or params is None, "summary": summary(params),
-            "withheld": withheld,
-        })
+            form_html = widget.render(
+                f"{name}_form", json.dumps(params or {}), attrs={"id": f"{attrs.get('id', name)}_form"}
+            )
+        return render_to_string(
+            self.template_name,
+            {
+                "name": name,
+                "raw": raw,
+                "form": form_html,
+                "raw_mode": raw_mode,
+                "hook": self.hook,
+                "folded": self.folded,
+                "open": self.open or params is None,
+                "summary": summary(params),
+                "withheld": withheld,
+            },
+        )

@@ -7,6 +7,7 @@ its bytes are one), the rest as indented JSON.
 
 ``short_preview`` is the same in one line of a list: a text excerpt, the filename, a thumbnail.
 """
+
 from __future__ import annotations
 
 import base64
@@ -45,8 +46,11 @@ def preview(payload: Any) -> Preview:
         return Preview(data=_json(payload))
     texts = [(key, value) for key, value in payload.items() if isinstance(value, str) and key != FILE_KEY]
     rest = {key: value for key, value in payload.items() if not isinstance(value, str) and key != FILE_KEY}
-    return Preview(texts=texts, file=file_preview(payload[FILE_KEY]) if FILE_KEY in payload else None,
-                   data=_json(rest) if rest else "")
+    return Preview(
+        texts=texts,
+        file=file_preview(payload[FILE_KEY]) if FILE_KEY in payload else None,
+        data=_json(rest) if rest else "",
+    )
 
 
 def file_preview(value: Any) -> FilePreview:
@@ -96,4 +100,4 @@ def short_preview(payload: Any) -> ShortPreview:
 
 def _excerpt(text: str) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS - 1].rstrip() + "…"
+    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1].rstrip() + "…"

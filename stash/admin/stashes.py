@@ -1,5 +1,6 @@
 """The stash admin: a stash's page with its hooks in drag-and-drop order, its last 24 hours, its pipeline tools,
 review and examples."""
+
 from functools import partial
 
 from adminsortable2.admin import SortableAdminBase, SortableTabularInline
@@ -70,8 +71,18 @@ class StashAdmin(admin_guard.GuardedStashChanges, OneChangePerPost, SortableAdmi
     search_fields = ["slug", "name"]
     prepopulated_fields = {"slug": ["name"]}
     readonly_fields = ["config_version"]
-    fields = ["name", "slug", "description", "is_active", "allow_anonymous", "on_error", "max_payload_bytes",
-              "queue", "examples_policy", "config_version"]
+    fields = [
+        "name",
+        "slug",
+        "description",
+        "is_active",
+        "allow_anonymous",
+        "on_error",
+        "max_payload_bytes",
+        "queue",
+        "examples_policy",
+        "config_version",
+    ]
     inlines = [HookConfigInline]
 
     def get_queryset(self, request):
@@ -83,25 +94,39 @@ class StashAdmin(admin_guard.GuardedStashChanges, OneChangePerPost, SortableAdmi
     @admin.display(description=_("hooks"))
     def hooks_summary(self, obj):
         url = reverse("admin:stash_hookconfig_changelist") + "?" + urlencode({STASH_FILTER: obj.pk})
-        return format_html('<a href="{}">{}</a>', url, ngettext("%(n)d hook, %(on)d enabled",
-                                                                "%(n)d hooks, %(on)d enabled", obj.hook_count)
-                           % {"n": obj.hook_count, "on": obj.enabled_count})
+        return format_html(
+            '<a href="{}">{}</a>',
+            url,
+            ngettext("%(n)d hook, %(on)d enabled", "%(n)d hooks, %(on)d enabled", obj.hook_count)
+            % {"n": obj.hook_count, "on": obj.enabled_count},
+        )
 
     @admin.display(description=_("held for review"), ordering="held_count")
     def held(self, obj):
-        return format_html('<a href="{}" title="{}">{}</a>', reverse("admin:stash_stash_review", args=[obj.pk]),
-                           _("Review the held items, oldest first"), obj.held_count)
+        return format_html(
+            '<a href="{}" title="{}">{}</a>',
+            reverse("admin:stash_stash_review", args=[obj.pk]),
+            _("Review the held items, oldest first"),
+            obj.held_count,
+        )
 
     @admin.display(description=_("try the hooks"))
     def tools(self, obj):
-        return format_html('<a href="{}">{}</a> · <a href="{}">{}</a>',
-                           reverse("admin:stash_stash_simulate", args=[obj.pk]), _("simulate"),
-                           reverse("admin:stash_stash_replay", args=[obj.pk]), _("replay"))
+        return format_html(
+            '<a href="{}">{}</a> · <a href="{}">{}</a>',
+            reverse("admin:stash_stash_simulate", args=[obj.pk]),
+            _("simulate"),
+            reverse("admin:stash_stash_replay", args=[obj.pk]),
+            _("replay"),
+        )
 
     def get_urls(self):
         def view(function, route, name):
-            return path(f"<path:object_id>/{route}", self.admin_site.admin_view(partial(function, self)),
-                        name=f"stash_stash_{name}")
+            return path(
+                f"<path:object_id>/{route}",
+                self.admin_site.admin_view(partial(function, self)),
+                name=f"stash_stash_{name}",
+            )
 
         return [
             view(admin_views.simulate, "simulate/", "simulate"),
@@ -122,9 +147,15 @@ class StashAdmin(admin_guard.GuardedStashChanges, OneChangePerPost, SortableAdmi
             configs = list(stash.hooks.in_order())
             for config in configs:
                 if config.is_missing:
-                    self.message_user(request, _("Hook %(title)s uses %(hook)r, which is not registered: it fails by "
-                                                 "its on-error policy. Disable or delete it.")
-                                      % {"title": config.title, "hook": config.hook}, messages.WARNING)
+                    self.message_user(
+                        request,
+                        _(
+                            "Hook %(title)s uses %(hook)r, which is not registered: it fails by "
+                            "its on-error policy. Disable or delete it."
+                        )
+                        % {"title": config.title, "hook": config.hook},
+                        messages.WARNING,
+                    )
             extra_context = {**activity_context(stash, configs), **(extra_context or {})}
         if stash is not None:
             extra_context = {"pipeline_tools": admin_pipelines.tools(self, request, stash), **(extra_context or {})}
@@ -133,8 +164,11 @@ class StashAdmin(admin_guard.GuardedStashChanges, OneChangePerPost, SortableAdmi
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         # Golden examples that refused the hooks as edited are listed at the top of the page, with
         # the stash's own errors (the hooks table only points there).
-        refused = [line for formset in context.get("inline_admin_formsets", [])
-                   for line in getattr(formset.formset, "examples_refused", ())]
+        refused = [
+            line
+            for formset in context.get("inline_admin_formsets", [])
+            for line in getattr(formset.formset, "examples_refused", ())
+        ]
         if refused:
             context["adminform"].form.add_error(None, refused)
         return super().render_change_form(request, context, add, change, form_url, obj)

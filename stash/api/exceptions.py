@@ -8,6 +8,7 @@ document that cannot be imported with 400 per field, a change that breaks golden
 ``page_not_found`` and ``server_error`` are the project's error views (``handler400`` and so on):
 JSON under ``/api/``, Django's pages elsewhere.
 """
+
 import logging
 
 from django.conf import settings
@@ -46,8 +47,7 @@ class Unavailable(exceptions.APIException):
 
 
 def body_too_large_message():
-    return (f"The request body is larger than the {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes "
-            "this server accepts.")
+    return f"The request body is larger than the {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes this server accepts."
 
 
 def exception_handler(exc, context):
@@ -55,8 +55,10 @@ def exception_handler(exc, context):
     if isinstance(exc, ExamplesBroken):
         # Not an APIException: DRF would turn every value of the results into a string.
         set_rollback()
-        return Response({"detail": str(exc), "examples": [result.as_dict() for result in exc.broken]},
-                        status=status.HTTP_409_CONFLICT)
+        return Response(
+            {"detail": str(exc), "examples": [result.as_dict() for result in exc.broken]},
+            status=status.HTTP_409_CONFLICT,
+        )
     return drf_exception_handler(as_api_exception(exc), context)
 
 
@@ -103,8 +105,9 @@ def bad_request(request, exception, template_name="400.html"):
             error = exceptions.ParseError("The request could not be read.")
         return JsonResponse({"detail": str(error.detail)}, status=error.status_code)
     if isinstance(exception, RequestDataTooBig):
-        return render(request, "stash/error.html", {"title": "Too large", "message": body_too_large_message()},
-                      status=413)
+        return render(
+            request, "stash/error.html", {"title": "Too large", "message": body_too_large_message()}, status=413
+        )
     return defaults.bad_request(request, exception, template_name)
 
 

@@ -3,6 +3,7 @@
 A parameter given blank (``?stash=``) is refused, not read as absent; errors name the parameter,
 as the serializers' do.
 """
+
 import django_filters
 from django import forms
 from django.core.exceptions import ValidationError
@@ -35,8 +36,9 @@ class StashChoiceField(fields.ModelChoiceField):
             try:
                 validate_slug(value)
             except ValidationError:
-                raise ValidationError(self.error_messages["invalid_choice"], code="invalid_choice",
-                                      params={"value": value}) from None
+                raise ValidationError(
+                    self.error_messages["invalid_choice"], code="invalid_choice", params={"value": value}
+                ) from None
         return super().to_python(value)
 
 
@@ -47,10 +49,14 @@ class StashFilter(django_filters.ModelChoiceFilter):
 class ContentFilter(django_filters.FilterSet):
     """Query parameters of the item list."""
 
-    stash = StashFilter(queryset=Stash.objects.all(), to_field_name="slug",
-                        help_text="Only items of this stash (its slug).")
-    status = django_filters.ChoiceFilter(choices=Content.Status.choices, help_text="Only items with this status.",
-                                         error_messages={"invalid_choice": '"%(value)s" is not a valid choice.'})
+    stash = StashFilter(
+        queryset=Stash.objects.all(), to_field_name="slug", help_text="Only items of this stash (its slug)."
+    )
+    status = django_filters.ChoiceFilter(
+        choices=Content.Status.choices,
+        help_text="Only items with this status.",
+        error_messages={"invalid_choice": '"%(value)s" is not a valid choice.'},
+    )
 
     class Meta:
         model = Content

@@ -1,4 +1,5 @@
 """Pagination of lists that grow (items, pipeline versions): a cursor, so pages stay put while new rows arrive."""
+
 from rest_framework.pagination import CursorPagination
 
 from stash.api.serializers import PageParamsSerializer

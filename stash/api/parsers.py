@@ -1,4 +1,5 @@
 """Request parsers: JSON only, and JSON nested too deeply for Python is a 400, not a crash."""
+
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 

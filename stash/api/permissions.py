@@ -1,4 +1,5 @@
 """Who may do what: Django's model permissions, applied to stashes, items, hook configs, pipelines and examples."""
+
 from rest_framework.permissions import BasePermission, DjangoModelPermissions
 
 from stash import processing
@@ -98,8 +99,10 @@ class CanChangePipeline(HasPerm):
     those permissions (``processing.PIPELINE_PERMISSIONS``)."""
 
     perms = processing.PIPELINE_PERMISSIONS
-    message = ("Changing a stash's pipeline needs the permissions to change stashes and to add, change and "
-               "delete hook configs.")
+    message = (
+        "Changing a stash's pipeline needs the permissions to change stashes and to add, change and "
+        "delete hook configs."
+    )
 
 
 class CanImportDocument(BasePermission):
@@ -107,8 +110,10 @@ class CanImportDocument(BasePermission):
     admin's upload does: ``CanChangePipeline``'s, and for a document that carries golden examples
     (they replace the stash's) ``stash.add_example`` and ``stash.delete_example`` too."""
 
-    examples_message = ("This document carries golden examples, which replace the stash's: that needs the "
-                        "permissions to add and delete examples (or leave \"examples\" out).")
+    examples_message = (
+        "This document carries golden examples, which replace the stash's: that needs the "
+        'permissions to add and delete examples (or leave "examples" out).'
+    )
 
     def has_permission(self, request, view):
         missing = processing.missing_import_permissions(request.user, request.data)

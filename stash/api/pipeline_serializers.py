@@ -3,6 +3,7 @@
 A document is read by ``processing.import_document`` itself (it names each faulty hook and field);
 the document serializers here describe its shape for the schema and the answers.
 """
+
 from django.db import IntegrityError, transaction
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -19,9 +20,11 @@ _OPTIONAL = {"required": False}
 class DocumentStashSerializer(ModelSerializer):
     """A document's stash settings. An import sets those it gives and leaves the others."""
 
-    slug = serializers.CharField(required=False, allow_blank=True,
-                                 help_text="The stash it was exported from: an import never renames a stash, and "
-                                           "ignores it.")
+    slug = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        help_text="The stash it was exported from: an import never renames a stash, and ignores it.",
+    )
 
     class Meta:
         model = Stash
@@ -34,8 +37,9 @@ class DocumentHookSerializer(ModelSerializer):
     (which keeps its id, counters and secret params); the others are added or removed."""
 
     params = ParamsField(required=False)
-    position = serializers.IntegerField(required=False, help_text="Hooks run in increasing position (default: "
-                                                                  "in the order listed); no two share one.")
+    position = serializers.IntegerField(
+        required=False, help_text="Hooks run in increasing position (default: in the order listed); no two share one."
+    )
 
     class Meta:
         model = HookConfig
@@ -61,15 +65,19 @@ class PipelineDocumentSerializer(serializers.Serializer):
     format_version = serializers.ChoiceField(choices=[documents.FORMAT_VERSION])
     stash = DocumentStashSerializer(required=False)
     hooks = DocumentHookSerializer(many=True)
-    examples = DocumentExampleSerializer(many=True, required=False, help_text=(
-        "The golden examples (an export lists them all). Left out: an import keeps the stash's."))
+    examples = DocumentExampleSerializer(
+        many=True,
+        required=False,
+        help_text=("The golden examples (an export lists them all). Left out: an import keeps the stash's."),
+    )
 
 
 class ImportParamsSerializer(QueryParamsSerializer):
     """Query parameters of an import."""
 
-    dry_run = serializers.BooleanField(default=False, help_text="Only say what would change (and how the golden "
-                                                                "examples fare); change nothing.")
+    dry_run = serializers.BooleanField(
+        default=False, help_text="Only say what would change (and how the golden examples fare); change nothing."
+    )
 
 
 class ExampleResultSerializer(serializers.Serializer):
@@ -80,12 +88,15 @@ class ExampleResultSerializer(serializers.Serializer):
     status = serializers.ChoiceField(
         choices=["passed", "breaks", "already failing", "not run in time", "failed"],
         help_text="In a change's check, `breaks`: it passed on the live version and fails on the new one (only "
-                  "these refuse a change); `already failing`: it fails on both; `not run in time`: it was not "
-                  "reached within STASH_EXAMPLES_TIMEOUT; `failed`: it fails and there is no live answer to compare.")
+        "these refuse a change); `already failing`: it fails on both; `not run in time`: it was not "
+        "reached within STASH_EXAMPLES_TIMEOUT; `failed`: it fails and there is no live answer to compare.",
+    )
     problems = serializers.ListField(child=serializers.CharField(), help_text="What differs; empty if it passed.")
     expected = serializers.ChoiceField(choices=Example.Verdict.choices, help_text="The verdict it expects.")
-    verdict = serializers.ChoiceField(choices=["", pipeline.ACCEPTED, pipeline.REJECTED, pipeline.HELD],
-                                      help_text="The verdict it got (blank: not run in time).")
+    verdict = serializers.ChoiceField(
+        choices=["", pipeline.ACCEPTED, pipeline.REJECTED, pipeline.HELD],
+        help_text="The verdict it got (blank: not run in time).",
+    )
     reason = serializers.CharField(allow_blank=True)
     code = serializers.CharField(allow_blank=True, help_text="The reason code it got.")
     hook = serializers.CharField(allow_blank=True, help_text="The hook that decided (label, or hook name).")
@@ -101,8 +112,10 @@ class ImportPlanSerializer(serializers.Serializer):
     changes = serializers.ListField(child=serializers.CharField(), help_text="What changes, one phrase each.")
     applied = serializers.BooleanField(help_text="False for a dry run, or when nothing changes.")
     version = serializers.IntegerField(allow_null=True, help_text="The version the change made, if applied.")
-    examples = ExampleResultSerializer(many=True, help_text="The golden examples, run through the new pipeline "
-                                                            "(each's `status` compares it with the live one).")
+    examples = ExampleResultSerializer(
+        many=True,
+        help_text="The golden examples, run through the new pipeline (each's `status` compares it with the live one).",
+    )
 
 
 class ExamplesBrokenSerializer(serializers.Serializer):
@@ -120,15 +133,23 @@ class ExampleRunSerializer(serializers.Serializer):
 class VersionSerializer(ModelSerializer):
     """A version of a stash's pipeline: one change, who made it, when and what it changed."""
 
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True,
-                                              help_text="Who made the change; null for commands and workers.")
+    created_by = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="Who made the change; null for commands and workers.",
+    )
 
     class Meta:
         model = PipelineVersion
         fields = ["number", "created_at", "created_by", "summary"]
         read_only_fields = fields
-        extra_kwargs = {"number": {"help_text": "The stash's config_version it made; a run's config_version "
-                                                "names the version that judged it."}}
+        extra_kwargs = {
+            "number": {
+                "help_text": "The stash's config_version it made; a run's config_version "
+                "names the version that judged it."
+            }
+        }
 
 
 class VersionDetailSerializer(VersionSerializer):
@@ -145,8 +166,10 @@ class VersionDetailSerializer(VersionSerializer):
 
 def _version_numbers(**kwargs):
     # "from" is a keyword: the fields are named in a dict.
-    return {"from": serializers.IntegerField(help_text="The earlier version.", **kwargs),
-            "to": serializers.IntegerField(help_text="The later version.", **kwargs)}
+    return {
+        "from": serializers.IntegerField(help_text="The earlier version.", **kwargs),
+        "to": serializers.IntegerField(help_text="The later version.", **kwargs),
+    }
 
 
 class VersionDiffParamsSerializer(QueryParamsSerializer):
@@ -158,8 +181,9 @@ class VersionDiffParamsSerializer(QueryParamsSerializer):
     def validate(self, attrs):
         stash = self.context["stash"]
         known = set(stash.versions.filter(number__in=attrs.values()).values_list("number", flat=True))
-        missing = {name: [f"{stash.slug} has no version {number}."] for name, number in attrs.items()
-                   if number not in known}
+        missing = {
+            name: [f"{stash.slug} has no version {number}."] for name, number in attrs.items() if number not in known
+        }
         if missing:
             raise serializers.ValidationError(missing)
         return attrs
@@ -169,8 +193,11 @@ class VersionDiffSerializer(serializers.Serializer):
     """What changed from one version to another."""
 
     def get_fields(self):
-        return {**_version_numbers(), "changes": serializers.ListField(child=serializers.CharField()),
-                "diff": serializers.CharField(allow_blank=True, help_text="A unified diff of the two documents.")}
+        return {
+            **_version_numbers(),
+            "changes": serializers.ListField(child=serializers.CharField()),
+            "diff": serializers.CharField(allow_blank=True, help_text="A unified diff of the two documents."),
+        }
 
 
 class ExampleSerializer(ModelSerializer):
@@ -178,10 +205,12 @@ class ExampleSerializer(ModelSerializer):
     the reason code and the deciding hook). No two examples of a stash share a name."""
 
     payload = PayloadField()
-    content = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True,
-                                                 help_text="The item it was made from, if any.")
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True,
-                                              help_text="Who added it.")
+    content = serializers.PrimaryKeyRelatedField(
+        read_only=True, allow_null=True, help_text="The item it was made from, if any."
+    )
+    created_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True, help_text="Who added it."
+    )
 
     class Meta:
         model = Example

@@ -1,5 +1,6 @@
 """API views of pipelines as code, under ``stashes/<slug>/``: the pipeline document, its versions
 and the stash's golden examples; each a call into ``stash.processing``."""
+
 from django.core.exceptions import ValidationError
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, viewsets
@@ -31,8 +32,9 @@ from stash.processing import limits
 VERSION_NUMBER = OpenApiParameter("number", int, OpenApiParameter.PATH, description="The version's number.")
 EXAMPLE_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="The example's id.")
 
-CHANGE_PERMISSIONS = ("`stash.change_stash`, `stash.add_hookconfig`, `stash.change_hookconfig` and "
-                      "`stash.delete_hookconfig`")
+CHANGE_PERMISSIONS = (
+    "`stash.change_stash`, `stash.add_hookconfig`, `stash.change_hookconfig` and `stash.delete_hookconfig`"
+)
 
 
 class PipelineView(StashScoped, GenericAPIView):
@@ -63,7 +65,7 @@ class PipelineView(StashScoped, GenericAPIView):
     @extend_schema(
         summary="Read a stash's pipeline document",
         description="Its settings, its hooks in order and its golden examples, as `manage.py stash_pipeline export` "
-                    "writes them: no config ids, no secret params. Needs `stash.view_hookconfig`.",
+        "writes them: no config ids, no secret params. Needs `stash.view_hookconfig`.",
         parameters=[STASH_SLUG],
         responses={200: PipelineDocumentSerializer, **errors(401, 403, 404)},
     )
@@ -73,13 +75,13 @@ class PipelineView(StashScoped, GenericAPIView):
     @extend_schema(
         summary="Make a stash's pipeline what a document says",
         description="Checked as the admin checks a save (a 400 names each faulty hook by its index, and the field), "
-                    "then the stash's golden examples (or the document's own, which replace them) run through the "
-                    "new hooks, then the change is made all or nothing, as one new version. Hooks are matched by "
-                    "hook name and label: a matched hook keeps its id, counters and secret params. With "
-                    "`dry_run`, only says what would change. A stash whose examples_policy is block refuses a change "
-                    "that breaks an example (409); one that warns makes it, and the answer shows the failures. "
-                    f"Needs {CHANGE_PERMISSIONS}; a document with `examples` also `stash.add_example` and "
-                    "`stash.delete_example`. Creating a stash is `manage.py stash_pipeline import`'s.",
+        "then the stash's golden examples (or the document's own, which replace them) run through the "
+        "new hooks, then the change is made all or nothing, as one new version. Hooks are matched by "
+        "hook name and label: a matched hook keeps its id, counters and secret params. With "
+        "`dry_run`, only says what would change. A stash whose examples_policy is block refuses a change "
+        "that breaks an example (409); one that warns makes it, and the answer shows the failures. "
+        f"Needs {CHANGE_PERMISSIONS}; a document with `examples` also `stash.add_example` and "
+        "`stash.delete_example`. Creating a stash is `manage.py stash_pipeline import`'s.",
         parameters=[STASH_SLUG, ImportParamsSerializer],
         request=PipelineDocumentSerializer,
         responses={200: ImportPlanSerializer, **errors(400, 401, 403, 404, 413, 415), **BROKEN, **SLOW},
@@ -92,17 +94,23 @@ class PipelineView(StashScoped, GenericAPIView):
 
 
 @extend_schema_view(
-    list=extend_schema(summary="List a stash's pipeline versions",
-                       description="Every change of the stash's settings or hooks, newest first, in cursor pages. "
-                                   "Needs `stash.view_hookconfig`.",
-                       parameters=[STASH_SLUG], responses={200: VersionSerializer, **errors(400, 401, 403, 404)}),
-    retrieve=extend_schema(summary="Read a pipeline version, with its document",
-                           description="The document has no secret params. Needs `stash.view_hookconfig`.",
-                           parameters=[STASH_SLUG, VERSION_NUMBER],
-                           responses={200: VersionDetailSerializer, **errors(401, 403, 404)}),
+    list=extend_schema(
+        summary="List a stash's pipeline versions",
+        description="Every change of the stash's settings or hooks, newest first, in cursor pages. "
+        "Needs `stash.view_hookconfig`.",
+        parameters=[STASH_SLUG],
+        responses={200: VersionSerializer, **errors(400, 401, 403, 404)},
+    ),
+    retrieve=extend_schema(
+        summary="Read a pipeline version, with its document",
+        description="The document has no secret params. Needs `stash.view_hookconfig`.",
+        parameters=[STASH_SLUG, VERSION_NUMBER],
+        responses={200: VersionDetailSerializer, **errors(401, 403, 404)},
+    ),
 )
-class VersionViewSet(StashScoped, SerializerPerAction, mixins.ListModelMixin, mixins.RetrieveModelMixin,
-                     viewsets.GenericViewSet):
+class VersionViewSet(
+    StashScoped, SerializerPerAction, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
     """The versions of a stash's pipeline: one per change, compared and restored."""
 
     serializer_class = VersionSerializer
@@ -122,7 +130,7 @@ class VersionViewSet(StashScoped, SerializerPerAction, mixins.ListModelMixin, mi
     @extend_schema(
         summary="Compare two pipeline versions",
         description="What changed from version `from` to version `to` (either may be the later), in phrases and as "
-                    "a unified diff of their documents. Needs `stash.view_hookconfig`.",
+        "a unified diff of their documents. Needs `stash.view_hookconfig`.",
         parameters=[STASH_SLUG, VersionDiffParamsSerializer],
         responses={200: VersionDiffSerializer, **errors(400, 401, 403, 404)},
     )
@@ -136,8 +144,8 @@ class VersionViewSet(StashScoped, SerializerPerAction, mixins.ListModelMixin, mi
     @extend_schema(
         summary="Restore a pipeline version",
         description="Makes the stash's settings and hooks what this version had, as a new version (its golden "
-                    "examples stay, and run first, as for an import). A hook whose name is no longer registered "
-                    f"makes it a 400. Needs {CHANGE_PERMISSIONS}.",
+        "examples stay, and run first, as for an import). A hook whose name is no longer registered "
+        f"makes it a 400. Needs {CHANGE_PERMISSIONS}.",
         parameters=[STASH_SLUG, VERSION_NUMBER],
         request=None,
         responses={200: ImportPlanSerializer, **errors(400, 401, 403, 404), **BROKEN, **SLOW},
@@ -149,23 +157,48 @@ class VersionViewSet(StashScoped, SerializerPerAction, mixins.ListModelMixin, mi
 
 
 @extend_schema_view(
-    list=extend_schema(summary="List a stash's golden examples", parameters=[STASH_SLUG],
-                       description="By name. Needs `stash.view_example`.",
-                       responses={200: ExampleSerializer(many=True), **errors(401, 403, 404)}),
-    create=extend_schema(summary="Add a golden example to a stash", parameters=[STASH_SLUG],
-                         description="Needs `stash.add_example`.",
-                         responses={201: ExampleSerializer, **errors(400, 401, 403, 404, 413, 415)}),
-    retrieve=extend_schema(summary="Read a golden example", parameters=[STASH_SLUG, EXAMPLE_ID],
-                           responses={200: ExampleSerializer, **errors(401, 403, 404)}),
-    update=extend_schema(summary="Replace a golden example", parameters=[STASH_SLUG, EXAMPLE_ID],
-                         responses={200: ExampleSerializer, **errors(400, 401, 403, 404, 413, 415)}),
-    partial_update=extend_schema(summary="Change a golden example", parameters=[STASH_SLUG, EXAMPLE_ID],
-                                 responses={200: ExampleSerializer, **errors(400, 401, 403, 404, 413, 415)}),
-    destroy=extend_schema(summary="Remove a golden example", parameters=[STASH_SLUG, EXAMPLE_ID],
-                          responses={204: None, **errors(401, 403, 404)}),
+    list=extend_schema(
+        summary="List a stash's golden examples",
+        parameters=[STASH_SLUG],
+        description="By name. Needs `stash.view_example`.",
+        responses={200: ExampleSerializer(many=True), **errors(401, 403, 404)},
+    ),
+    create=extend_schema(
+        summary="Add a golden example to a stash",
+        parameters=[STASH_SLUG],
+        description="Needs `stash.add_example`.",
+        responses={201: ExampleSerializer, **errors(400, 401, 403, 404, 413, 415)},
+    ),
+    retrieve=extend_schema(
+        summary="Read a golden example",
+        parameters=[STASH_SLUG, EXAMPLE_ID],
+        responses={200: ExampleSerializer, **errors(401, 403, 404)},
+    ),
+    update=extend_schema(
+        summary="Replace a golden example",
+        parameters=[STASH_SLUG, EXAMPLE_ID],
+        responses={200: ExampleSerializer, **errors(400, 401, 403, 404, 413, 415)},
+    ),
+    partial_update=extend_schema(
+        summary="Change a golden example",
+        parameters=[STASH_SLUG, EXAMPLE_ID],
+        responses={200: ExampleSerializer, **errors(400, 401, 403, 404, 413, 415)},
+    ),
+    destroy=extend_schema(
+        summary="Remove a golden example",
+        parameters=[STASH_SLUG, EXAMPLE_ID],
+        responses={204: None, **errors(401, 403, 404)},
+    ),
 )
-class ExampleViewSet(StashScoped, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
-                     mixins.UpdateModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet):
+class ExampleViewSet(
+    StashScoped,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.UpdateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
     """A stash's golden examples: payloads with the verdict its pipeline must give them."""
 
     serializer_class = ExampleSerializer
@@ -185,7 +218,7 @@ class ExampleViewSet(StashScoped, mixins.ListModelMixin, mixins.RetrieveModelMix
     @extend_schema(
         summary="Run a stash's golden examples",
         description="Through its current hooks, in a child process (nothing is saved or counted, no sink is "
-                    "called). Needs `stash.view_example`.",
+        "called). Needs `stash.view_example`.",
         parameters=[STASH_SLUG],
         request=None,
         responses={200: ExampleRunSerializer, **errors(401, 403, 404), **SLOW},
@@ -193,5 +226,6 @@ class ExampleViewSet(StashScoped, mixins.ListModelMixin, mixins.RetrieveModelMix
     @action(detail=False, methods=["post"], permission_classes=[IsAuthenticated, permissions.CanRunExamples])
     def run(self, request, stash_slug=None):
         results = processing.run_examples(self.stash)
-        return Response({"passed": all(result.passed for result in results),
-                         "results": [result.as_dict() for result in results]})
+        return Response(
+            {"passed": all(result.passed for result in results), "results": [result.as_dict() for result in results]}
+        )

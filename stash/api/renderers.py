@@ -1,4 +1,5 @@
 """Response renderers: JSON that can always be written, even when it echoes a lone surrogate back."""
+
 from rest_framework import renderers
 
 

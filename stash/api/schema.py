@@ -1,4 +1,5 @@
 """OpenAPI helpers: the documented error answers that many endpoints share, and schema corrections."""
+
 from drf_spectacular.contrib.django_filters import DjangoFilterExtension
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.types import OpenApiTypes
@@ -22,20 +23,34 @@ _MEANINGS = {
 }
 
 #: A change that breaks golden examples of a stash whose examples_policy is "block".
-BROKEN = {409: OpenApiResponse(ExamplesBrokenSerializer, description=(
-    "The change breaks golden examples of a stash that refuses such changes (examples_policy block): they passed "
-    "on the live version and fail on the new one. Nothing changed; `examples` lists the broken ones. Also "
-    "(without `examples`) when the pipeline kept changing while its examples ran."))}
+BROKEN = {
+    409: OpenApiResponse(
+        ExamplesBrokenSerializer,
+        description=(
+            "The change breaks golden examples of a stash that refuses such changes (examples_policy block): "
+            "they passed on the live version and fail on the new one. Nothing changed; `examples` lists the "
+            "broken ones. Also (without `examples`) when the pipeline kept changing while its examples ran."
+        ),
+    )
+}
 #: The golden examples run in a child process; its failure refuses a change of a stash that blocks.
-SLOW = {503: OpenApiResponse(ErrorSerializer, description=(
-    "The process running the golden examples failed. Examples not run within STASH_EXAMPLES_TIMEOUT seconds "
-    "are not this: they are reported as not run in time."))}
+SLOW = {
+    503: OpenApiResponse(
+        ErrorSerializer,
+        description=(
+            "The process running the golden examples failed. Examples not run within STASH_EXAMPLES_TIMEOUT seconds "
+            "are not this: they are reported as not run in time."
+        ),
+    )
+}
 
 
 def errors(*codes):
     """``responses`` entries for the given error status codes."""
-    return {code: OpenApiResponse(OpenApiTypes.OBJECT if code == 400 else ErrorSerializer, description=_MEANINGS[code])
-            for code in codes}
+    return {
+        code: OpenApiResponse(OpenApiTypes.OBJECT if code == 400 else ErrorSerializer, description=_MEANINGS[code])
+        for code in codes
+    }
 
 
 class ContentEditSchema(OpenApiSerializerExtension):

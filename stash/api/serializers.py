@@ -1,4 +1,5 @@
 """Serializers: what the API reads and writes, each with its fields listed."""
+
 import functools
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -16,14 +17,26 @@ from stash.models import Content, HookConfig, PipelineRun, Stash
 #: A query parameter given blank (``?stash=``) is refused, not read as absent.
 BLANK_PARAMETER = "Give a value, or leave the parameter out."
 
-_JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
-               float: "a number", type(None): "null"}
+_JSON_TYPES = {
+    dict: "an object",
+    list: "an array",
+    str: "a string",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    type(None): "null",
+}
 
 
-@extend_schema_field({"type": "object", "additionalProperties": True,
-                      "description": "Any JSON object that every database can store: no NUL character or lone "
-                                     "surrogate in its strings and keys, at most 100 levels deep, no integer of "
-                                     "more than 1000 digits; and at most the stash's max_payload_bytes."})
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": True,
+        "description": "Any JSON object that every database can store: no NUL character or lone "
+        "surrogate in its strings and keys, at most 100 levels deep, no integer of "
+        "more than 1000 digits; and at most the stash's max_payload_bytes.",
+    }
+)
 class JSONObjectField(serializers.JSONField):
     """A JSON object that every database can store (``models.unstorable``); ``what`` names it in errors."""
 
@@ -56,8 +69,13 @@ class ParsedPayloadField(PayloadField):
         return data
 
 
-@extend_schema_field({"type": "object", "additionalProperties": True,
-                      "description": "Settings, checked against the hook's params_schema."})
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": True,
+        "description": "Settings, checked against the hook's params_schema.",
+    }
+)
 class ParamsField(ParsedPayloadField):
     """A hook config's params: a JSON object; that every database can store them and that they
     fit the hook's schema, ``HookConfig.save`` checks."""
@@ -152,21 +170,43 @@ class ModelSerializer(serializers.ModelSerializer):
 
     serializer_field_mapping = {
         **serializers.ModelSerializer.serializer_field_mapping,
-        dj_models.CharField: StringField, dj_models.TextField: StringField, dj_models.BooleanField: BooleanField,
-        **{field: IntegerField for field in (dj_models.IntegerField, dj_models.PositiveIntegerField,
-                                             dj_models.PositiveBigIntegerField, dj_models.PositiveSmallIntegerField,
-                                             dj_models.BigIntegerField, dj_models.SmallIntegerField)},
+        dj_models.CharField: StringField,
+        dj_models.TextField: StringField,
+        dj_models.BooleanField: BooleanField,
+        **{
+            field: IntegerField
+            for field in (
+                dj_models.IntegerField,
+                dj_models.PositiveIntegerField,
+                dj_models.PositiveBigIntegerField,
+                dj_models.PositiveSmallIntegerField,
+                dj_models.BigIntegerField,
+                dj_models.SmallIntegerField,
+            )
+        },
     }
 
 
 class StashSerializer(ModelSerializer):
-    effective_queue = serializers.CharField(read_only=True,
-                                            help_text="The Celery queue its items go to: `queue`, or the default.")
+    effective_queue = serializers.CharField(
+        read_only=True, help_text="The Celery queue its items go to: `queue`, or the default."
+    )
 
     class Meta:
         model = Stash
-        fields = ["slug", "name", "description", "is_active", "allow_anonymous", "on_error", "max_payload_bytes",
-                  "config_version", "queue_head", "queue", "effective_queue"]
+        fields = [
+            "slug",
+            "name",
+            "description",
+            "is_active",
+            "allow_anonymous",
+            "on_error",
+            "max_payload_bytes",
+            "config_version",
+            "queue_head",
+            "queue",
+            "effective_queue",
+        ]
         read_only_fields = fields
 
 
@@ -181,8 +221,11 @@ class TrailEntrySerializer(serializers.Serializer):
     code = serializers.CharField(allow_blank=True, help_text="A short reason code, e.g. missing_fields.")
     message = serializers.CharField(allow_blank=True, help_text="The reason, in words.")
     duration_ms = serializers.FloatField()
-    would = serializers.ChoiceField(choices=["", "drop", "hold", "transform"], default="",
-                                    help_text="What an observing hook would have done; blank otherwise.")
+    would = serializers.ChoiceField(
+        choices=["", "drop", "hold", "transform"],
+        default="",
+        help_text="What an observing hook would have done; blank otherwise.",
+    )
 
 
 class RunSerializer(ModelSerializer):
@@ -190,11 +233,22 @@ class RunSerializer(ModelSerializer):
 
     class Meta:
         model = PipelineRun
-        fields = ["revision", "config_version", "outcome", "reason", "started_at", "finished_at", "duration_ms",
-                  "trail"]
+        fields = [
+            "revision",
+            "config_version",
+            "outcome",
+            "reason",
+            "started_at",
+            "finished_at",
+            "duration_ms",
+            "trail",
+        ]
         read_only_fields = fields
-        extra_kwargs = {"config_version": {"help_text": "The pipeline version that judged it: "
-                                                        "stashes/<slug>/versions/<config_version>/."}}
+        extra_kwargs = {
+            "config_version": {
+                "help_text": "The pipeline version that judged it: stashes/<slug>/versions/<config_version>/."
+            }
+        }
 
 
 class HookRefSerializer(ModelSerializer):
@@ -209,21 +263,46 @@ class ContentSerializer(ModelSerializer):
 
     stash = StashSlugField()
     payload = PayloadField()
-    decided_by = HookRefSerializer(read_only=True, allow_null=True,
-                                   help_text="The hook that rejected or held the item.")
+    decided_by = HookRefSerializer(
+        read_only=True, allow_null=True, help_text="The hook that rejected or held the item."
+    )
     submitted_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     reviewed_by = serializers.SerializerMethodField(
         help_text="The person whose review gave the item its current status (decided_by stays the hook that "
-                  "held or rejected it); null when the hooks gave it.")
+        "held or rejected it); null when the hooks gave it."
+    )
 
     class Meta:
         model = Content
-        fields = ["id", "stash", "payload", "status", "reason", "decided_by", "reviewed_by", "revision",
-                  "processed_revision", "queue_seq", "source", "submitted_by", "created_at", "updated_at",
-                  "processed_at"]
-        read_only_fields = ["id", "status", "reason", "revision", "processed_revision", "queue_seq", "source",
-                            "created_at", "updated_at", "processed_at"]
-
+        fields = [
+            "id",
+            "stash",
+            "payload",
+            "status",
+            "reason",
+            "decided_by",
+            "reviewed_by",
+            "revision",
+            "processed_revision",
+            "queue_seq",
+            "source",
+            "submitted_by",
+            "created_at",
+            "updated_at",
+            "processed_at",
+        ]
+        read_only_fields = [
+            "id",
+            "status",
+            "reason",
+            "revision",
+            "processed_revision",
+            "queue_seq",
+            "source",
+            "created_at",
+            "updated_at",
+            "processed_at",
+        ]
 
     def get_reviewed_by(self, content) -> str | None:
         reviewer = content.reviewer
@@ -264,8 +343,7 @@ class QueryParamsSerializer(serializers.Serializer):
     """Query parameters; one given blank (``?stash=``) is refused, not read as absent."""
 
     def to_internal_value(self, data):
-        blank = {name: [BLANK_PARAMETER] for name in self.fields
-                 if name in data and data[name] == ""}
+        blank = {name: [BLANK_PARAMETER] for name in self.fields if name in data and data[name] == ""}
         if blank:
             raise serializers.ValidationError(blank)
         return super().to_internal_value(data)
@@ -283,8 +361,10 @@ class ReprocessParamsSerializer(QueryParamsSerializer):
     """Query parameters of judging an item again."""
 
     include_reviewed = serializers.BooleanField(
-        default=False, help_text="Also when a person's decision gave the item its status: the decision is replaced "
-                                 "(kept in the item's history). Otherwise such an item answers 409.")
+        default=False,
+        help_text="Also when a person's decision gave the item its status: the decision is replaced "
+        "(kept in the item's history). Otherwise such an item answers 409.",
+    )
 
 
 class BulkSubmitSerializer(serializers.Serializer):
@@ -302,8 +382,9 @@ class BulkResultSerializer(serializers.Serializer):
 class QueueParamsSerializer(QueryParamsSerializer):
     """Query parameters of a stash's queue."""
 
-    after = serializers.IntegerField(min_value=0, max_value=2**63 - 1, default=0,
-                                     help_text="The last queue number read; 0 from the start.")
+    after = serializers.IntegerField(
+        min_value=0, max_value=2**63 - 1, default=0, help_text="The last queue number read; 0 from the start."
+    )
     limit = serializers.IntegerField(min_value=1, max_value=1000, default=100, help_text="Items per page.")
 
 
@@ -322,8 +403,10 @@ class QueuePageSerializer(serializers.Serializer):
     next = serializers.URLField(help_text="The next page (may be empty until more items are accepted).")
 
 
-VERBOSE_HELP = ("Run every enabled hook, even after one rejects or holds (that one is marked `stopped`, the "
-                "later ones `after_stop`), and show the payload after each transform. The verdict is the same.")
+VERBOSE_HELP = (
+    "Run every enabled hook, even after one rejects or holds (that one is marked `stopped`, the "
+    "later ones `after_stop`), and show the payload after each transform. The verdict is the same."
+)
 
 
 class SimulateParamsSerializer(QueryParamsSerializer):
@@ -336,28 +419,38 @@ class SimulateSerializer(serializers.Serializer):
     """A payload, or the id of an item of the stash to run on its current payload; not both."""
 
     payload = ParsedPayloadField(required=False, help_text="The payload to try. Give it, or `content_id`.")
-    content_id = serializers.UUIDField(required=False, help_text=(
-        "Run on the current payload of this item of the stash instead (one you may read)."))
+    content_id = serializers.UUIDField(
+        required=False, help_text=("Run on the current payload of this item of the stash instead (one you may read).")
+    )
     verbose = serializers.BooleanField(default=False, help_text=VERBOSE_HELP)
 
     def validate(self, attrs):
         given = [name for name in ("payload", processing.CONTENT_FIELD) if name in attrs]
         if len(given) != 1:
-            raise serializers.ValidationError("Give a payload or a content_id." if not given
-                                              else "Give a payload or a content_id, not both.")
+            raise serializers.ValidationError(
+                "Give a payload or a content_id." if not given else "Give a payload or a content_id, not both."
+            )
         return attrs
 
 
 class SimulatedStepSerializer(TrailEntrySerializer):
     """What one hook did in a simulation; a verbose one says more."""
 
-    stopped = serializers.BooleanField(required=False, help_text=(
-        "Verbose only: this hook decided the run (it would have ended there)."))
-    after_stop = serializers.BooleanField(required=False, help_text=(
-        "Verbose only: the run was decided before this hook, which ran only because of verbose mode."))
-    payload = serializers.DictField(required=False, allow_null=True, help_text=(
-        "Verbose only: the payload this transform produced (an observing one: would have); null for filters "
-        "and for transforms that changed nothing."))
+    stopped = serializers.BooleanField(
+        required=False, help_text=("Verbose only: this hook decided the run (it would have ended there).")
+    )
+    after_stop = serializers.BooleanField(
+        required=False,
+        help_text=("Verbose only: the run was decided before this hook, which ran only because of verbose mode."),
+    )
+    payload = serializers.DictField(
+        required=False,
+        allow_null=True,
+        help_text=(
+            "Verbose only: the payload this transform produced (an observing one: would have); null for filters "
+            "and for transforms that changed nothing."
+        ),
+    )
 
 
 class SimulationSerializer(serializers.Serializer):
@@ -378,21 +471,42 @@ class HookConfigSerializer(ModelSerializer):
     """One configured hook of a stash. ``hook`` is one of the registered names."""
 
     params = ParamsField(required=False)
-    missing = serializers.BooleanField(source="is_missing", read_only=True,
-                                       help_text="The hook's name is no longer registered.")
+    missing = serializers.BooleanField(
+        source="is_missing", read_only=True, help_text="The hook's name is no longer registered."
+    )
 
     class Meta:
         model = HookConfig
-        fields = ["id", "hook", "label", "params", "enabled", "mode", "position", "on_error", "condition",
-                  "timeout_ms", "missing", "runs_count", "kept_count", "dropped_count", "held_count",
-                  "errors_count", "time_total_us", "overturned_count", "created_at", "updated_at"]
+        fields = [
+            "id",
+            "hook",
+            "label",
+            "params",
+            "enabled",
+            "mode",
+            "position",
+            "on_error",
+            "condition",
+            "timeout_ms",
+            "missing",
+            "runs_count",
+            "kept_count",
+            "dropped_count",
+            "held_count",
+            "errors_count",
+            "time_total_us",
+            "overturned_count",
+            "created_at",
+            "updated_at",
+        ]
         read_only_fields = ["id", "position", *HookConfig.COUNTER_FIELDS, "created_at", "updated_at"]
 
     def get_fields(self):
         fields = super().get_fields()
         # The registry is code: its names are read on every request, never frozen in a schema.
-        fields["hook"] = serializers.ChoiceField(choices=[hook.name for hook in registry.all()],
-                                                 help_text="A registered hook (see /api/hooks/).")
+        fields["hook"] = serializers.ChoiceField(
+            choices=[hook.name for hook in registry.all()], help_text="A registered hook (see /api/hooks/)."
+        )
         return fields
 
     def create(self, validated_data):
@@ -405,8 +519,9 @@ class HookConfigSerializer(ModelSerializer):
 
     def update(self, instance, validated_data):
         if "params" in validated_data:
-            validated_data["params"] = processing.merge_secrets(instance, validated_data.get("hook", instance.hook),
-                                                                validated_data["params"])
+            validated_data["params"] = processing.merge_secrets(
+                instance, validated_data.get("hook", instance.hook), validated_data["params"]
+            )
         for name, value in validated_data.items():
             setattr(instance, name, value)
         return self._saved(instance)
@@ -433,10 +548,13 @@ class HookConfigSerializer(ModelSerializer):
 
 
 class ReorderSerializer(serializers.Serializer):
-    order = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
-                                  help_text="The ids of every hook of the stash, in their new order.")
-    config_version = serializers.IntegerField(min_value=1, max_value=2**31 - 1,
-                                              help_text="The stash's config_version this order was based on.")
+    order = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
+        help_text="The ids of every hook of the stash, in their new order.",
+    )
+    config_version = serializers.IntegerField(
+        min_value=1, max_value=2**31 - 1, help_text="The stash's config_version this order was based on."
+    )
 
 
 class HookOrderSerializer(serializers.Serializer):
@@ -470,4 +588,3 @@ class TokenRequestSerializer(serializers.Serializer):
 
 class TokenSerializer(serializers.Serializer):
     token = serializers.CharField(help_text="Send as `Authorization: Token <token>`.")
-

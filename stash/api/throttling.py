@@ -4,6 +4,7 @@ They count as ``stash.ops.access.AddressRateThrottle`` does (the submit form too
 as ``stash.ops.access.client_address`` gives it, so a client cannot reset its count by sending
 X-Forwarded-For; a failing cache lets requests through with a warning.
 """
+
 from axes.handlers.proxy import AxesProxyHandler
 from axes.helpers import get_credentials
 from rest_framework.exceptions import Throttled

@@ -1,4 +1,5 @@
 """API routes, under /api/ (namespace ``api``)."""
+
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
@@ -11,10 +12,8 @@ router = SimpleRouter()
 router.register("contents", views.ContentViewSet, basename="content")
 router.register("stashes", views.StashViewSet, basename="stash")
 router.register(r"stashes/(?P<stash_slug>[-a-zA-Z0-9_]+)/hooks", views.HookConfigViewSet, basename="hookconfig")
-router.register(r"stashes/(?P<stash_slug>[-a-zA-Z0-9_]+)/versions", pipeline_views.VersionViewSet,
-                basename="version")
-router.register(r"stashes/(?P<stash_slug>[-a-zA-Z0-9_]+)/examples", pipeline_views.ExampleViewSet,
-                basename="example")
+router.register(r"stashes/(?P<stash_slug>[-a-zA-Z0-9_]+)/versions", pipeline_views.VersionViewSet, basename="version")
+router.register(r"stashes/(?P<stash_slug>[-a-zA-Z0-9_]+)/examples", pipeline_views.ExampleViewSet, basename="example")
 router.register("hooks", views.HookTypeViewSet, basename="hook")
 
 urlpatterns = [

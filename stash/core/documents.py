@@ -12,6 +12,7 @@ A version (``PipelineVersion.document``) is the same without ``examples``, each 
 config ``id`` and its params with their secrets; an export has neither ids nor secrets. Plain
 data in, plain data out: this module reads attributes and compares dicts, nothing more.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -23,8 +24,17 @@ FORMAT = "stash.pipeline"
 FORMAT_VERSION = 1
 
 #: The stash's settings a document carries (its ``slug`` says where it came from; an import never renames).
-STASH_FIELDS = ("slug", "name", "description", "is_active", "allow_anonymous", "on_error", "max_payload_bytes",
-                "queue", "examples_policy")
+STASH_FIELDS = (
+    "slug",
+    "name",
+    "description",
+    "is_active",
+    "allow_anonymous",
+    "on_error",
+    "max_payload_bytes",
+    "queue",
+    "examples_policy",
+)
 #: Each hook's fields, in the order a document lists them.
 HOOK_FIELDS = ("hook", "label", "params", "enabled", "mode", "position", "on_error", "condition", "timeout_ms")
 #: Each golden example's fields.
@@ -37,8 +47,12 @@ def pipeline_document(stash: Any, configs: Iterable[Any], *, ids: bool = False) 
     for config in configs:
         hook = {name: _plain(getattr(config, name)) for name in HOOK_FIELDS}
         hooks.append({"id": config.pk, **hook} if ids else hook)
-    return {"format": FORMAT, "format_version": FORMAT_VERSION,
-            "stash": {name: getattr(stash, name) for name in STASH_FIELDS}, "hooks": hooks}
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "stash": {name: getattr(stash, name) for name in STASH_FIELDS},
+        "hooks": hooks,
+    }
 
 
 def example_entries(examples: Iterable[Any]) -> list[dict[str, Any]]:
@@ -56,8 +70,9 @@ def title(hook: dict[str, Any]) -> str:
     return str(hook.get("label") or hook.get("hook") or "?")
 
 
-def pair_hooks(old: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]
-               ) -> tuple[list[tuple[int, int]], list[int], list[int]]:
+def pair_hooks(
+    old: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]
+) -> tuple[list[tuple[int, int]], list[int], list[int]]:
     """Match the hooks of two documents: by ``id`` where both have one, else by the same hook
     name and label, first come first served. Returns (pairs of (old index, new index), old
     indexes left unmatched (removed), new indexes left unmatched (added))."""
@@ -75,8 +90,14 @@ def pair_hooks(old: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]
     added = []
     for index in unmatched_new:
         hook = new[index]
-        match = next((o for o in free_old if old[o].get("hook") == hook.get("hook")
-                      and (old[o].get("label") or "") == (hook.get("label") or "")), None)
+        match = next(
+            (
+                o
+                for o in free_old
+                if old[o].get("hook") == hook.get("hook") and (old[o].get("label") or "") == (hook.get("label") or "")
+            ),
+            None,
+        )
         if match is None:
             added.append(index)
         else:
@@ -99,8 +120,11 @@ def changes(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
     said += [f"removed {title(old_hooks[index])}" for index in removed]
     said += [f"added {title(new_hooks[index])}" for index in added]
     for before, after in pairs:
-        edited = [name for name in HOOK_FIELDS if name != "position"
-                  and old_hooks[before].get(name) != new_hooks[after].get(name)]
+        edited = [
+            name
+            for name in HOOK_FIELDS
+            if name != "position" and old_hooks[before].get(name) != new_hooks[after].get(name)
+        ]
         if edited:
             said.append(f"{title(new_hooks[after])}: {', '.join(edited)} changed")
     kept_order = [before for before, _after in pairs]
@@ -119,8 +143,7 @@ def summary(old: dict[str, Any] | None, new: dict[str, Any], note: str = "") -> 
 
 def diff_lines(old: dict[str, Any], new: dict[str, Any], old_name: str = "a", new_name: str = "b") -> list[str]:
     """A unified diff of the two documents as indented JSON."""
-    return list(difflib.unified_diff(dumps(old).splitlines(), dumps(new).splitlines(), old_name, new_name,
-                                     lineterm=""))
+    return list(difflib.unified_diff(dumps(old).splitlines(), dumps(new).splitlines(), old_name, new_name, lineterm=""))
 
 
 def dumps(document: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ payload.a.all(y, ...))``) stops with ``ExpressionError`` after ``MAX_STEPS`` eva
 ``MAX_SECONDS``, whichever comes first, in any thread (the pipeline's per-hook deadline only
 interrupts in a worker's main thread).
 """
+
 from __future__ import annotations
 
 import logging
@@ -44,8 +45,26 @@ _OVERFLOWS = frozenset({"overflow", "return error for overflow"})
 _MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
 # CEL's own global functions, the only ones a condition may call.
 FUNCTIONS = frozenset(
-    {"has", "dyn", "size", "contains", "startsWith", "endsWith", "matches", "type", "bool", "bytes",
-     "double", "duration", "int", "list", "map", "string", "timestamp", "uint"}
+    {
+        "has",
+        "dyn",
+        "size",
+        "contains",
+        "startsWith",
+        "endsWith",
+        "matches",
+        "type",
+        "bool",
+        "bytes",
+        "double",
+        "duration",
+        "int",
+        "list",
+        "map",
+        "string",
+        "timestamp",
+        "uint",
+    }
 )
 
 
@@ -122,8 +141,10 @@ def compile_condition(text: str) -> Callable[[Mapping[str, Any]], bool]:
         raise ExpressionError(f"The condition calls unknown function(s) {', '.join(calls)}.")
     dunders = sorted({str(token) for token in tree.scan_values(_is_identifier) if str(token).startswith("__")})
     if dunders:
-        raise ExpressionError(f"The condition uses {', '.join(dunders)}: names starting with __ are not allowed "
-                              "(conditions read payload data, not Python attributes).")
+        raise ExpressionError(
+            f"The condition uses {', '.join(dunders)}: names starting with __ are not allowed "
+            "(conditions read payload data, not Python attributes)."
+        )
     unknown = sorted(_names(tree) - VARIABLES - _bound_names(tree))
     if unknown:
         raise ExpressionError(
@@ -202,8 +223,11 @@ def _depth(tree: Tree[Token]) -> int:
 
 def _calls(tree: Tree[Token]) -> set[str]:
     """Functions called as ``name(...)`` (methods such as ``s.contains(x)`` are CEL's own)."""
-    return {str(node.children[0]) for node in tree.iter_subtrees()
-            if node.data == "ident_arg" and node.children and isinstance(node.children[0], Token)}
+    return {
+        str(node.children[0])
+        for node in tree.iter_subtrees()
+        if node.data == "ident_arg" and node.children and isinstance(node.children[0], Token)
+    }
 
 
 def _names(tree: Tree[Token]) -> set[str]:

@@ -18,6 +18,7 @@ a traceback follows its event on the same line.
 Values are bound in context variables (``structlog.contextvars``): hooks' own loggers, and
 Django's and Celery's, get them too.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -44,10 +45,13 @@ def formatter(output: str = "text") -> structlog.stdlib.ProcessorFormatter:
     else:
         # The plain traceback whatever is installed: Rich's (a development tool's dependency)
         # would draw boxes and show local values, a payload's included.
-        renderer = [structlog.dev.ConsoleRenderer(colors=False, pad_event_to=0,
-                                                  exception_formatter=structlog.dev.plain_traceback),
-                    # After the renderer, a processor is given the rendered line, not the event dict.
-                    cast(Processor, _one_line)]
+        renderer = [
+            structlog.dev.ConsoleRenderer(
+                colors=False, pad_event_to=0, exception_formatter=structlog.dev.plain_traceback
+            ),
+            # After the renderer, a processor is given the rendered line, not the event dict.
+            cast(Processor, _one_line),
+        ]
     return structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=[
             merge_contextvars,

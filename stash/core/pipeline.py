@@ -30,6 +30,7 @@ Runs that only look (simulate, replay, golden examples) run ``pipeline.looking()
 item: no sinks, and each hook that declares ``side_effects`` works on a scratch copy of its
 state (``hook.scratch()``), so it does what it would do and the real counters stay as they are.
 """
+
 from __future__ import annotations
 
 import copy
@@ -113,8 +114,12 @@ class Item:
         """The variables a condition can read."""
         return {
             "payload": self.payload,
-            "meta": {"stash": self.stash, "source": self.source, "revision": self.revision,
-                     "submitted_by": self.submitted_by or ""},
+            "meta": {
+                "stash": self.stash,
+                "source": self.source,
+                "revision": self.revision,
+                "submitted_by": self.submitted_by or "",
+            },
         }
 
 
@@ -184,12 +189,23 @@ class TrailEntry:
     def as_dict(self, verbose: bool = False) -> dict[str, Any]:
         """The entry as JSON-ready data, as runs store it; ``verbose`` adds ``stopped``,
         ``after_stop`` and ``payload``."""
-        data: dict[str, Any] = {"config_id": self.config_id, "hook": self.hook, "label": self.label,
-                "position": self.position, "outcome": self.outcome, "code": self.code,
-                "message": self.message, "duration_ms": round(self.duration_ms, 3), "would": self.would}
+        data: dict[str, Any] = {
+            "config_id": self.config_id,
+            "hook": self.hook,
+            "label": self.label,
+            "position": self.position,
+            "outcome": self.outcome,
+            "code": self.code,
+            "message": self.message,
+            "duration_ms": round(self.duration_ms, 3),
+            "would": self.would,
+        }
         if verbose:
-            data.update(stopped=self.stopped, after_stop=self.after_stop,
-                        payload=None if self.payload is None else dict(self.payload))
+            data.update(
+                stopped=self.stopped,
+                after_stop=self.after_stop,
+                payload=None if self.payload is None else dict(self.payload),
+            )
         return data
 
 
@@ -210,9 +226,17 @@ class Result:
 
     def as_dict(self) -> dict[str, Any]:
         """The result as JSON-ready data, as the API and ``stash_simulate --json`` show it."""
-        return {"verdict": self.verdict, "reason": self.reason, "code": self.code, "decided_by": self.decided_by,
-                "transformed": self.transformed, "payload": dict(self.payload), "duration_ms": self.duration_ms,
-                "verbose": self.verbose, "trail": [entry.as_dict(self.verbose) for entry in self.trail]}
+        return {
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "code": self.code,
+            "decided_by": self.decided_by,
+            "transformed": self.transformed,
+            "payload": dict(self.payload),
+            "duration_ms": self.duration_ms,
+            "verbose": self.verbose,
+            "trail": [entry.as_dict(self.verbose) for entry in self.trail],
+        }
 
 
 class _Deadline:
@@ -278,8 +302,14 @@ class Pipeline:
             pipeline.stopping(7, "stopped with its worker").run(item)
         """
         # Its condition is not evaluated again either: it may be what hung.
-        return Pipeline([replace(step, hook=_Stopped(step.kind, message), condition=None)
-                         if step.config_id == config_id else step for step in self.steps])
+        return Pipeline(
+            [
+                replace(step, hook=_Stopped(step.kind, message), condition=None)
+                if step.config_id == config_id
+                else step
+                for step in self.steps
+            ]
+        )
 
     def looking(self) -> Pipeline:
         """This pipeline for one item's run that only looks (simulate, replay, golden examples):
@@ -288,8 +318,12 @@ class Pipeline:
 
             result = pipeline.looking().run(item)   # rate_limit counts this item on a scratch count
         """
-        return Pipeline([replace(step, hook=step.hook.scratch()) if getattr(step.hook, "side_effects", False)
-                         else step for step in self.judging])
+        return Pipeline(
+            [
+                replace(step, hook=step.hook.scratch()) if getattr(step.hook, "side_effects", False) else step
+                for step in self.judging
+            ]
+        )
 
     def listeners(self, event: str) -> tuple[Step, ...]:
         """The steps, of any kind and in order, whose hook takes the lifecycle callback ``event``."""
@@ -328,22 +362,46 @@ class Pipeline:
         if decided is not None:
             payload, transformed = decided
 
-        return Result(verdict=verdict, payload=payload, transformed=transformed, reason=reason,
-                      code=code, decided_by=decided_by, trail=tuple(trail),
-                      duration_ms=(time.perf_counter() - started) * 1000, verbose=verbose)
+        return Result(
+            verdict=verdict,
+            payload=payload,
+            transformed=transformed,
+            reason=reason,
+            code=code,
+            decided_by=decided_by,
+            trail=tuple(trail),
+            duration_ms=(time.perf_counter() - started) * 1000,
+            verbose=verbose,
+        )
 
-    def _run_step(self, step: Step, item: Item, deadline: _Deadline,
-                  verbose: bool = False) -> tuple[TrailEntry, Any, str | None]:
+    def _run_step(
+        self, step: Step, item: Item, deadline: _Deadline, verbose: bool = False
+    ) -> tuple[TrailEntry, Any, str | None]:
         """Run one step: its trail entry, a new payload or None, and the verdict if it ends the run.
         ``verbose``: the entry of a transform that changed the payload carries the new one."""
         started = time.perf_counter()
 
-        def entry(outcome: str, code: str = "", message: str = "", would: str = "", stopped: bool = False,
-                  payload: Mapping[str, Any] | None = None) -> TrailEntry:
-            return TrailEntry(hook=step.name, label=step.label, config_id=step.config_id,
-                              position=step.position, outcome=outcome, code=code, message=message,
-                              duration_ms=(time.perf_counter() - started) * 1000, would=would,
-                              stopped=stopped, payload=payload if verbose else None)
+        def entry(
+            outcome: str,
+            code: str = "",
+            message: str = "",
+            would: str = "",
+            stopped: bool = False,
+            payload: Mapping[str, Any] | None = None,
+        ) -> TrailEntry:
+            return TrailEntry(
+                hook=step.name,
+                label=step.label,
+                config_id=step.config_id,
+                position=step.position,
+                outcome=outcome,
+                code=code,
+                message=message,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                would=would,
+                stopped=stopped,
+                payload=payload if verbose else None,
+            )
 
         timed_out = f"timed out after {_ms(step.timeout)} ms"
         try:
@@ -373,38 +431,48 @@ class Pipeline:
     @staticmethod
     def _judged(step: Step, entry: Callable[..., TrailEntry], decision: Any) -> tuple[TrailEntry, Any, str | None]:
         if not isinstance(decision, Decision):
-            return Pipeline._failed(step, entry, ERROR, "bad_return",
-                                    f"returned {type(decision).__name__}, not keep(), drop() or hold()")
+            return Pipeline._failed(
+                step, entry, ERROR, "bad_return", f"returned {type(decision).__name__}, not keep(), drop() or hold()"
+            )
         if decision.action == "keep":
             return entry(KEPT, decision.code), None, None
         verdict = REJECTED if decision.action == "drop" else HELD
         if step.mode == OBSERVE:
-            return entry(OBSERVED, decision.code, f"would {decision.action}: {decision.reason}",
-                         would=decision.action), None, None
+            return (
+                entry(OBSERVED, decision.code, f"would {decision.action}: {decision.reason}", would=decision.action),
+                None,
+                None,
+            )
         outcome = DROPPED if verdict == REJECTED else HELD
         return entry(outcome, decision.code, decision.reason, stopped=True), None, verdict
 
     @staticmethod
-    def _transformed(step: Step, entry: Callable[..., TrailEntry], item: Item,
-                     new_payload: Any) -> tuple[TrailEntry, Any, str | None]:
+    def _transformed(
+        step: Step, entry: Callable[..., TrailEntry], item: Item, new_payload: Any
+    ) -> tuple[TrailEntry, Any, str | None]:
         if new_payload is None:
             return entry(KEPT, "unchanged"), None, None
         if not isinstance(new_payload, Mapping):
-            return Pipeline._failed(step, entry, ERROR, "bad_return",
-                                    f"returned {type(new_payload).__name__}, not a payload object")
+            return Pipeline._failed(
+                step, entry, ERROR, "bad_return", f"returned {type(new_payload).__name__}, not a payload object"
+            )
         changed = _changed_keys(item.payload, new_payload)
         if not changed:
             return entry(KEPT, "unchanged"), None, None
         message = "changed " + ", ".join(changed)
         if step.mode == OBSERVE:
-            return entry(OBSERVED, "transformed", "would have " + message, would="transform",
-                         payload=dict(new_payload)), None, None
+            return (
+                entry(OBSERVED, "transformed", "would have " + message, would="transform", payload=dict(new_payload)),
+                None,
+                None,
+            )
         new_payload = dict(new_payload)
         return entry(TRANSFORMED, "transformed", message, payload=new_payload), new_payload, None
 
     @staticmethod
-    def _failed(step: Step, entry: Callable[..., TrailEntry], outcome: str, code: str,
-                message: str) -> tuple[TrailEntry, Any, str | None]:
+    def _failed(
+        step: Step, entry: Callable[..., TrailEntry], outcome: str, code: str, message: str
+    ) -> tuple[TrailEntry, Any, str | None]:
         if step.mode == OBSERVE or step.on_error == ON_ERROR_SKIP:
             return entry(outcome, code, message), None, None
         verdict = HELD if step.on_error == ON_ERROR_HOLD else REJECTED

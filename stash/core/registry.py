@@ -11,6 +11,7 @@
 A name is registered once: a second registration raises ``AlreadyRegistered``; looking up an
 unknown name raises ``NotRegistered``. Rows in the database only ever hold names.
 """
+
 from __future__ import annotations
 
 import re
@@ -73,6 +74,7 @@ def all() -> list[type[Any]]:  # shadows the builtin on purpose: the registry's 
 
 
 # --- secrets: params a hook declares write-only (``writeOnly`` in its schema) -----------------
+
 
 def secret_keys(name: str, params: Any) -> frozenset[str]:
     """The keys of ``params`` that are secret for hook ``name``: those its schema marks ``writeOnly``.

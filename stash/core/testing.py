@@ -12,6 +12,7 @@ code, payload and the trail entry that production records; a hook that raises sh
 ``error`` entry, as it would in the admin. Call the hook's method directly (``build_hook``) to
 see the exception itself.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -37,20 +38,32 @@ def make_item(payload: Mapping[str, Any] | None = None, **fields: Any) -> pipeli
     return pipeline.Item(payload=dict(payload or {}), **fields)
 
 
-def run_hook(hook: str | type[Any], params: Mapping[str, Any] | None = None, payload: Mapping[str, Any] | None = None,
-             *, timeout: float | None = None, **fields: Any) -> pipeline.Result:
+def run_hook(
+    hook: str | type[Any],
+    params: Mapping[str, Any] | None = None,
+    payload: Mapping[str, Any] | None = None,
+    *,
+    timeout: float | None = None,
+    **fields: Any,
+) -> pipeline.Result:
     """Run a filter or transform over ``payload`` as a one-step pipeline; see the module docstring."""
     instance = build_hook(hook, params)
-    step = pipeline.Step(hook=instance, name=getattr(instance, "name", "") or type(instance).__name__,
-                         timeout=timeout)
+    step = pipeline.Step(hook=instance, name=getattr(instance, "name", "") or type(instance).__name__, timeout=timeout)
     if step.kind == "sink":
         raise TypeError("run_hook runs filters and transforms; call a sink with send_event().")
     return pipeline.Pipeline([step]).run(make_item(payload, **fields))
 
 
-def send_event(hook: str | type[Any], params: Mapping[str, Any] | None, event: str,
-               payload: Mapping[str, Any] | None = None, *, verdict: str = pipeline.ACCEPTED, reason: str = "",
-               **fields: Any) -> bool:
+def send_event(
+    hook: str | type[Any],
+    params: Mapping[str, Any] | None,
+    event: str,
+    payload: Mapping[str, Any] | None = None,
+    *,
+    verdict: str = pipeline.ACCEPTED,
+    reason: str = "",
+    **fields: Any,
+) -> bool:
     """Call lifecycle callback ``event`` (``"on_accept"``...) of a hook, as a stored verdict would.
 
     Returns False if the configured hook does not take that event (it was not called); an

@@ -10,6 +10,7 @@ Where they cannot, they hand the work to ``bulk_update`` / ``bulk_create``: on o
 SQLite before 3.33 (no ``UPDATE ... FROM``), with a driver that has no COPY, and when a value is an
 expression (``F(...)``, ``Value(...)``: the ORM compiles those).
 """
+
 import copy as copying
 import math
 import sqlite3
@@ -28,7 +29,8 @@ COPY_MIN_ROWS = 20
 def writes_by_sql(connection):
     """True where ``update_rows`` writes its own SQL: PostgreSQL, and SQLite from 3.33."""
     return connection.vendor == "postgresql" or (
-        connection.vendor == "sqlite" and sqlite3.sqlite_version_info >= (3, 33))
+        connection.vendor == "sqlite" and sqlite3.sqlite_version_info >= (3, 33)
+    )
 
 
 def rows_per_statement(connection, columns, objs, shared=0, requested=500):
@@ -77,10 +79,11 @@ def update_rows(model, objs, fields, constants=None, add=False, using="default",
     changed = 0
     with transaction.atomic(using=using, savepoint=False), connection.cursor() as cursor:
         for start in range(0, len(rows), size):
-            batch = rows[start:start + size]
-            cursor.execute(_update_sql(model, columns, [field for field, _value in fixed], add, len(batch),
-                                       connection),
-                           shared + [value for row in batch for value in row])
+            batch = rows[start : start + size]
+            cursor.execute(
+                _update_sql(model, columns, [field for field, _value in fixed], add, len(batch), connection),
+                shared + [value for row in batch for value in row],
+            )
             changed += cursor.rowcount
     return changed
 
@@ -147,8 +150,10 @@ def _update_sql(model, columns, fixed, add, count, connection):
     assignments = [assigned(index, field) for index, field in enumerate(columns) if index]
     assignments += [f"{quote(field.column)} = %s" for field in fixed]
     # The statement starts with UPDATE: Python's sqlite3 counts rows only for statements that do.
-    return (f"UPDATE {table} SET {', '.join(assignments)} FROM (VALUES {', '.join([row] * count)}) AS v "
-            f"WHERE {table}.{quote(columns[0].column)} = {value(0, columns[0])}")
+    return (
+        f"UPDATE {table} SET {', '.join(assignments)} FROM (VALUES {', '.join([row] * count)}) AS v "
+        f"WHERE {table}.{quote(columns[0].column)} = {value(0, columns[0])}"
+    )
 
 
 def insert_rows(model, objs, using="default"):
@@ -163,13 +168,11 @@ def insert_rows(model, objs, using="default"):
     if not objs:
         return 0
     connection = connections[using]
-    fields = _copy_fields(model, objs) if connection.vendor == "postgresql" and len(objs) >= COPY_MIN_ROWS \
-        else None
+    fields = _copy_fields(model, objs) if connection.vendor == "postgresql" and len(objs) >= COPY_MIN_ROWS else None
     rows = fields and _prepared_rows(objs, fields, lambda obj, field: field.pre_save(obj, add=True), connection)
     if rows:
         quote = connection.ops.quote_name
-        sql = (f"COPY {quote(model._meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
-               "FROM STDIN")
+        sql = f"COPY {quote(model._meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) FROM STDIN"
         with transaction.atomic(using=using, savepoint=False), connection.cursor() as cursor:
             copied = copy_rows(cursor, sql, rows)
         if copied is not None:

@@ -1,5 +1,6 @@
 """The one place stash reads another library's private state: each read is pinned by a test
 (tests/db/test_compat.py, tests/db/test_bulk_sql.py) to the version that requirements.txt installs."""
+
 from django.db import connections
 
 

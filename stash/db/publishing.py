@@ -40,6 +40,7 @@ whose hooks need it): see ``processing.time_limits``. A message stopped at its l
 a recovery message (``recover``). A message of a slow stash with no judging slot free is published
 again, unchanged, a second or two later (``defer``; see ``processing.slots``).
 """
+
 import logging
 import random
 import weakref
@@ -127,7 +128,7 @@ def send(ids, stash=None, queue=""):
     size = max(1, settings.STASH_BATCH_SIZE)
     sent = 0
     for start in range(0, len(ids), size):
-        chunk = ids[start:start + size]
+        chunk = ids[start : start + size]
         if stash is None or len(chunk) == size:
             sent += _publish(chunk, queue) and len(chunk)
         elif not put_marker_up(stash) and join_waiting_message(stash):
@@ -253,9 +254,16 @@ def defer(ids, queue, wake=None, time_limit=None):
     caller then judges it at once."""
     kwargs = {"wake": wake} if wake is not None else {}
     try:
-        current_app.send_task(PROCESS_TASK, args=[list(ids)], kwargs=kwargs, queue=queue_name(queue), retry=True,
-                              retry_policy=_RETRY_POLICY, time_limit=time_limit or settings.STASH_TIME_LIMIT,
-                              countdown=DEFER_SECONDS * (1 + random.random()))
+        current_app.send_task(
+            PROCESS_TASK,
+            args=[list(ids)],
+            kwargs=kwargs,
+            queue=queue_name(queue),
+            retry=True,
+            retry_policy=_RETRY_POLICY,
+            time_limit=time_limit or settings.STASH_TIME_LIMIT,
+            countdown=DEFER_SECONDS * (1 + random.random()),
+        )
     except Exception:
         logger.exception("Could not defer a message of %d item(s); judging it now.", len(ids))
         return False
@@ -271,8 +279,15 @@ def _publish(ids, queue, wake=None, time_limit=None, recover=None):
     kwargs = {"wake": wake} if wake is not None else {}
     kwargs.update(recover or {})
     try:
-        current_app.send_task(PROCESS_TASK, args=[ids], kwargs=kwargs, queue=queue_name(queue), retry=True,
-                              retry_policy=_RETRY_POLICY, time_limit=time_limit or settings.STASH_TIME_LIMIT)
+        current_app.send_task(
+            PROCESS_TASK,
+            args=[ids],
+            kwargs=kwargs,
+            queue=queue_name(queue),
+            retry=True,
+            retry_policy=_RETRY_POLICY,
+            time_limit=time_limit or settings.STASH_TIME_LIMIT,
+        )
     except Exception:
         logger.exception("Could not publish %d item(s); the sweeper will send them again.", len(ids))
         return False
@@ -304,11 +319,20 @@ def send_deliveries(deliveries):
     for delivery in deliveries:
         try:
             with tracing.continuing(delivery.content_id):  # the delivery's task joins its item's trace
-                current_app.send_task(DELIVER_TASK, args=delivery.args, queue=sink_queue(delivery.queue),
-                                      retry=True, retry_policy=_RETRY_POLICY)
+                current_app.send_task(
+                    DELIVER_TASK,
+                    args=delivery.args,
+                    queue=sink_queue(delivery.queue),
+                    retry=True,
+                    retry_policy=_RETRY_POLICY,
+                )
         except Exception:
-            logger.exception("Could not publish the %s delivery of %s to hook config %s.", delivery.event,
-                             delivery.content_id, delivery.config_id)
+            logger.exception(
+                "Could not publish the %s delivery of %s to hook config %s.",
+                delivery.event,
+                delivery.content_id,
+                delivery.config_id,
+            )
 
 
 def send_delivery_later(args, countdown, retries=0, queue="", task_id=None):
@@ -316,8 +340,16 @@ def send_delivery_later(args, countdown, retries=0, queue="", task_id=None):
     ``queue`` (blank: the sink queue), keeping its count of ``retries`` and its task id; False
     (logged) if the broker refused it."""
     try:
-        current_app.send_task(DELIVER_TASK, args=list(args), queue=queue or sink_queue(), countdown=countdown,
-                              retries=retries, task_id=task_id, retry=True, retry_policy=_RETRY_POLICY)
+        current_app.send_task(
+            DELIVER_TASK,
+            args=list(args),
+            queue=queue or sink_queue(),
+            countdown=countdown,
+            retries=retries,
+            task_id=task_id,
+            retry=True,
+            retry_policy=_RETRY_POLICY,
+        )
     except Exception:
         logger.exception("Could not send the delivery %s again.", list(args))
         return False

@@ -21,6 +21,7 @@ for ``CONTEXT_SECONDS``), and the worker (``judging``, ``run``) makes
 
 Whatever fails here (the cache, a bad context) is logged and never breaks a save or a batch.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -135,8 +136,9 @@ def remember(*id_lists: Iterable[Any]) -> None:
     try:
         cache.set_many({_key(pk): carrier for ids in id_lists for pk in ids}, timeout=CONTEXT_SECONDS)
     except Exception:
-        logger.warning("Could not remember the trace of a save; its item's spans start a trace of their own.",
-                       exc_info=True)
+        logger.warning(
+            "Could not remember the trace of a save; its item's spans start a trace of their own.", exc_info=True
+        )
 
 
 def _key(pk: Any) -> str:
@@ -190,8 +192,9 @@ def run(pipeline: Any, item: Any, on_step: Callable[[Any], None] | None = None) 
     from opentelemetry.trace import Status, StatusCode
 
     attributes = {"stash.item": item.id, "stash.stash": item.stash, "stash.revision": item.revision}
-    with _tracer.start_as_current_span("stash.item", context=(_saves.get() or {}).get(item.id),
-                                       attributes=attributes) as span:
+    with _tracer.start_as_current_span(
+        "stash.item", context=(_saves.get() or {}).get(item.id), attributes=attributes
+    ) as span:
         starts: list[int] = []
 
         def step_started(step: Any) -> None:
@@ -202,11 +205,19 @@ def run(pipeline: Any, item: Any, on_step: Callable[[Any], None] | None = None) 
         result = pipeline.run(item, on_step=step_started)
         span.set_attribute("stash.verdict", result.verdict)
         for (started, step), entry in zip(zip(starts, pipeline.judging, strict=False), result.trail, strict=False):
-            hook = _tracer.start_span("stash.hook", start_time=started, attributes={
-                "stash.hook": entry.hook, "stash.hook.label": entry.label, "stash.hook.kind": step.kind,
-                "stash.hook_config": entry.config_id if entry.config_id is not None else -1,
-                "stash.hook.position": entry.position, "stash.outcome": entry.outcome,
-                "stash.reason_code": entry.code})
+            hook = _tracer.start_span(
+                "stash.hook",
+                start_time=started,
+                attributes={
+                    "stash.hook": entry.hook,
+                    "stash.hook.label": entry.label,
+                    "stash.hook.kind": step.kind,
+                    "stash.hook_config": entry.config_id if entry.config_id is not None else -1,
+                    "stash.hook.position": entry.position,
+                    "stash.outcome": entry.outcome,
+                    "stash.reason_code": entry.code,
+                },
+            )
             if entry.outcome in ("error", "timeout"):
                 hook.set_status(Status(StatusCode.ERROR, entry.message))
             hook.end(end_time=started + int(entry.duration_ms * 1_000_000))

@@ -20,6 +20,7 @@ given the stashes the change moved (it refuses the change by raising); then the 
 created, the change's ``note`` and its ``author`` (see ``authored_by``): every version of a
 pipeline is kept.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator

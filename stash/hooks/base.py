@@ -5,6 +5,7 @@ instance is built once per pipeline from a HookConfig's params and then judges m
 it must keep no per-item state. A hook whose judging changes anything besides the verdict
 declares ``side_effects`` and keeps that state in ``self.state`` (see ``Hook.side_effects``).
 """
+
 from __future__ import annotations
 
 import copy
@@ -38,8 +39,9 @@ class Hook:
         super().__init_subclass__(**kwargs)
         # Refused at import: a hook that writes to a store it does not name could not be given a scratch one.
         if cls.side_effects and cls.kind != "sink" and cls.open_state is Hook.open_state:
-            raise TypeError(f"{cls.__qualname__} declares side_effects: define open_state() to return "
-                            "the store it writes to.")
+            raise TypeError(
+                f"{cls.__qualname__} declares side_effects: define open_state() to return the store it writes to."
+            )
 
     def open_state(self) -> Any:
         """The store a hook with ``side_effects`` writes to when judging for real: an object with
@@ -187,6 +189,9 @@ _VERDICT_EVENTS = (pipeline.ON_ACCEPT, pipeline.ON_REJECT, pipeline.ON_HOLD, pip
 
 #: The ``events`` param a sink may declare in its schema: which verdict callbacks it acts on.
 EVENTS_SCHEMA = {
-    "type": "array", "items": {"enum": ["accept", "reject", "hold", "error"]}, "minItems": 1, "uniqueItems": True,
+    "type": "array",
+    "items": {"enum": ["accept", "reject", "hold", "error"]},
+    "minItems": 1,
+    "uniqueItems": True,
     "description": "Which verdicts it acts on: accept, reject, hold, error (a hook failed).",
 }

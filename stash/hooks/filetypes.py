@@ -6,6 +6,7 @@
 The name a submitter gives a file (or its data URL's media type) is never trusted: the type is
 what the bytes are.
 """
+
 from __future__ import annotations
 
 import base64
@@ -38,14 +39,32 @@ _RIFF = {b"WEBP": "webp", b"WAVE": "wav", b"AVI ": "avi"}
 _HEIF_BRANDS = {b"heic", b"heix", b"hevc", b"heim", b"heis", b"mif1", b"msf1"}
 
 #: Every type ``detect`` can name.
-TYPES = ("avi", "gif", "gzip", "heic", "jpeg", "mov", "mp3", "mp4", "ogg", "pdf", "png", "text", "tiff", "wav",
-         "webm", "webp", "zip", "unknown")
+TYPES = (
+    "avi",
+    "gif",
+    "gzip",
+    "heic",
+    "jpeg",
+    "mov",
+    "mp3",
+    "mp4",
+    "ogg",
+    "pdf",
+    "png",
+    "text",
+    "tiff",
+    "wav",
+    "webm",
+    "webp",
+    "zip",
+    "unknown",
+)
 
 
 def detect(data: bytes) -> str:
     """The type of ``data`` by its first bytes: one of ``TYPES`` ("unknown" for other binary data)."""
     for kind, offset, signature in _SIGNATURES:
-        if data[offset:offset + len(signature)] == signature:
+        if data[offset : offset + len(signature)] == signature:
             return kind
     if data[:4] == b"RIFF" and data[8:12] in _RIFF:
         return _RIFF[data[8:12]]
@@ -83,14 +102,30 @@ class FileType(Filter):
     params_schema = {
         "type": "object",
         "properties": {
-            "allowed": {"type": "array", "items": {"enum": list(TYPES)}, "minItems": 1, "uniqueItems": True,
-                        "description": "File types to keep, e.g. [\"png\", \"jpeg\", \"pdf\"]."},
-            "max_bytes": {"type": "integer", "minimum": 1, "default": 10 * 1024 * 1024,
-                          "description": "Largest decoded file, in bytes."},
-            "field": {"type": "string", "minLength": 1, "default": "b64_file",
-                      "description": "Dotted path of the base64 text."},
-            "required": {"type": "boolean", "default": False,
-                         "description": "Drop content without a file (otherwise it is kept)."},
+            "allowed": {
+                "type": "array",
+                "items": {"enum": list(TYPES)},
+                "minItems": 1,
+                "uniqueItems": True,
+                "description": 'File types to keep, e.g. ["png", "jpeg", "pdf"].',
+            },
+            "max_bytes": {
+                "type": "integer",
+                "minimum": 1,
+                "default": 10 * 1024 * 1024,
+                "description": "Largest decoded file, in bytes.",
+            },
+            "field": {
+                "type": "string",
+                "minLength": 1,
+                "default": "b64_file",
+                "description": "Dotted path of the base64 text.",
+            },
+            "required": {
+                "type": "boolean",
+                "default": False,
+                "description": "Drop content without a file (otherwise it is kept).",
+            },
         },
         "required": ["allowed"],
         "additionalProperties": False,

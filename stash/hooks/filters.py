@@ -3,6 +3,7 @@
 Filters that decode files are in ``filetypes``, those that look at earlier items in ``history``
 and ``json_schema`` in ``payload_schema``.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,11 @@ class RequireFields(Filter):
         "type": "object",
         "properties": {
             "fields": {**_STRINGS, "description": "Fields that must be present, e.g. time or data.user."},
-            "allow_empty": {"type": "boolean", "default": False,
-                            "description": "Accept present but empty values (null, \"\", [], {})."},
+            "allow_empty": {
+                "type": "boolean",
+                "default": False,
+                "description": 'Accept present but empty values (null, "", [], {}).',
+            },
         },
         "required": ["fields"],
         "additionalProperties": False,
@@ -58,8 +62,11 @@ class KeywordBlocklist(Filter):
         "type": "object",
         "properties": {
             "words": {**_STRINGS, "description": "Words or phrases to block."},
-            "whole_word": {"type": "boolean", "default": False,
-                           "description": "Match whole words only (\"spam\" does not block \"spammer\")."},
+            "whole_word": {
+                "type": "boolean",
+                "default": False,
+                "description": 'Match whole words only ("spam" does not block "spammer").',
+            },
             "fields": {**_STRINGS, "description": "Dotted paths to scan (default: every text in the payload)."},
         },
         "required": ["words"],
@@ -91,10 +98,17 @@ class Regex(Filter):
         "type": "object",
         "properties": {
             "field": {"type": "string", "minLength": 1, "description": "Dotted path of the value, e.g. data.email."},
-            "pattern": {"type": "string", "minLength": 1, "maxLength": MAX_PATTERN_LENGTH,
-                        "description": "RE2 syntax, searched anywhere in the value: anchor with ^ and $."},
-            "mode": {"enum": ["must_match", "must_not_match"], "default": "must_match",
-                     "description": "must_match drops what does not match; must_not_match drops what does."},
+            "pattern": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_PATTERN_LENGTH,
+                "description": "RE2 syntax, searched anywhere in the value: anchor with ^ and $.",
+            },
+            "mode": {
+                "enum": ["must_match", "must_not_match"],
+                "default": "must_match",
+                "description": "must_match drops what does not match; must_not_match drops what does.",
+            },
             "ignore_case": {"type": "boolean", "default": False},
         },
         "required": ["field", "pattern"],
@@ -138,8 +152,13 @@ def _as_text(value: Any) -> str | None:
 
 
 def _json_type(value: Any) -> str:
-    for kind, name in ((bool, "a boolean"), (str, "text"), ((int, float), "a number"), (dict, "an object"),
-                       (list, "a list")):
+    for kind, name in (
+        (bool, "a boolean"),
+        (str, "text"),
+        ((int, float), "a number"),
+        (dict, "an object"),
+        (list, "a list"),
+    ):
         if isinstance(value, kind):
             return name
     return "null" if value is None else type(value).__name__
@@ -151,8 +170,13 @@ class MaxSize(Filter):
 
     params_schema = {
         "type": "object",
-        "properties": {"max_bytes": {"type": "integer", "minimum": 1,
-                                     "description": "Largest payload, in bytes of compact UTF-8 JSON."}},
+        "properties": {
+            "max_bytes": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Largest payload, in bytes of compact UTF-8 JSON.",
+            }
+        },
         "required": ["max_bytes"],
         "additionalProperties": False,
     }
@@ -176,8 +200,11 @@ class MinScore(Filter):
     params_schema = {
         "type": "object",
         "properties": {
-            "field": {"type": "string", "minLength": 1,
-                      "description": "Dotted path of the score, e.g. data.probability."},
+            "field": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Dotted path of the score, e.g. data.probability.",
+            },
             "min": {"type": "number", "description": "Lowest score kept (inclusive)."},
             "max": {"type": "number", "description": "Highest score kept (inclusive)."},
         },
@@ -217,12 +244,22 @@ class Condition(Filter):
     params_schema = {
         "type": "object",
         "properties": {
-            "expression": {"type": "string", "minLength": 1, "maxLength": MAX_EXPRESSION_LENGTH,
-                           "description": "CEL, e.g. has(payload.data) && payload.data.probability > 0.9"},
-            "action": {"enum": ["drop", "hold"], "default": "drop",
-                       "description": "What to do when it holds: reject the item or hold it for review."},
-            "reason": {"type": "string", "maxLength": 200,
-                       "description": "The reason recorded (default: the expression)."},
+            "expression": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_EXPRESSION_LENGTH,
+                "description": "CEL, e.g. has(payload.data) && payload.data.probability > 0.9",
+            },
+            "action": {
+                "enum": ["drop", "hold"],
+                "default": "drop",
+                "description": "What to do when it holds: reject the item or hold it for review.",
+            },
+            "reason": {
+                "type": "string",
+                "maxLength": 200,
+                "description": "The reason recorded (default: the expression).",
+            },
         },
         "required": ["expression"],
         "additionalProperties": False,

@@ -5,6 +5,7 @@ methods, so that importing the hook library never needs a configured project. ``
 declares ``side_effects``: it counts in ``self.state``, a scratch copy of the cache in runs that
 only look; ``duplicate`` only reads.
 """
+
 from __future__ import annotations
 
 import time
@@ -25,10 +26,16 @@ class Duplicate(Filter):
     params_schema = {
         "type": "object",
         "properties": {
-            "window_seconds": {**_WINDOW, "default": 24 * 3600,
-                               "description": "How far back an earlier submission counts (default: a day)."},
-            "count_rejected": {"type": "boolean", "default": False,
-                               "description": "Count earlier items that were rejected or failed too."},
+            "window_seconds": {
+                **_WINDOW,
+                "default": 24 * 3600,
+                "description": "How far back an earlier submission counts (default: a day).",
+            },
+            "count_rejected": {
+                "type": "boolean",
+                "default": False,
+                "description": "Count earlier items that were rejected or failed too.",
+            },
         },
         "additionalProperties": False,
     }
@@ -43,8 +50,9 @@ class Duplicate(Filter):
         window = self.params.get("window_seconds", 24 * 3600)
         digest = item.content_hash or content_hash(item.payload)
         anchor = item.created_at or timezone.now()
-        earlier = Content.objects.filter(stash__slug=item.stash, content_hash=digest,
-                                         created_at__gte=anchor - timedelta(seconds=window))
+        earlier = Content.objects.filter(
+            stash__slug=item.stash, content_hash=digest, created_at__gte=anchor - timedelta(seconds=window)
+        )
         if item.id is None:  # a simulation: everything stored so far is earlier
             earlier = earlier.filter(created_at__lte=anchor)
         else:
@@ -66,8 +74,11 @@ class RateLimit(Filter):
         "properties": {
             "max_items": {"type": "integer", "minimum": 1, "description": "Items kept per submitter per window."},
             "window_seconds": {**_WINDOW, "description": "Length of a window; windows start on the clock."},
-            "anonymous": {"enum": ["shared", "exempt"], "default": "shared",
-                          "description": "Anonymous submissions share one allowance, or are not limited."},
+            "anonymous": {
+                "enum": ["shared", "exempt"],
+                "default": "shared",
+                "description": "Anonymous submissions share one allowance, or are not limited.",
+            },
         },
         "required": ["max_items", "window_seconds"],
         "additionalProperties": False,

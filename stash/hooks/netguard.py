@@ -9,6 +9,7 @@ therefore cannot reach 127.0.0.1. Loopback, private, link-local (cloud metadata 
 shared, multicast and reserved addresses are refused unless ``STASH_WEBHOOK_ALLOWED_NETWORKS``
 lists them.
 """
+
 from __future__ import annotations
 
 import http.client
@@ -48,8 +49,9 @@ def allowed_networks() -> list[Network]:
     return parse_networks(getattr(settings, "STASH_WEBHOOK_ALLOWED_NETWORKS", None) or ())
 
 
-def why_blocked(address: str | ipaddress.IPv4Address | ipaddress.IPv6Address,
-                allowed: Iterable[Network] = ()) -> str | None:
+def why_blocked(
+    address: str | ipaddress.IPv4Address | ipaddress.IPv6Address, allowed: Iterable[Network] = ()
+) -> str | None:
     """Why ``address`` may not be connected to ("loopback", "private", ...), or None if it may."""
     address = ipaddress.ip_address(address)
     if any(address in network for network in allowed):
@@ -93,8 +95,9 @@ def resolve(host: str, port: int, allowed: Iterable[Network] = ()) -> str:
             return address
         refused.append(f"{address} ({reason})")
     listed = ", ".join(dict.fromkeys(refused))
-    raise BlockedAddress(f"{host} resolves only to addresses that are refused: {listed}; "
-                         "allow them with STASH_WEBHOOK_ALLOWED_NETWORKS")
+    raise BlockedAddress(
+        f"{host} resolves only to addresses that are refused: {listed}; allow them with STASH_WEBHOOK_ALLOWED_NETWORKS"
+    )
 
 
 class PinnedHTTPConnection(http.client.HTTPConnection):
@@ -105,8 +108,9 @@ class PinnedHTTPConnection(http.client.HTTPConnection):
     returns at once, and the exchange fails; ``cut_off`` says whether that happened.
     """
 
-    def __init__(self, host: str, port: int, *, address: str, timeout: float,
-                 context: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self, host: str, port: int, *, address: str, timeout: float, context: ssl.SSLContext | None = None
+    ) -> None:
         super().__init__(host, port, timeout=timeout)
         self.address = address
         self.context = context
@@ -144,8 +148,14 @@ class PinnedHTTPConnection(http.client.HTTPConnection):
         super().close()
 
 
-def post(url: str, body: bytes, headers: dict[str, str], timeout: float, allowed: Iterable[Network] | None = None,
-         deadline: float | None = None) -> tuple[int, str]:
+def post(
+    url: str,
+    body: bytes,
+    headers: dict[str, str],
+    timeout: float,
+    allowed: Iterable[Network] | None = None,
+    deadline: float | None = None,
+) -> tuple[int, str]:
     """POST ``body`` to ``url`` and return ``(status, reason phrase)``; redirects are not followed.
 
     ``timeout`` bounds the connection and each read or write; ``deadline``, if given, the whole

@@ -5,6 +5,7 @@ would show the secret back in the admin, the API's 400, an import's refusal. ``w
 rule instead (``must be at least 16 characters long``). Every face words these errors through
 ``Hook.validate_params``, which calls it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Collection
@@ -13,8 +14,9 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 
 # Keywords whose messages name keys only, never a value.
-_NAMES_KEYS = frozenset({"required", "additionalProperties", "unevaluatedProperties", "dependentRequired",
-                         "dependencies"})
+_NAMES_KEYS = frozenset(
+    {"required", "additionalProperties", "unevaluatedProperties", "dependentRequired", "dependencies"}
+)
 
 
 def worded(error: jsonschema.ValidationError, secrets: Collection[str]) -> str:
@@ -29,8 +31,8 @@ def worded(error: jsonschema.ValidationError, secrets: Collection[str]) -> str:
     if error.validator == "maxLength":
         return f"must be at most {error.validator_value} characters long"
     quoted = repr(error.instance)
-    if error.message.startswith(quoted) and quoted not in error.message[len(quoted):]:
-        return error.message[len(quoted):].strip()  # jsonschema's "<value> is not of type 'string'"
+    if error.message.startswith(quoted) and quoted not in error.message[len(quoted) :]:
+        return error.message[len(quoted) :].strip()  # jsonschema's "<value> is not of type 'string'"
     return f"breaks the schema's {error.validator!r} rule"
 
 

@@ -1,4 +1,5 @@
 """Dotted paths into a payload (``data.probability``): look up, set, remove, and walk its text values."""
+
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator, Mapping

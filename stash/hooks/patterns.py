@@ -6,6 +6,7 @@
 RE2 has no backreferences or lookaround; a pattern that needs them is refused when the hook's
 params are checked, never at run time.
 """
+
 from __future__ import annotations
 
 import functools
@@ -28,8 +29,9 @@ def compile_pattern(pattern: str, ignore_case: bool = False) -> Any:
         return re2.compile(pattern, options)
     except re2.error as exc:
         detail = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        raise ValueError(f"not a valid RE2 pattern ({detail}); backreferences and lookaround are not supported") \
-            from None
+        raise ValueError(
+            f"not a valid RE2 pattern ({detail}); backreferences and lookaround are not supported"
+        ) from None
 
 
 def pattern_error(pattern: str, ignore_case: bool = False) -> str | None:

@@ -1,4 +1,5 @@
 """The ``json_schema`` filter: the payload against a JSON Schema the admin gives, patterns run on RE2."""
+
 from __future__ import annotations
 
 from typing import Any, Iterator, Mapping
@@ -69,7 +70,7 @@ class JsonSchema(Filter):
     params_schema = {
         "type": "object",
         "properties": {
-            "schema": {"type": "object", "description": "A JSON Schema (draft 2020-12 unless $schema says)."},
+            "schema": {"type": "object", "description": "A JSON Schema (draft 2020-12 unless $schema says)."}
         },
         "required": ["schema"],
         "additionalProperties": False,

@@ -3,6 +3,7 @@
 A sink that does network I/O is delivered by its own Celery task (``deliver_async``), which
 retries it with backoff when it raises.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,10 +29,15 @@ def describe(event: str, item: pipeline.Item, result: pipeline.Result) -> dict[s
         "event": event,
         "verdict": result.verdict,
         "reason": result.reason,
-        "item": {"id": item.id, "stash": item.stash, "revision": item.revision, "source": item.source,
-                 "submitted_by": item.submitted_by,
-                 "created_at": item.created_at.isoformat() if item.created_at else None,
-                 "payload": result.payload},
+        "item": {
+            "id": item.id,
+            "stash": item.stash,
+            "revision": item.revision,
+            "source": item.source,
+            "submitted_by": item.submitted_by,
+            "created_at": item.created_at.isoformat() if item.created_at else None,
+            "payload": result.payload,
+        },
         "trail": [entry.as_dict() for entry in result.trail],
     }
 
@@ -68,9 +74,14 @@ class Email(EventSink):
     params_schema = {
         "type": "object",
         "properties": {
-            "to": {"type": "array", "minItems": 1, "maxItems": 50, "uniqueItems": True,
-                   "items": {"type": "string", "pattern": r"^[^@\s]+@[^@\s]+\.[^@\s]+$", "maxLength": 254},
-                   "description": "Addresses to send to."},
+            "to": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 50,
+                "uniqueItems": True,
+                "items": {"type": "string", "pattern": r"^[^@\s]+@[^@\s]+\.[^@\s]+$", "maxLength": 254},
+                "description": "Addresses to send to.",
+            },
             "subject_prefix": {"type": "string", "maxLength": 100, "default": "[stash]"},
             "events": EVENTS_SCHEMA,
         },
@@ -84,8 +95,14 @@ class Email(EventSink):
 
         prefix = self.params.get("subject_prefix", "[stash]")
         subject = f"{prefix} {item.stash}: item {item.id} {_VERDICT_WORD[event]}".strip()
-        lines = [summary(event, item, result), "", f"source: {item.source}",
-                 f"submitted by: {item.submitted_by or 'anonymous'}", "", "trail:"]
+        lines = [
+            summary(event, item, result),
+            "",
+            f"source: {item.source}",
+            f"submitted by: {item.submitted_by or 'anonymous'}",
+            "",
+            "trail:",
+        ]
         lines += [f"  {e.position:>3}  {e.title:<24} {e.outcome:<12} {e.message}" for e in result.trail]
         lines += ["", "payload:", json.dumps(result.payload, indent=2, ensure_ascii=False, default=str)[:10_000]]
         send_mail(subject, "\n".join(lines), None, self.params["to"], fail_silently=False)
@@ -112,10 +129,16 @@ class RedisStream(EventSink):
     params_schema = {
         "type": "object",
         "properties": {
-            "stream": {"type": "string", "pattern": r"^[A-Za-z0-9:_.\-]{1,200}$",
-                       "description": "The stream's key, e.g. stash:audit:accepted."},
-            "maxlen": {"type": "integer", "minimum": 1,
-                       "description": "Keep about this many entries (older ones are trimmed)."},
+            "stream": {
+                "type": "string",
+                "pattern": r"^[A-Za-z0-9:_.\-]{1,200}$",
+                "description": "The stream's key, e.g. stash:audit:accepted.",
+            },
+            "maxlen": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Keep about this many entries (older ones are trimmed).",
+            },
             "events": {**EVENTS_SCHEMA, "default": ["accept"]},
         },
         "required": ["stream"],
@@ -131,10 +154,17 @@ class RedisStream(EventSink):
         from django.conf import settings
 
         fields: dict[FieldT, EncodableT] = {
-            "event": event, "verdict": result.verdict, "reason": result.reason,
-            "id": item.id or "", "stash": item.stash, "revision": item.revision, "source": item.source,
+            "event": event,
+            "verdict": result.verdict,
+            "reason": result.reason,
+            "id": item.id or "",
+            "stash": item.stash,
+            "revision": item.revision,
+            "source": item.source,
             "submitted_by": item.submitted_by or "",
-            "payload": json.dumps(result.payload, ensure_ascii=False, default=str)}
+            "payload": json.dumps(result.payload, ensure_ascii=False, default=str),
+        }
         maxlen = self.params.get("maxlen")
-        redis_client(settings.STASH_REDIS_URL).xadd(self.params["stream"], fields, maxlen=maxlen,
-                                                    approximate=maxlen is not None)
+        redis_client(settings.STASH_REDIS_URL).xadd(
+            self.params["stream"], fields, maxlen=maxlen, approximate=maxlen is not None
+        )

@@ -11,6 +11,7 @@ real store (its ``open_state()``, e.g. Django's cache) when an item is judged fo
 
 Timeouts are taken and ignored: a scratch lives for one item's run.
 """
+
 from __future__ import annotations
 
 from typing import Any

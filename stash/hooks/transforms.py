@@ -3,6 +3,7 @@
 A transform gets a copy of the payload of its own (the pipeline makes it), so it may change
 it in place and return it.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,8 +21,9 @@ _FIELDS = {**_PATHS, "description": "Dotted paths to change (default: every text
 
 # Characters that show nothing but split words ("sp\u200bam"): zero-width spaces and joiners
 # that are not emoji glue, the soft hyphen, the byte-order mark and direction controls.
-_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200e\u200f\u2060\ufeff\u202a\u202b\u202c\u202d\u202e"
-                                    "\u2066\u2067\u2068\u2069"))
+_INVISIBLE = dict.fromkeys(
+    map(ord, "\u00ad\u200b\u200c\u200e\u200f\u2060\ufeff\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+)
 
 
 @register("normalize_text")
@@ -32,12 +34,18 @@ class NormalizeText(Transform):
         "type": "object",
         "properties": {
             "fields": _FIELDS,
-            "whitespace": {"enum": ["collapse", "trim", "keep"], "default": "collapse",
-                           "description": "collapse: runs of whitespace become one space, ends trimmed; "
-                                          "trim: ends only; keep: as is."},
+            "whitespace": {
+                "enum": ["collapse", "trim", "keep"],
+                "default": "collapse",
+                "description": "collapse: runs of whitespace become one space, ends trimmed; "
+                "trim: ends only; keep: as is.",
+            },
             "lowercase": {"type": "boolean", "default": False},
-            "remove_invisible": {"type": "boolean", "default": True,
-                                 "description": "Remove zero-width and direction-control characters."},
+            "remove_invisible": {
+                "type": "boolean",
+                "default": True,
+                "description": "Remove zero-width and direction-control characters.",
+            },
         },
         "additionalProperties": False,
     }
@@ -85,8 +93,14 @@ class RedactPii(Transform):
     params_schema = {
         "type": "object",
         "properties": {
-            "kinds": {"type": "array", "items": {"enum": list(PII_KINDS)}, "minItems": 1, "uniqueItems": True,
-                      "default": list(PII_KINDS), "description": "What to mask: email, card, phone."},
+            "kinds": {
+                "type": "array",
+                "items": {"enum": list(PII_KINDS)},
+                "minItems": 1,
+                "uniqueItems": True,
+                "default": list(PII_KINDS),
+                "description": "What to mask: email, card, phone.",
+            },
             "fields": _FIELDS,
         },
         "additionalProperties": False,
@@ -125,11 +139,17 @@ class SetFields(Transform):
     params_schema = {
         "type": "object",
         "properties": {
-            "values": {"type": "object", "minProperties": 1,
-                       "propertyNames": {"minLength": 1, "pattern": r"^[^.]+(\.[^.]+)*$"},
-                       "description": "Dotted path -> JSON value, e.g. {\"meta.reviewed\": false}."},
-            "overwrite": {"type": "boolean", "default": True,
-                          "description": "Replace a value already there (otherwise only fill in missing ones)."},
+            "values": {
+                "type": "object",
+                "minProperties": 1,
+                "propertyNames": {"minLength": 1, "pattern": r"^[^.]+(\.[^.]+)*$"},
+                "description": 'Dotted path -> JSON value, e.g. {"meta.reviewed": false}.',
+            },
+            "overwrite": {
+                "type": "boolean",
+                "default": True,
+                "description": "Replace a value already there (otherwise only fill in missing ones).",
+            },
         },
         "required": ["values"],
         "additionalProperties": False,

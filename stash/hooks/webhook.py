@@ -10,6 +10,7 @@ What is retried and what is not: a network error, a timeout, a 5xx or a 429 rais
 delivery task tries again with backoff; a refused address, a redirect or another 4xx will not
 get better by retrying, so it is logged as given up and the task ends.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -50,13 +51,27 @@ class Webhook(EventSink):
     params_schema = {
         "type": "object",
         "properties": {
-            "url": {"type": "string", "pattern": "^https?://", "maxLength": 2000,
-                    "description": "Where to POST, http:// or https://."},
-            "secret": {"type": "string", "minLength": 16, "maxLength": 200, "writeOnly": True,
-                       "description": "Shared secret for the X-Stash-Signature HMAC-SHA256 header."},
-            "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 30, "default": 5,
-                        "description": "Seconds to wait to connect, and then for each read; the whole "
-                                       "exchange is cut off at twice this."},
+            "url": {
+                "type": "string",
+                "pattern": "^https?://",
+                "maxLength": 2000,
+                "description": "Where to POST, http:// or https://.",
+            },
+            "secret": {
+                "type": "string",
+                "minLength": 16,
+                "maxLength": 200,
+                "writeOnly": True,
+                "description": "Shared secret for the X-Stash-Signature HMAC-SHA256 header.",
+            },
+            "timeout": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": 30,
+                "default": 5,
+                "description": "Seconds to wait to connect, and then for each read; the whole "
+                "exchange is cut off at twice this.",
+            },
             "events": EVENTS_SCHEMA,
         },
         "required": ["url", "secret"],
@@ -82,8 +97,9 @@ class Webhook(EventSink):
     def handle(self, event: str, item: pipeline.Item, result: pipeline.Result) -> None:
         """Raises ``WebhookError`` for a failure worth retrying; logs and returns for one that is not."""
         url = self.params["url"]
-        body = json.dumps(describe(event, item, result), ensure_ascii=False, separators=(",", ":"),
-                          default=str).encode()
+        body = json.dumps(
+            describe(event, item, result), ensure_ascii=False, separators=(",", ":"), default=str
+        ).encode()
         headers = {
             "Content-Type": "application/json",
             "User-Agent": "stash-webhook/1",
@@ -102,7 +118,13 @@ class Webhook(EventSink):
         if status >= 500 or status == 429:
             raise WebhookError(f"POST {url} answered {status} {reason}")
         if status >= 300:
-            logger.error("Webhook to %s for item %s (%s) gave up, not retried: it answered %s %s",
-                         url, item.id, event, status, reason)
+            logger.error(
+                "Webhook to %s for item %s (%s) gave up, not retried: it answered %s %s",
+                url,
+                item.id,
+                event,
+                status,
+                reason,
+            )
             return
         logger.info("Webhook to %s for item %s (%s) delivered: %s", url, item.id, event, status)

@@ -1,4 +1,5 @@
 """The demo stash: what `make run` and `stash_demo` set up."""
+
 from stash.models import HookConfig, Stash
 from stash.processing import one_change
 

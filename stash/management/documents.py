@@ -1,5 +1,6 @@
 """What the commands share about JSON files: reading one (a payload, a pipeline document), and
 saying why a pipeline document was refused."""
+
 import json
 import os
 import sys
@@ -29,8 +30,9 @@ def read_json(source, what, check_bytes=None):
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CommandError(f"The {what} is not valid JSON: {exc.msg} at line {exc.lineno}, "
-                           f"column {exc.colno}.") from exc
+        raise CommandError(
+            f"The {what} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
+        ) from exc
     except (ValueError, RecursionError) as exc:  # an integer of thousands of digits, nesting too deep
         raise CommandError(f"The {what} cannot be read: {exc}.") from exc
 
@@ -47,8 +49,10 @@ def refused(exc):
     """The ``CommandError`` that says why ``exc`` (``InvalidDocument`` or ``ExamplesBroken``) refused
     a document: every faulty field, or every broken golden example, one a line."""
     if isinstance(exc, processing.ExamplesBroken):
-        head = (f"This change breaks {len(exc.broken)} golden example(s) of {exc.stash.slug}, which refuses such "
-                f"changes; nothing was changed:")
+        head = (
+            f"This change breaks {len(exc.broken)} golden example(s) of {exc.stash.slug}, which refuses such "
+            f"changes; nothing was changed:"
+        )
         lines = [result.describe() for result in exc.broken]
     else:
         head = "The pipeline document cannot be imported; nothing was changed:"

@@ -1,4 +1,5 @@
 """Stashes, their configured hooks, submitted content and the runs that judged it: one module per area."""
+
 from stash.models.base import LoadedStateModel
 from stash.models.choices import ExamplesPolicy, HookOnError, OnError
 from stash.models.content import Content, ContentQuerySet, lease_end

@@ -1,4 +1,5 @@
 """The models' common base: ``LoadedStateModel`` remembers the tracked fields as last read or written."""
+
 import copy
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Self
@@ -25,19 +26,30 @@ class LoadedStateModel(models.Model):
         instance._remember([f for f in cls.TRACKED_FIELDS if f in field_names])
         return instance
 
-    def refresh_from_db(self, using: str | None = None, fields: Iterable[str] | None = None,
-                        from_queryset: models.QuerySet[Self] | None = None) -> None:
+    def refresh_from_db(
+        self,
+        using: str | None = None,
+        fields: Iterable[str] | None = None,
+        from_queryset: models.QuerySet[Self] | None = None,
+    ) -> None:
         super().refresh_from_db(using=using, fields=fields, from_queryset=from_queryset)
         deferred = self.get_deferred_fields()
-        self._remember([f for f in self.TRACKED_FIELDS if f not in deferred
-                        and (fields is None or f in fields or f.removesuffix("_id") in fields)])
+        self._remember(
+            [
+                f
+                for f in self.TRACKED_FIELDS
+                if f not in deferred and (fields is None or f in fields or f.removesuffix("_id") in fields)
+            ]
+        )
 
     def _remember(self, fields: Iterable[str] | None = None, copies: Mapping[str, Any] | None = None) -> None:
         """``copies``: fresh copies of some of the values, which the caller could make more cheaply."""
         fields = self.TRACKED_FIELDS if fields is None else fields
         copies = copies or {}
-        self._loaded = {**getattr(self, "_loaded", {}),
-                        **{f: copies[f] if f in copies else copy.deepcopy(getattr(self, f)) for f in fields}}
+        self._loaded = {
+            **getattr(self, "_loaded", {}),
+            **{f: copies[f] if f in copies else copy.deepcopy(getattr(self, f)) for f in fields},
+        }
 
     def _changed(self, fields: Iterable[str]) -> bool:
         """True unless every one of ``fields`` is known and equal to what was loaded."""

@@ -14,8 +14,12 @@ class OnError(models.TextChoices):
 
 #: A hook's ``on_error``: its stash's (inherit), or one of ``OnError``'s.
 HookOnError = models.TextChoices(  # type: ignore[call-overload]  # django-stubs: no functional API with labels
-    "HookOnError", [("INHERIT", ("inherit", _("as the stash says"))),
-                    *((choice.name, (choice.value, choice.label)) for choice in OnError)])
+    "HookOnError",
+    [
+        ("INHERIT", ("inherit", _("as the stash says"))),
+        *((choice.name, (choice.value, choice.label)) for choice in OnError),
+    ],
+)
 
 
 class ExamplesPolicy(models.TextChoices):

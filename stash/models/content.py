@@ -1,4 +1,5 @@
 """Submitted content: its payload, status and verdict, its lease while a worker judges it, its place in the queue."""
+
 import json
 import uuid
 from datetime import datetime, timedelta
@@ -27,8 +28,13 @@ class ContentQuerySet(models.QuerySet["Content"]):
         """Seconds since the oldest ``pending`` or ``processing`` item of each stash was saved (at
         its current revision), by stash id; a stash with none waiting is left out."""
         now = now or timezone.now()
-        oldest = (self.filter(status__in=[Content.Status.PENDING, Content.Status.PROCESSING]).order_by()
-                  .values("stash_id").annotate(oldest=Min("updated_at")).values_list("stash_id", "oldest"))
+        oldest = (
+            self.filter(status__in=[Content.Status.PENDING, Content.Status.PROCESSING])
+            .order_by()
+            .values("stash_id")
+            .annotate(oldest=Min("updated_at"))
+            .values_list("stash_id", "oldest")
+        )
         return {stash_id: max((now - since).total_seconds(), 0.0) for stash_id, since in oldest}
 
 
@@ -56,50 +62,106 @@ class Content(LoadedStateModel):
 
     # Fields the worker owns: a save that does not change the payload leaves them alone, so a
     # stale form can never overwrite a verdict.
-    PROCESSING_FIELDS = ("status", "reason", "decided_by", "processed_revision", "processed_at", "attempts",
-                         "lease_until", "lease_token", "queue_seq", "original_payload", "payload",
-                         "content_hash", "revision", "overturned", "reviewed_by", "reviewed_at", "review_note",
-                         "bulk")
+    PROCESSING_FIELDS = (
+        "status",
+        "reason",
+        "decided_by",
+        "processed_revision",
+        "processed_at",
+        "attempts",
+        "lease_until",
+        "lease_token",
+        "queue_seq",
+        "original_payload",
+        "payload",
+        "content_hash",
+        "revision",
+        "overturned",
+        "reviewed_by",
+        "reviewed_at",
+        "review_note",
+        "bulk",
+    )
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # Indexed by the (stash, status) and (stash, queue_seq) indexes below, which lead with it; so
     # is status by (status, lease_until). Every index is written again when an item is claimed
     # and judged, so none is kept twice.
-    stash = models.ForeignKey(Stash, on_delete=models.PROTECT, related_name="contents", verbose_name=_("stash"),
-                              db_index=False)
+    stash = models.ForeignKey(
+        Stash, on_delete=models.PROTECT, related_name="contents", verbose_name=_("stash"), db_index=False
+    )
     payload = models.JSONField(_("payload"), default=dict)
-    original_payload = models.JSONField(_("original payload"), null=True, blank=True, editable=False,
-                                        help_text=_("The payload as submitted, when transforms changed it."))
-    status = models.CharField(_("status"), max_length=12, choices=Status.choices, default=Status.PENDING,
-                              editable=False)
+    original_payload = models.JSONField(
+        _("original payload"),
+        null=True,
+        blank=True,
+        editable=False,
+        help_text=_("The payload as submitted, when transforms changed it."),
+    )
+    status = models.CharField(
+        _("status"), max_length=12, choices=Status.choices, default=Status.PENDING, editable=False
+    )
     reason = models.TextField(_("reason"), blank=True, editable=False)
-    decided_by = models.ForeignKey(HookConfig, on_delete=models.SET_NULL, null=True, blank=True,
-                                    related_name="decided", editable=False, verbose_name=_("decided by"))
+    decided_by = models.ForeignKey(
+        HookConfig,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="decided",
+        editable=False,
+        verbose_name=_("decided by"),
+    )
     revision = models.PositiveIntegerField(_("revision"), default=1, editable=False)
     processed_revision = models.PositiveIntegerField(_("processed revision"), null=True, blank=True, editable=False)
     attempts = models.PositiveSmallIntegerField(_("attempts"), default=0, editable=False)
     lease_until = models.DateTimeField(_("lease until"), null=True, blank=True, editable=False)
     lease_token = models.UUIDField(_("lease token"), null=True, blank=True, editable=False)
     queue_seq = models.PositiveBigIntegerField(_("queue position"), null=True, blank=True, editable=False)
-    submitted_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-                                     related_name="stash_contents", verbose_name=_("submitted by"))
-    source = models.CharField(_("source"), max_length=10, choices=Source.choices, default=Source.CODE,
-                              help_text=_("Where it was submitted: the web form, the API, the admin, or code."))
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="stash_contents",
+        verbose_name=_("submitted by"),
+    )
+    source = models.CharField(
+        _("source"),
+        max_length=10,
+        choices=Source.choices,
+        default=Source.CODE,
+        help_text=_("Where it was submitted: the web form, the API, the admin, or code."),
+    )
     idempotency_key = models.CharField(_("idempotency key"), max_length=200, blank=True)
     content_hash = models.CharField(_("content hash"), max_length=64, editable=False, db_index=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
     processed_at = models.DateTimeField(_("processed"), null=True, blank=True, editable=False)
-    overturned = models.BooleanField(_("overturned"), default=False, editable=False,
-                                     help_text=_("A reviewer reversed the hooks' verdict."))
-    reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-                                    related_name="stash_reviews", editable=False, verbose_name=_("reviewed by"))
+    overturned = models.BooleanField(
+        _("overturned"), default=False, editable=False, help_text=_("A reviewer reversed the hooks' verdict.")
+    )
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="stash_reviews",
+        editable=False,
+        verbose_name=_("reviewed by"),
+    )
     reviewed_at = models.DateTimeField(_("reviewed"), null=True, blank=True, editable=False)
     review_note = models.TextField(_("review note"), blank=True, editable=False)
     # Live saves are judged ahead of bulk work: see ``processing.judging``.
-    bulk = models.BooleanField(_("bulk"), default=False, db_default=False, editable=False,
-                               help_text=_("Sent for judging in bulk (a bulk submit, a large re-judge): live saves "
-                                           "waiting in its queue are judged first."))
+    bulk = models.BooleanField(
+        _("bulk"),
+        default=False,
+        db_default=False,
+        editable=False,
+        help_text=_(
+            "Sent for judging in bulk (a bulk submit, a large re-judge): live saves "
+            "waiting in its queue are judged first."
+        ),
+    )
 
     objects = ContentQuerySet.as_manager()
 
@@ -112,12 +174,18 @@ class Content(LoadedStateModel):
             models.Index(fields=["status", "lease_until"], name="stash_content_lease"),
             models.Index(fields=["stash", "queue_seq"], name="stash_content_queue"),
             # The live saves waiting: few rows however large a bulk backlog, read by every bulk batch.
-            models.Index(fields=["stash", "created_at"], condition=models.Q(status="pending", bulk=False),
-                         name="stash_content_live_waiting"),
+            models.Index(
+                fields=["stash", "created_at"],
+                condition=models.Q(status="pending", bulk=False),
+                name="stash_content_live_waiting",
+            ),
         ]
         constraints = [
-            models.UniqueConstraint(fields=["stash", "submitted_by", "idempotency_key"],
-                                    condition=~models.Q(idempotency_key=""), name="stash_content_idempotency"),
+            models.UniqueConstraint(
+                fields=["stash", "submitted_by", "idempotency_key"],
+                condition=~models.Q(idempotency_key=""),
+                name="stash_content_idempotency",
+            )
         ]
 
     def __str__(self) -> str:
@@ -174,8 +242,9 @@ class Content(LoadedStateModel):
             self.lease_until = lease_end()
             self._enqueue_on_commit = True
         elif kwargs.get("update_fields") is None and not kwargs.get("force_insert"):
-            kwargs["update_fields"] = [f.name for f in self._meta.concrete_fields
-                                       if not f.primary_key and f.name not in self.PROCESSING_FIELDS]
+            kwargs["update_fields"] = [
+                f.name for f in self._meta.concrete_fields if not f.primary_key and f.name not in self.PROCESSING_FIELDS
+            ]
         super().save(*args, **kwargs)
         if bump:
             self.refresh_from_db(fields=["revision"])

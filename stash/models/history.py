@@ -30,8 +30,9 @@ class PipelineRun(models.Model):
     started_at = models.DateTimeField(_("started"))
     finished_at = models.DateTimeField(_("finished"))
     duration_ms = models.FloatField(_("duration (ms)"), default=0)
-    trail = models.JSONField(_("trail"), default=list,
-                             help_text=_("Per hook: config, hook, position, outcome, code, message, duration."))
+    trail = models.JSONField(
+        _("trail"), default=list, help_text=_("Per hook: config, hook, position, outcome, code, message, duration.")
+    )
 
     class Meta:
         verbose_name = _("pipeline run")
@@ -57,8 +58,9 @@ class EventCount(models.Model):
     """
 
     name = models.CharField(_("name"), max_length=50)
-    config = models.ForeignKey(HookConfig, on_delete=models.CASCADE, null=True, blank=True, related_name="+",
-                               verbose_name=_("hook config"))
+    config = models.ForeignKey(
+        HookConfig, on_delete=models.CASCADE, null=True, blank=True, related_name="+", verbose_name=_("hook config")
+    )
     value = models.PositiveBigIntegerField(_("value"), default=0)
 
     class Meta:
@@ -66,10 +68,14 @@ class EventCount(models.Model):
         verbose_name_plural = _("event counts")
         ordering = ["name", "config_id"]
         constraints = [
-            models.UniqueConstraint(fields=["name"], condition=models.Q(config__isnull=True),
-                                    name="stash_eventcount_unique_name"),
-            models.UniqueConstraint(fields=["name", "config"], condition=models.Q(config__isnull=False),
-                                    name="stash_eventcount_unique_name_config"),
+            models.UniqueConstraint(
+                fields=["name"], condition=models.Q(config__isnull=True), name="stash_eventcount_unique_name"
+            ),
+            models.UniqueConstraint(
+                fields=["name", "config"],
+                condition=models.Q(config__isnull=False),
+                name="stash_eventcount_unique_name_config",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -86,8 +92,14 @@ class PipelineVersion(models.Model):
     number = models.PositiveIntegerField(_("version"))
     document = models.JSONField(_("document"), help_text=_("The stash's settings and hooks, secrets included."))
     summary = models.TextField(_("summary"), blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-                                   related_name="+", verbose_name=_("by"))
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("by"),
+    )
     created_at = models.DateTimeField(_("when"), default=timezone.now)
 
     class Meta:
@@ -100,8 +112,9 @@ class PipelineVersion(models.Model):
         return gettext("%(stash)s version %(number)d") % {"stash": self.stash, "number": self.number}
 
     @classmethod
-    def record(cls, stash_ids: Collection[int], *, note: str = "", author: "User | None" = None,
-               using: str = "default") -> None:
+    def record(
+        cls, stash_ids: Collection[int], *, note: str = "", author: "User | None" = None, using: str = "default"
+    ) -> None:
         """Write the current version of each of ``stash_ids`` (``versioning.recorder``), with a
         summary of what changed since its previous one."""
         stashes = list(Stash.objects.using(using).filter(pk__in=stash_ids).order_by("pk"))
@@ -113,8 +126,15 @@ class PipelineVersion(models.Model):
         for stash in stashes:
             document = documents.pipeline_document(stash, hooks.get(stash.pk, []), ids=True)
             before = previous.get(stash.pk)
-            versions.append(cls(stash=stash, number=stash.config_version, document=document, created_by=author,
-                                summary=documents.summary(before.document if before else None, document, note)))
+            versions.append(
+                cls(
+                    stash=stash,
+                    number=stash.config_version,
+                    document=document,
+                    created_by=author,
+                    summary=documents.summary(before.document if before else None, document, note),
+                )
+            )
         # django-stubs types cls(...) as PipelineVersion but cls.objects as a manager of Self.
         cls.objects.using(using).bulk_create(versions, ignore_conflicts=True)  # type: ignore[arg-type]
 
@@ -132,14 +152,29 @@ class Example(models.Model):
     name = models.CharField(_("name"), max_length=200)
     payload = models.JSONField(_("payload"), blank=True, help_text=_("What is submitted, as JSON."))
     verdict = models.CharField(_("expected verdict"), max_length=10, choices=Verdict.choices)
-    reason_code = models.CharField(_("expected reason code"), max_length=100, blank=True,
-                                   help_text=_("If set, the deciding hook's reason code must be this."))
-    hook = models.CharField(_("expected deciding hook"), max_length=200, blank=True,
-                            help_text=_("If set, the label (or hook name) of the hook that must decide."))
-    content = models.ForeignKey(Content, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
-                                verbose_name=_("made from item"))
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-                                   related_name="+", verbose_name=_("by"))
+    reason_code = models.CharField(
+        _("expected reason code"),
+        max_length=100,
+        blank=True,
+        help_text=_("If set, the deciding hook's reason code must be this."),
+    )
+    hook = models.CharField(
+        _("expected deciding hook"),
+        max_length=200,
+        blank=True,
+        help_text=_("If set, the label (or hook name) of the hook that must decide."),
+    )
+    content = models.ForeignKey(
+        Content, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", verbose_name=_("made from item")
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("by"),
+    )
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
     class Meta:
@@ -168,14 +203,28 @@ class Review(models.Model):
     content = models.ForeignKey(Content, on_delete=models.CASCADE, related_name="reviews", verbose_name=_("content"))
     revision = models.PositiveIntegerField(_("revision"), help_text=_("The revision of the item decided on."))
     decision = models.CharField(_("decision"), max_length=10, choices=Decision.choices)
-    status = models.CharField(_("status set"), max_length=12, choices=Content.Status.choices,
-                              help_text=_("The status the decision gave the item."))
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-                                 related_name="+", verbose_name=_("reviewer"))
+    status = models.CharField(
+        _("status set"),
+        max_length=12,
+        choices=Content.Status.choices,
+        help_text=_("The status the decision gave the item."),
+    )
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("reviewer"),
+    )
     note = models.TextField(_("note"), blank=True)
     created_at = models.DateTimeField(_("decided"), default=timezone.now)
-    replaced_at = models.DateTimeField(_("replaced"), null=True, blank=True,
-                                       help_text=_("When the hooks judged the item again, replacing this decision."))
+    replaced_at = models.DateTimeField(
+        _("replaced"),
+        null=True,
+        blank=True,
+        help_text=_("When the hooks judged the item again, replacing this decision."),
+    )
 
     class Meta:
         verbose_name = _("review")
@@ -185,4 +234,5 @@ class Review(models.Model):
     def __str__(self) -> str:
         return gettext("%(decision)s by %(reviewer)s") % {
             "decision": self.get_decision_display(),
-            "reviewer": self.reviewer.get_username() if self.reviewer is not None else gettext("a former user")}
+            "reviewer": self.reviewer.get_username() if self.reviewer is not None else gettext("a former user"),
+        }

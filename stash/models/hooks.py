@@ -68,8 +68,15 @@ class HookConfigQuerySet(models.QuerySet["HookConfig"]):
 class HookConfig(LoadedStateModel):
     """One configured use of a registered hook in a stash: which, with what params, where."""
 
-    COUNTER_FIELDS = ("runs_count", "kept_count", "dropped_count", "held_count", "errors_count", "time_total_us",
-                      "overturned_count")
+    COUNTER_FIELDS = (
+        "runs_count",
+        "kept_count",
+        "dropped_count",
+        "held_count",
+        "errors_count",
+        "time_total_us",
+        "overturned_count",
+    )
 
     class Mode(models.TextChoices):
         ENFORCE = pipeline.ENFORCE, _("enforce")
@@ -80,31 +87,44 @@ class HookConfig(LoadedStateModel):
     stash = models.ForeignKey(Stash, on_delete=models.CASCADE, related_name="hooks", verbose_name=_("stash"))
     hook = models.CharField(_("hook"), max_length=100, help_text=_("Name of a registered hook."))
     label = models.CharField(_("label"), max_length=200, blank=True)
-    params = models.JSONField(_("params"), default=dict, blank=True,
-                              help_text=_("Settings of the hook, checked against its schema."))
+    params = models.JSONField(
+        _("params"), default=dict, blank=True, help_text=_("Settings of the hook, checked against its schema.")
+    )
     enabled = models.BooleanField(_("enabled"), default=True)
-    mode = models.CharField(_("mode"), max_length=10, choices=Mode.choices, default=Mode.ENFORCE,
-                            help_text=_("An observing hook records what it would do and decides nothing."))
-    position = models.IntegerField(_("position"), default=0, db_index=True,
-                                   help_text=_("Hooks run in increasing position; 0 appends at the end."))
-    on_error = models.CharField(_("on error"), max_length=10, choices=HookOnError.choices,
-                                default=HookOnError.INHERIT)
-    condition = models.TextField(_("condition"), blank=True,
-                                 help_text=_('Optional CEL expression; the hook runs only when it holds, '
-                                             'e.g. payload.data.probability > 0.5'))
-    timeout_ms = models.PositiveIntegerField(_("timeout (ms)"), default=2000,
-                                             help_text=_("A run longer than this is stopped and counts as an error."))
+    mode = models.CharField(
+        _("mode"),
+        max_length=10,
+        choices=Mode.choices,
+        default=Mode.ENFORCE,
+        help_text=_("An observing hook records what it would do and decides nothing."),
+    )
+    position = models.IntegerField(
+        _("position"), default=0, db_index=True, help_text=_("Hooks run in increasing position; 0 appends at the end.")
+    )
+    on_error = models.CharField(_("on error"), max_length=10, choices=HookOnError.choices, default=HookOnError.INHERIT)
+    condition = models.TextField(
+        _("condition"),
+        blank=True,
+        help_text=_("Optional CEL expression; the hook runs only when it holds, e.g. payload.data.probability > 0.5"),
+    )
+    timeout_ms = models.PositiveIntegerField(
+        _("timeout (ms)"), default=2000, help_text=_("A run longer than this is stopped and counts as an error.")
+    )
     runs_count = models.PositiveBigIntegerField(_("runs"), default=0, editable=False)
     kept_count = models.PositiveBigIntegerField(_("kept"), default=0, editable=False)
     dropped_count = models.PositiveBigIntegerField(_("dropped"), default=0, editable=False)
     held_count = models.PositiveBigIntegerField(
-        _("held"), default=0, editable=False,
+        _("held"),
+        default=0,
+        editable=False,
         help_text=_("Items this hook held for review (or, observing, would have)."),
     )
     errors_count = models.PositiveBigIntegerField(_("errors"), default=0, editable=False)
     time_total_us = models.PositiveBigIntegerField(_("total time (µs)"), default=0, editable=False)
     overturned_count = models.PositiveBigIntegerField(
-        _("overturned"), default=0, editable=False,
+        _("overturned"),
+        default=0,
+        editable=False,
         help_text=_("Verdicts of this hook that a reviewer overturned: its false positives."),
     )
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
@@ -116,9 +136,7 @@ class HookConfig(LoadedStateModel):
         verbose_name = _("hook config")
         verbose_name_plural = _("hook configs")
         ordering = ["stash", "position", "pk"]
-        constraints = [
-            models.UniqueConstraint(fields=["stash", "position"], name="stash_hookconfig_unique_position"),
-        ]
+        constraints = [models.UniqueConstraint(fields=["stash", "position"], name="stash_hookconfig_unique_position")]
 
     def __str__(self) -> str:
         return gettext("%(title)s (position %(position)d)") % {"title": self.title, "position": self.position}
@@ -126,8 +144,18 @@ class HookConfig(LoadedStateModel):
     # Compared with what was loaded: a change of these moves the stash's ``config_version`` (an
     # unchanged save does not); a change of ``CONFIG_FIELDS`` must validate; an unchanged position
     # is not written back, so a stale instance cannot undo a reorder.
-    TRACKED_FIELDS = ("stash_id", "hook", "label", "params", "enabled", "mode", "position", "on_error", "condition",
-                      "timeout_ms")
+    TRACKED_FIELDS = (
+        "stash_id",
+        "hook",
+        "label",
+        "params",
+        "enabled",
+        "mode",
+        "position",
+        "on_error",
+        "condition",
+        "timeout_ms",
+    )
     CONFIG_FIELDS = ("hook", "params", "condition", "timeout_ms")
     # Not a field: its ``processing.stats.HookStats``, which ``stats.attach`` sets for the pages that
     # show it (typed Any: the models import nothing from processing).
@@ -195,7 +223,8 @@ class HookConfig(LoadedStateModel):
         loaded = getattr(self, "_loaded", None)
         update_fields = kwargs.get("update_fields")
         changed = self._state.adding or self._changed(
-            [f for f in self.TRACKED_FIELDS if update_fields is None or f.removesuffix("_id") in update_fields])
+            [f for f in self.TRACKED_FIELDS if update_fields is None or f.removesuffix("_id") in update_fields]
+        )
         if self._state.adding or self._changed(self.CONFIG_FIELDS):
             # New or changed configuration must be valid; an untouched config whose hook has
             # gone missing can still be saved (to disable or relabel it).
@@ -205,8 +234,9 @@ class HookConfig(LoadedStateModel):
             skip = {*self.COUNTER_FIELDS, "created_at"}
             if loaded.get("position") == self.position:
                 skip.add("position")
-            kwargs["update_fields"] = [f.name for f in self._meta.concrete_fields
-                                       if not f.primary_key and f.name not in skip]
+            kwargs["update_fields"] = [
+                f.name for f in self._meta.concrete_fields if not f.primary_key and f.name not in skip
+            ]
         with versioning.one_change():
             if self._state.adding and self.position <= 0:
                 Stash.lock_one(self.stash_id)

@@ -21,28 +21,44 @@ class Stash(LoadedStateModel):
     description = models.TextField(_("description"), blank=True)
     is_active = models.BooleanField(_("active"), default=True, help_text=_("Inactive stashes take no submissions."))
     allow_anonymous = models.BooleanField(
-        _("allow anonymous submissions"), default=False,
+        _("allow anonymous submissions"),
+        default=False,
         help_text=_("Anyone may submit (throttled); otherwise submitting needs the add-content permission."),
     )
     on_error = models.CharField(
-        _("on hook error"), max_length=10, choices=OnError.choices, default=OnError.REJECT,
+        _("on hook error"),
+        max_length=10,
+        choices=OnError.choices,
+        default=OnError.REJECT,
         help_text=_("What a failing hook does to an item, unless the hook says otherwise."),
     )
     max_payload_bytes = models.PositiveIntegerField(
         _("max payload bytes"), default=1024 * 1024, help_text=_("Largest payload accepted, as compact JSON.")
     )
     queue = models.CharField(
-        _("Celery queue"), max_length=QUEUE_NAME_MAX, blank=True, validators=[validate_queue_name],
-        help_text=_("The queue its items' messages and sink deliveries go to; blank: the default queue "
-                    "(STASH_QUEUE). It needs workers of its own: celery -A hooksite worker -Q followed by this name."),
+        _("Celery queue"),
+        max_length=QUEUE_NAME_MAX,
+        blank=True,
+        validators=[validate_queue_name],
+        help_text=_(
+            "The queue its items' messages and sink deliveries go to; blank: the default queue "
+            "(STASH_QUEUE). It needs workers of its own: celery -A hooksite worker -Q followed by this name."
+        ),
     )
     examples_policy = models.CharField(
-        _("when an example breaks"), max_length=10, choices=ExamplesPolicy.choices, default=ExamplesPolicy.BLOCK,
-        help_text=_("A change of its hooks first runs its golden examples: a change that breaks one is refused "
-                    "(block) or made with a warning (warn)."),
+        _("when an example breaks"),
+        max_length=10,
+        choices=ExamplesPolicy.choices,
+        default=ExamplesPolicy.BLOCK,
+        help_text=_(
+            "A change of its hooks first runs its golden examples: a change that breaks one is refused "
+            "(block) or made with a warning (warn)."
+        ),
     )
     config_version = models.PositiveIntegerField(
-        _("config version"), default=1, editable=False,
+        _("config version"),
+        default=1,
+        editable=False,
         help_text=_("Bumped on every change to the stash or its hooks; workers rebuild their pipeline on change."),
     )
     queue_head = models.PositiveBigIntegerField(
@@ -62,8 +78,17 @@ class Stash(LoadedStateModel):
     # Compared with what was loaded: a save that changes none of them leaves ``config_version``
     # (the workers keep their cached pipeline and stash); a save that moves the stash to another
     # queue says so (``queue_moved``), so that its waiting items follow it (see ``signals``).
-    CONFIG_FIELDS = ("slug", "name", "description", "is_active", "allow_anonymous", "on_error", "max_payload_bytes",
-                     "queue", "examples_policy")
+    CONFIG_FIELDS = (
+        "slug",
+        "name",
+        "description",
+        "is_active",
+        "allow_anonymous",
+        "on_error",
+        "max_payload_bytes",
+        "queue",
+        "examples_policy",
+    )
     TRACKED_FIELDS = CONFIG_FIELDS
     # Written by their own statements (bumps, the workers' queue numbers), never from memory.
     OWN_FIELDS = ("config_version", "queue_head", "created_at")
@@ -82,13 +107,16 @@ class Stash(LoadedStateModel):
         adding = self._state.adding
         self.queue_moved = not adding and self._changed(["queue"])
         update_fields = kwargs.get("update_fields")
-        changed = not adding and self._changed([f for f in self.CONFIG_FIELDS
-                                                if update_fields is None or f in update_fields])
+        changed = not adding and self._changed(
+            [f for f in self.CONFIG_FIELDS if update_fields is None or f in update_fields]
+        )
         with versioning.one_change(using=kwargs.get("using") or "default"):
             if not adding and not kwargs.get("force_insert"):
-                written = ([f.name for f in self._meta.concrete_fields
-                            if not f.primary_key and f.name not in self.OWN_FIELDS]
-                           if update_fields is None else [f for f in update_fields if f != "config_version"])
+                written = (
+                    [f.name for f in self._meta.concrete_fields if not f.primary_key and f.name not in self.OWN_FIELDS]
+                    if update_fields is None
+                    else [f for f in update_fields if f != "config_version"]
+                )
                 if changed and versioning.to_bump([self.pk]):
                     # The default error policy, the queue, ...: cached pipelines and stashes must be read again.
                     self.config_version = F("config_version") + 1
@@ -106,8 +134,12 @@ class Stash(LoadedStateModel):
         """Lock the rows of these stashes until the transaction ends, in id order: every writer of a
         stash's hooks takes this lock first and in this order, so none deadlocks or sees positions
         half renumbered. Returns their config versions by id (stashes that are gone are left out)."""
-        return dict(Stash.objects.select_for_update().filter(pk__in=set(stash_ids)).order_by("pk")
-                    .values_list("pk", "config_version"))
+        return dict(
+            Stash.objects.select_for_update()
+            .filter(pk__in=set(stash_ids))
+            .order_by("pk")
+            .values_list("pk", "config_version")
+        )
 
     @staticmethod
     def lock_one(stash_id: int) -> int:

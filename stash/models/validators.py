@@ -1,4 +1,5 @@
 """What a payload, a queue name and a stored value must be: the checks the models, forms and API share."""
+
 import hashlib
 import json
 import math
@@ -28,10 +29,11 @@ def validate_queue_name(value: str) -> None:
     if "/" in value or "\\" in value:
         raise ValidationError(_("A queue name cannot contain / or \\."), code="separator")
     if value.startswith("amq."):
-        raise ValidationError(_("Queue names starting with \"amq.\" are reserved by RabbitMQ."), code="reserved")
+        raise ValidationError(_('Queue names starting with "amq." are reserved by RabbitMQ.'), code="reserved")
     if len(value.encode("utf-8")) > QUEUE_NAME_MAX:
-        raise ValidationError(_("A queue name has at most %(max)d bytes in UTF-8.") % {"max": QUEUE_NAME_MAX},
-                              code="max_bytes")
+        raise ValidationError(
+            _("A queue name has at most %(max)d bytes in UTF-8.") % {"max": QUEUE_NAME_MAX}, code="max_bytes"
+        )
 
 
 @overload
@@ -45,8 +47,9 @@ def validate_payload(payload: Any, stash: "Stash | None") -> bytes | None:
     With a stash, return the payload's ``canonical_json``: it is what was measured.
     """
     if not isinstance(payload, dict):
-        raise ValidationError({"payload": _("The payload must be a JSON object, not %(type)s.")
-                               % {"type": type(payload).__name__}})
+        raise ValidationError(
+            {"payload": _("The payload must be a JSON object, not %(type)s.") % {"type": type(payload).__name__}}
+        )
     problem = unstorable(payload)
     if problem:
         raise ValidationError({"payload": problem})
@@ -55,7 +58,9 @@ def validate_payload(payload: Any, stash: "Stash | None") -> bytes | None:
     canonical = canonical_json(payload)
     if len(canonical) > stash.max_payload_bytes:
         message = _("The payload is %(size)d bytes; this stash takes at most %(max)d.") % {
-            "size": len(canonical), "max": stash.max_payload_bytes}
+            "size": len(canonical),
+            "max": stash.max_payload_bytes,
+        }
         raise ValidationError({"payload": ValidationError(message, code="too_large")})
     return canonical
 
@@ -94,15 +99,19 @@ def unstorable(value: Any, what: str = "payload") -> str:
             return gettext("The %(what)s contains a NUL character (\\u0000), which cannot be stored.") % names
         elif isinstance(item, str) and not item.isascii() and _SURROGATE.search(item):
             # JSON can spell a lone surrogate (\ud800); UTF-8, and so every database, cannot.
-            return gettext("The %(what)s contains an unpaired surrogate (\\ud800-\\udfff), which is not valid "
-                           "Unicode.") % names
+            return (
+                gettext("The %(what)s contains an unpaired surrogate (\\ud800-\\udfff), which is not valid Unicode.")
+                % names
+            )
         elif isinstance(item, float) and not math.isfinite(item):
             # JSON parsers turn 1e999 into infinity, which JSON itself cannot express.
             return gettext("The %(what)s contains a number too large for JSON.") % names
         elif isinstance(item, int) and item.bit_length() > _MAX_INT_BITS and abs(item) >= _INTEGER_LIMIT:
             # Python writes no integer longer than its int_max_str_digits (4300) as text.
             return gettext("The %(what)s contains an integer of more than %(digits)d digits.") % {
-                **names, "digits": MAX_INTEGER_DIGITS}
+                **names,
+                "digits": MAX_INTEGER_DIGITS,
+            }
     return ""
 
 

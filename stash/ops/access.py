@@ -7,6 +7,7 @@ API and the submit form alike. ``LockoutBackend`` and ``lockout_response`` are d
 backend and answer: too many failed logins for a user from one address, or from one address for
 any users, are refused, with the reason, until the lockout time has passed.
 """
+
 import ipaddress
 import logging
 import math
@@ -88,8 +89,13 @@ class AddressRateThrottle(SimpleRateThrottle):
         try:
             return super().allow_request(request, view)
         except Exception as exc:
-            logger.warning("The %s limit let a request from %s through uncounted: the cache failed (%s: %s).",
-                           self.scope, client_address(request), type(exc).__name__, exc)
+            logger.warning(
+                "The %s limit let a request from %s through uncounted: the cache failed (%s: %s).",
+                self.scope,
+                client_address(request),
+                type(exc).__name__,
+                exc,
+            )
             return True
 
 
@@ -142,9 +148,11 @@ def lockout_seconds(request=None) -> int:
 
 def lockout_message(request=None) -> str:
     minutes = math.ceil(lockout_seconds(request) / 60)
-    return ngettext("Too many failed logins from this address: try again in %(n)d minute.",
-                    "Too many failed logins from this address: try again in %(n)d minutes.",
-                    minutes) % {"n": minutes}
+    return ngettext(
+        "Too many failed logins from this address: try again in %(n)d minute.",
+        "Too many failed logins from this address: try again in %(n)d minutes.",
+        minutes,
+    ) % {"n": minutes}
 
 
 def lockout_response(request, original_response=None, credentials=None):
@@ -153,7 +161,8 @@ def lockout_response(request, original_response=None, credentials=None):
     if request.path.startswith(API_PREFIX):
         response = JsonResponse({"detail": message}, status=429)
     else:
-        response = render(request, "registration/locked_out.html",
-                          {"message": message, "title": _("Login locked")}, status=429)
+        response = render(
+            request, "registration/locked_out.html", {"message": message, "title": _("Login locked")}, status=429
+        )
     response["Retry-After"] = str(lockout_seconds(request))
     return response

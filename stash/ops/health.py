@@ -15,6 +15,7 @@ name and the stashes' lag go only to staff and to the callers ``/metrics`` is op
 
 A probe that fails is logged and named in the answer, never raised.
 """
+
 import logging
 
 from celery import current_app

@@ -27,6 +27,7 @@ six queries, each bounded by an index or a limit (figures in docs/metrics.md):
 - ``stash_metrics_up``: 1, or 0 (and none of the above) when the database could not be read;
   ``stash_metrics_collect_seconds``: how long reading all of these took.
 """
+
 from __future__ import annotations
 
 import logging
@@ -52,11 +53,20 @@ from stash.processing import stats, worker_counts
 logger = logging.getLogger(__name__)
 
 #: Upper bounds (seconds) of the duration histograms' buckets.
-BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
-           10.0, 30.0)
+BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 HOOK_LABELS = ["stash", "config", "hook"]
-_CONFIG_FIELDS = ("pk", "stash_id", "hook", "kept_count", "dropped_count", "held_count", "errors_count",
-                  "overturned_count", "runs_count", "time_total_us")
+_CONFIG_FIELDS = (
+    "pk",
+    "stash_id",
+    "hook",
+    "kept_count",
+    "dropped_count",
+    "held_count",
+    "errors_count",
+    "overturned_count",
+    "runs_count",
+    "time_total_us",
+)
 
 
 class StashCollector:
@@ -74,10 +84,14 @@ class StashCollector:
             logger.exception("Could not read the stash_ series.")
             families, up = [], 0
         yield from families
-        yield GaugeMetricFamily("stash_metrics_up", "1 if the stash_ series could be read from the database, else 0.",
-                                value=up)
-        yield GaugeMetricFamily("stash_metrics_collect_seconds", "Seconds taken to read the stash_ series.",
-                                value=time.perf_counter() - started)
+        yield GaugeMetricFamily(
+            "stash_metrics_up", "1 if the stash_ series could be read from the database, else 0.", value=up
+        )
+        yield GaugeMetricFamily(
+            "stash_metrics_collect_seconds",
+            "Seconds taken to read the stash_ series.",
+            value=time.perf_counter() - started,
+        )
 
 
 def _read():
@@ -94,9 +108,13 @@ def _read():
 
 
 def _items(stashes):
-    counts = {(stash_id, status): n for stash_id, status, n in
-              Content.objects.order_by().values("stash_id", "status").annotate(n=Count("*"))
-              .values_list("stash_id", "status", "n")}
+    counts = {
+        (stash_id, status): n
+        for stash_id, status, n in Content.objects.order_by()
+        .values("stash_id", "status")
+        .annotate(n=Count("*"))
+        .values_list("stash_id", "status", "n")
+    }
     items = GaugeMetricFamily("stash_items", "Items per stash and status.", labels=["stash", "status"])
     for stash_id, slug in stashes.items():
         for status in Content.Status.values:
@@ -106,24 +124,36 @@ def _items(stashes):
 
 def _queue_lag(stashes):
     seconds = Content.objects.lag_by_stash()
-    lag = GaugeMetricFamily("stash_queue_lag_seconds",
-                            "Age of the stash's oldest pending or processing item (0: none waits).", labels=["stash"])
+    lag = GaugeMetricFamily(
+        "stash_queue_lag_seconds",
+        "Age of the stash's oldest pending or processing item (0: none waits).",
+        labels=["stash"],
+    )
     for stash_id, slug in stashes.items():
         lag.add_metric([slug], seconds.get(stash_id, 0.0))
     return lag
 
 
 def _hook_counters(configs):
-    verdicts = CounterMetricFamily("stash_hook_verdicts", "Each hook config's verdicts: kept, dropped, held, error.",
-                                   labels=[*HOOK_LABELS, "outcome"])
-    overturned = CounterMetricFamily("stash_hook_overturned", "Each hook config's verdicts that a reviewer "
-                                     "overturned.", labels=HOOK_LABELS)
-    duration = SummaryMetricFamily("stash_hook_duration_seconds", "Time of every run of each hook config.",
-                                   labels=HOOK_LABELS)
+    verdicts = CounterMetricFamily(
+        "stash_hook_verdicts",
+        "Each hook config's verdicts: kept, dropped, held, error.",
+        labels=[*HOOK_LABELS, "outcome"],
+    )
+    overturned = CounterMetricFamily(
+        "stash_hook_overturned", "Each hook config's verdicts that a reviewer overturned.", labels=HOOK_LABELS
+    )
+    duration = SummaryMetricFamily(
+        "stash_hook_duration_seconds", "Time of every run of each hook config.", labels=HOOK_LABELS
+    )
     for config in configs:
         labels = config["labels"]
-        for outcome, field in (("kept", "kept_count"), ("dropped", "dropped_count"), ("held", "held_count"),
-                               ("error", "errors_count")):
+        for outcome, field in (
+            ("kept", "kept_count"),
+            ("dropped", "dropped_count"),
+            ("held", "held_count"),
+            ("error", "errors_count"),
+        ):
             verdicts.add_metric([*labels, outcome], config[field])
         overturned.add_metric(labels, config["overturned_count"])
         duration.add_metric(labels, count_value=config["runs_count"], sum_value=config["time_total_us"] / 1e6)
@@ -131,7 +161,7 @@ def _hook_counters(configs):
 
 
 def _recent_durations(stashes, configs):
-    rows = PipelineRun.objects.order_by("-pk").values_list("content__stash_id", "duration_ms", "trail")[:stats.WINDOW]
+    rows = PipelineRun.objects.order_by("-pk").values_list("content__stash_id", "duration_ms", "trail")[: stats.WINDOW]
     runs, trails = defaultdict(list), []
     for stash_id, duration_ms, trail in rows:
         runs[stash_id].append(duration_ms / 1000)
@@ -139,12 +169,16 @@ def _recent_durations(stashes, configs):
     steps = stats.durations_by_config(trails)
     hooks = GaugeHistogramMetricFamily(
         "stash_hook_recent_duration_seconds",
-        f"Time of each hook config's steps in the latest {stats.WINDOW} pipeline runs.", labels=HOOK_LABELS)
+        f"Time of each hook config's steps in the latest {stats.WINDOW} pipeline runs.",
+        labels=HOOK_LABELS,
+    )
     for config in configs:
         _add_histogram(hooks, config["labels"], [ms / 1000 for ms in steps.get(config["pk"], ())])
     whole = GaugeHistogramMetricFamily(
-        "stash_run_recent_duration_seconds", f"Time of the latest {stats.WINDOW} pipeline runs, per stash.",
-        labels=["stash"])
+        "stash_run_recent_duration_seconds",
+        f"Time of the latest {stats.WINDOW} pipeline runs, per stash.",
+        labels=["stash"],
+    )
     for stash_id, slug in stashes.items():
         _add_histogram(whole, [slug], runs.get(stash_id, []))
     yield from (hooks, whole)
@@ -158,19 +192,27 @@ def _add_histogram(family, labels, values):
 
 def _worker_events(configs):
     totals = worker_counts.totals()
-    for name, help_text in ((worker_counts.SWEEP_RECOVERED,
-                              "Items the sweeper sent again (a lost message, a dead worker)."),
-                            (worker_counts.SWEEP_FAILED, "Items the sweeper set failed: out of attempts.")):
-        yield CounterMetricFamily(f"stash_sweeper_{name.removeprefix('sweep_')}", help_text,
-                                  value=totals.get((name, None), 0))
-    deliveries = CounterMetricFamily("stash_sink_deliveries", "Each sink's deliveries: delivered, or failed "
-                                     "after its retries.", labels=[*HOOK_LABELS, "outcome"])
-    retries = CounterMetricFamily("stash_sink_retries", "Each sink's deliveries that failed and were retried.",
-                                  labels=HOOK_LABELS)
+    for name, help_text in (
+        (worker_counts.SWEEP_RECOVERED, "Items the sweeper sent again (a lost message, a dead worker)."),
+        (worker_counts.SWEEP_FAILED, "Items the sweeper set failed: out of attempts."),
+    ):
+        yield CounterMetricFamily(
+            f"stash_sweeper_{name.removeprefix('sweep_')}", help_text, value=totals.get((name, None), 0)
+        )
+    deliveries = CounterMetricFamily(
+        "stash_sink_deliveries",
+        "Each sink's deliveries: delivered, or failed after its retries.",
+        labels=[*HOOK_LABELS, "outcome"],
+    )
+    retries = CounterMetricFamily(
+        "stash_sink_retries", "Each sink's deliveries that failed and were retried.", labels=HOOK_LABELS
+    )
     for config in configs:
         pk = config["pk"]
-        counts = {name: totals.get((name, pk), 0)
-                  for name in (worker_counts.SINK_DELIVERED, worker_counts.SINK_FAILED, worker_counts.SINK_RETRIED)}
+        counts = {
+            name: totals.get((name, pk), 0)
+            for name in (worker_counts.SINK_DELIVERED, worker_counts.SINK_FAILED, worker_counts.SINK_RETRIED)
+        }
         if not (_delivered_by_task(config["hook"]) or any(counts.values())):
             continue
         deliveries.add_metric([*config["labels"], "delivered"], counts[worker_counts.SINK_DELIVERED])

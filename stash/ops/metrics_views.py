@@ -4,6 +4,7 @@ Open to a caller that sends ``Authorization: Bearer <STASH_METRICS_TOKEN>`` (whe
 set) or whose address (``access.client_address``) is in ``STASH_METRICS_ALLOWED_NETWORKS``
 (loopback by default); anyone else gets 403 and nothing is read.
 """
+
 import secrets
 
 from django.conf import settings
@@ -15,8 +16,10 @@ from django_prometheus.exports import ExportToDjangoView
 from stash.ops import metrics as stash_metrics
 from stash.ops.access import client_address, within
 
-FORBIDDEN = ("Metrics are not open to this client: send the bearer token set in STASH_METRICS_TOKEN, or scrape "
-             "from a network in STASH_METRICS_ALLOWED_NETWORKS.\n")
+FORBIDDEN = (
+    "Metrics are not open to this client: send the bearer token set in STASH_METRICS_TOKEN, or scrape "
+    "from a network in STASH_METRICS_ALLOWED_NETWORKS.\n"
+)
 
 
 def allowed(request) -> bool:

@@ -1,5 +1,6 @@
 """Middleware: who makes the changes a request makes (for the pipeline versions they record), and the
 admin's refusal of addresses no database can read."""
+
 import re
 
 from django.shortcuts import render
@@ -64,6 +65,8 @@ def unreadable_query(query):
             if match is None:
                 continue
             what = _("a NUL character (%00)") if match.group() == "\x00" else _("an unpaired surrogate")
-            return _("The parameter “%(name)s” of this address contains %(what)s, which no list can filter, "
-                     "search or sort by.") % {"name": name.replace("\x00", "%00"), "what": what}
+            return _(
+                "The parameter “%(name)s” of this address contains %(what)s, which no list can filter, "
+                "search or sort by."
+            ) % {"name": name.replace("\x00", "%00"), "what": what}
     return ""

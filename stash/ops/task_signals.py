@@ -6,6 +6,7 @@ raises past its retries (or with any other error) as failed, against the sink's 
 task's first argument). Connected once, by ``StashConfig.ready()``; they run in the worker that
 ran the task.
 """
+
 from celery import signals
 
 from stash.processing import worker_counts

@@ -22,6 +22,7 @@ rules live here once. Locks are always taken in one order: items, then stashes (
 - ``housekeeping``, ``exporting``: pruning past retention; a stash's items as JSON Lines.
 - ``stats``, ``activity``, ``worker_counts``: per-hook counters and times, the last 24 hours, worker counts.
 """
+
 from stash.db import publishing
 from stash.db.versioning import one_change
 from stash.processing.activity import Unsupported as ActivityUnsupported, for_stash as hook_activity

@@ -15,6 +15,7 @@ A step counts when it ran (a step skipped by its condition did not). Its *drop* 
 an observing hook would have dropped; its *hold* likewise; its *error* an error or a timeout.
 Other databases have no unnesting this module knows: there ``Unsupported`` is raised.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -149,31 +150,39 @@ class StashActivity:
         return round((self.end - self.start).total_seconds() / 3600)
 
 
-def for_stash(stash: Stash, configs: Iterable[HookConfig] | None = None, now: datetime | None = None,
-              hours: int = HOURS) -> StashActivity:
+def for_stash(
+    stash: Stash, configs: Iterable[HookConfig] | None = None, now: datetime | None = None, hours: int = HOURS
+) -> StashActivity:
     """The activity of ``stash``'s hooks (``configs``, default: all of them in order) over the
     ``hours`` before ``now``, and its queue now. Raises ``Unsupported`` on other databases."""
     end = now or timezone.now()
     start = end - timedelta(hours=hours)
     configs = list(stash.hooks.in_order() if configs is None else configs)
     rows = _aggregate(stash.pk, start, end, hours)
-    return StashActivity(start=start, end=end, hooks=[_hook(config, rows, hours) for config in configs],
-                         lag=queue_lag(stash, end))
+    return StashActivity(
+        start=start, end=end, hooks=[_hook(config, rows, hours) for config in configs], lag=queue_lag(stash, end)
+    )
 
 
 def queue_lag(stash: Stash, now: datetime | None = None) -> QueueLag:
     """How many of ``stash``'s items are pending or processing, and the age of the oldest (as
     ``/metrics``' ``stash_queue_lag_seconds`` reads it: since its current revision was saved)."""
-    waiting = (Content.objects.filter(stash=stash, status__in=[Content.Status.PENDING, Content.Status.PROCESSING])
-               .order_by().aggregate(n=Count("pk"), oldest=Min("updated_at")))
+    waiting = (
+        Content.objects.filter(stash=stash, status__in=[Content.Status.PENDING, Content.Status.PROCESSING])
+        .order_by()
+        .aggregate(n=Count("pk"), oldest=Min("updated_at"))
+    )
     oldest = waiting["oldest"]
     seconds = None if oldest is None else max(((now or timezone.now()) - oldest).total_seconds(), 0.0)
     return QueueLag(waiting=waiting["n"], oldest_seconds=seconds)
 
 
 def _hook(config: HookConfig, rows: dict[tuple[int, int], Bucket], hours: int) -> HookActivity:
-    return HookActivity(config=config, hours=tuple(rows.get((config.pk, hour), Bucket()) for hour in range(hours)),
-                        day=rows.get((config.pk, WHOLE_WINDOW), Bucket()))
+    return HookActivity(
+        config=config,
+        hours=tuple(rows.get((config.pk, hour), Bucket()) for hour in range(hours)),
+        day=rows.get((config.pk, WHOLE_WINDOW), Bucket()),
+    )
 
 
 def _aggregate(stash_id: int, start: datetime, end: datetime, hours: int) -> dict[tuple[int, int], Bucket]:
@@ -184,12 +193,26 @@ def _aggregate(stash_id: int, start: datetime, end: datetime, hours: int) -> dic
     quote = connection.ops.quote_name
     sql = _AGGREGATE.format(
         steps=steps.format(run=quote(PipelineRun._meta.db_table), content=quote(Content._meta.db_table)),
-        dropped=pipeline.DROPPED, held=pipeline.HELD, observed=pipeline.OBSERVED, error=pipeline.ERROR,
-        timeout=pipeline.TIMEOUT, skipped=pipeline.SKIPPED, q=PERCENTILE, whole=WHOLE_WINDOW)
+        dropped=pipeline.DROPPED,
+        held=pipeline.HELD,
+        observed=pipeline.OBSERVED,
+        error=pipeline.ERROR,
+        timeout=pipeline.TIMEOUT,
+        skipped=pipeline.SKIPPED,
+        q=PERCENTILE,
+        whole=WHOLE_WINDOW,
+    )
     adapt = connection.ops.adapt_datetimefield_value
     params: Sequence[Any] = [adapt(start), stash_id, adapt(start), adapt(end), hours]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return {(int(config_id), int(bucket)): Bucket(runs=int(runs), dropped=int(dropped), held=int(held),
-                                                      errors=int(errors), p95_ms=None if p95 is None else float(p95))
-                for config_id, bucket, runs, dropped, held, errors, p95 in cursor.fetchall()}
+        return {
+            (int(config_id), int(bucket)): Bucket(
+                runs=int(runs),
+                dropped=int(dropped),
+                held=int(held),
+                errors=int(errors),
+                p95_ms=None if p95 is None else float(p95),
+            )
+            for config_id, bucket, runs, dropped, held, errors, p95 in cursor.fetchall()
+        }

@@ -1,5 +1,6 @@
 """What judging and reviewing both do once a verdict is decided: add to the hooks' counters,
 number accepted items in their stash's queue, and call the hooks that listen to the verdict."""
+
 from __future__ import annotations
 
 import logging
@@ -36,15 +37,17 @@ def assign_queue_positions(stash_id: int, accepted: list[Content]) -> None:
     batches commit in number order: a consumer reading by number never skips one."""
     with connection.cursor() as cursor:
         table, head = connection.ops.quote_name(Stash._meta.db_table), connection.ops.quote_name("queue_head")
-        cursor.execute(f"UPDATE {table} SET {head} = {head} + %s WHERE id = %s RETURNING {head}",
-                       [len(accepted), stash_id])
+        cursor.execute(
+            f"UPDATE {table} SET {head} = {head} + %s WHERE id = %s RETURNING {head}", [len(accepted), stash_id]
+        )
         (last,) = cursor.fetchone()
     for offset, content in enumerate(accepted, start=last - len(accepted) + 1):
         content.queue_seq = offset
 
 
-def notify(item_pipeline: pipeline.Pipeline, content: Content, item: pipeline.Item, event: str,
-           result: pipeline.Result) -> list[publishing.Delivery]:
+def notify(
+    item_pipeline: pipeline.Pipeline, content: Content, item: pipeline.Item, event: str, result: pipeline.Result
+) -> list[publishing.Delivery]:
     """Call ``event`` on the hooks of ``item_pipeline`` that listen to it: now, in process, or, for
     ``deliver_async`` sinks, by the deliveries returned (their own task; ``on_pipeline_end`` is
     always called in process)."""
@@ -53,8 +56,14 @@ def notify(item_pipeline: pipeline.Pipeline, content: Content, item: pipeline.It
     for step in item_pipeline.listeners(event):
         if getattr(step.hook, "deliver_async", False) and event != pipeline.ON_PIPELINE_END:
             # Steps built from hook configs (building.build_step) always have a config id.
-            deliveries.append(publishing.Delivery(step.config_id, str(content.pk), event,  # type: ignore[arg-type]
-                                                content.stash.queue))
+            deliveries.append(
+                publishing.Delivery(
+                    step.config_id,
+                    str(content.pk),
+                    event,  # type: ignore[arg-type]
+                    content.stash.queue,
+                )
+            )
         else:
             local.append(step)
     call(local, event, item, result)

@@ -1,6 +1,7 @@
 """Building pipelines: a stash's enabled hooks, in order, as its current version recorded them, built once per
 version and kept per process (``pipeline_for``); ``item_for``: what the runner sees of an item.
 """
+
 from __future__ import annotations
 
 import logging
@@ -18,6 +19,7 @@ logger = logging.getLogger(__name__)
 
 # stash id -> (config_version, Pipeline): built once per stash and version, per process.
 _pipelines: dict[int, tuple[int, pipeline.Pipeline]] = {}
+
 
 class _Unavailable:
     """Stands in for a hook that cannot run; its failure goes through the config's on_error."""
@@ -41,24 +43,40 @@ def build_step(config: HookConfig, stash: Stash) -> pipeline.Step:
     except Exception as exc:
         logger.warning("Hook config %s (%s) cannot run: %s", config.pk, config.hook, exc)
         hook = _Unavailable(f"hook {config.hook!r} cannot run: {exc}")
-    return pipeline.Step(hook=hook, name=config.hook, label=config.label, config_id=config.pk,
-                         position=config.position, mode=config.mode, on_error=config.effective_on_error(stash),
-                         condition=condition,
-                         timeout=config.timeout_ms / 1000 if config.timeout_ms else None)
+    return pipeline.Step(
+        hook=hook,
+        name=config.hook,
+        label=config.label,
+        config_id=config.pk,
+        position=config.position,
+        mode=config.mode,
+        on_error=config.effective_on_error(stash),
+        condition=condition,
+        timeout=config.timeout_ms / 1000 if config.timeout_ms else None,
+    )
 
 
 def build_pipeline(stash: Stash) -> pipeline.Pipeline:
     """A fresh pipeline of the stash's enabled hooks, in order, as its version ``config_version``
     recorded them (one query): exactly the hooks and params that the runs of that version name.
     A stash with no such version (older than versions) is built from its hook configs."""
-    document = next(iter(PipelineVersion.objects.filter(stash_id=stash.pk, number=stash.config_version)
-                         .order_by().values_list("document", flat=True)), None)  # unique: no LIMIT
+    document = next(
+        iter(
+            PipelineVersion.objects.filter(stash_id=stash.pk, number=stash.config_version)
+            .order_by()
+            .values_list("document", flat=True)
+        ),
+        None,
+    )  # unique: no LIMIT
     if document is None:
         configs = list(HookConfig.objects.filter(stash_id=stash.pk).enabled().in_order())
     else:
         stash = Stash(pk=stash.pk, slug=stash.slug, on_error=document["stash"]["on_error"])
-        configs = [HookConfig(pk=hook["id"], stash_id=stash.pk, **{name: hook[name] for name in HOOK_FIELDS})
-                   for hook in document["hooks"] if hook["enabled"]]
+        configs = [
+            HookConfig(pk=hook["id"], stash_id=stash.pk, **{name: hook[name] for name in HOOK_FIELDS})
+            for hook in document["hooks"]
+            if hook["enabled"]
+        ]
     return pipeline.Pipeline([build_step(config, stash) for config in configs])
 
 
@@ -79,7 +97,13 @@ def pipeline_for(stash: Stash) -> pipeline.Pipeline:
 
 
 def item_for(content: Content) -> pipeline.Item:
-    return pipeline.Item(payload=content.payload, id=str(content.pk), stash=content.stash.slug,
-                         revision=content.revision, source=content.source,
-                         submitted_by=str(content.submitted_by_id) if content.submitted_by_id else None,
-                         created_at=content.created_at, content_hash=content.content_hash)
+    return pipeline.Item(
+        payload=content.payload,
+        id=str(content.pk),
+        stash=content.stash.slug,
+        revision=content.revision,
+        source=content.source,
+        submitted_by=str(content.submitted_by_id) if content.submitted_by_id else None,
+        created_at=content.created_at,
+        content_hash=content.content_hash,
+    )

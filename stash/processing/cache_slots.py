@@ -13,6 +13,7 @@ then; ``give_back`` deletes it only while it is still the holder's (one that exp
 another's by now). Cache errors propagate: each caller says what failing open means for it.
 Judging slots of slow stashes (``slots``) and sink delivery slots (``delivery_slots``) are these.
 """
+
 from __future__ import annotations
 
 import math

@@ -14,6 +14,7 @@ never use it at once) and leaves with ``os._exit``, so it closes nothing of the 
 killed in the middle of a query leaves that connection unusable: the caller's connections are
 then closed (outside a transaction), and Django opens new ones when next needed.
 """
+
 from __future__ import annotations
 
 import logging
@@ -41,8 +42,10 @@ class DeadlineExceeded(Unanswered):
 
     def __init__(self, seconds: float, running: str | None = None):
         doing = f": {running} was still running" if running else ""
-        super().__init__(f"The hooks did not finish within {seconds:g} s{doing}. It was stopped; nothing was "
-                         f"saved. A hook that needs longer runs on the workers, where its timeout_ms stops it.")
+        super().__init__(
+            f"The hooks did not finish within {seconds:g} s{doing}. It was stopped; nothing was "
+            f"saved. A hook that needs longer runs on the workers, where its timeout_ms stops it."
+        )
         self.seconds = seconds
         self.running = running
 
@@ -58,8 +61,9 @@ def call_with_deadline(work: Callable[[Callable[[str], None]], T], seconds: floa
     return _supervise(work, seconds, [])
 
 
-def gather_with_deadline(steps: Sequence[Callable[[Callable[[str], None]], T]], seconds: float
-                         ) -> tuple[list[T], DeadlineExceeded | None]:
+def gather_with_deadline(
+    steps: Sequence[Callable[[Callable[[str], None]], T]], seconds: float
+) -> tuple[list[T], DeadlineExceeded | None]:
     """Run ``steps`` one after another in one forked child (each as ``call_with_deadline`` runs its
     work), all of them within ``seconds``. Returns the answers of the steps that finished in time,
     in order, and the ``DeadlineExceeded`` that stopped the others (None when all finished): a slow

@@ -18,6 +18,7 @@ The claim and the read of what it claimed are one statement (``UPDATE ... RETURN
 database has it (PostgreSQL, SQLite 3.35+): a message that judges one item pays one round trip and
 compiles no ORM query for it. Elsewhere the ORM updates, then reads.
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -39,8 +40,9 @@ Status = Content.Status
 _stashes: dict[int, Stash] = {}
 
 
-def claim(ids: Sequence[uuid.UUID | str], token: uuid.UUID, others_of: Collection[int] | None,
-          lease_until: datetime) -> list[Content]:
+def claim(
+    ids: Sequence[uuid.UUID | str], token: uuid.UUID, others_of: Collection[int] | None, lease_until: datetime
+) -> list[Content]:
     """Claim and return the items of a batch under ``token``; see the module docstring."""
     claimed = take(ids, token, lease_until) if ids else []
     room = settings.STASH_BATCH_SIZE - len(claimed)
@@ -72,16 +74,24 @@ def claim_live(queue: str, token: uuid.UUID, lease_until: datetime) -> list[Cont
     return _take_others([], stashes, settings.STASH_BATCH_SIZE, token, lease_until, oldest_first=True)[1]
 
 
-def _take_others(ids: Sequence[uuid.UUID | str], others_of: Collection[int] | QuerySet[Stash, Any] | None, room: int,
-                 token: uuid.UUID, lease_until: datetime,
-                 oldest_first: bool = False) -> tuple[list[tuple[uuid.UUID, int]], list[Content]]:
+def _take_others(
+    ids: Sequence[uuid.UUID | str],
+    others_of: Collection[int] | QuerySet[Stash, Any] | None,
+    room: int,
+    token: uuid.UUID,
+    lease_until: datetime,
+    oldest_first: bool = False,
+) -> tuple[list[tuple[uuid.UUID, int]], list[Content]]:
     """Claim up to ``room`` live saves waiting for their first run in ``others_of`` (or the stashes
     of ``ids``); return the (id, stash id) picked, and the items claimed. Bulk items are only ever
     claimed through their own messages: a live save never waits on a batch of them."""
     stashes = others_of or Content.objects.filter(pk__in=ids).values("stash_id")
-    others = (Content.objects.filter(status=Status.PENDING, attempts=0, bulk=False, stash_id__in=stashes)
-              .exclude(pk__in=ids).order_by(*(("created_at",) if oldest_first else ()))
-              .values_list("pk", "stash_id")[:room])
+    others = (
+        Content.objects.filter(status=Status.PENDING, attempts=0, bulk=False, stash_id__in=stashes)
+        .exclude(pk__in=ids)
+        .order_by(*(("created_at",) if oldest_first else ()))
+        .values_list("pk", "stash_id")[:room]
+    )
     # A plain read first: most often there is nothing to take, and it costs no transaction.
     if not others.exists():
         return [], []
@@ -99,8 +109,9 @@ def _take_others(ids: Sequence[uuid.UUID | str], others_of: Collection[int] | Qu
 def waiting_stashes(now: datetime) -> dict[int, str]:
     """The stashes with items waiting for their first run under a lease that runs past ``now``
     (stash id: its ``queue`` field): one index probe per stash, however many items wait."""
-    waiting = Content.objects.filter(stash=OuterRef("pk"), status=Status.PENDING, attempts=0, bulk=False,
-                                     lease_until__gte=now)
+    waiting = Content.objects.filter(
+        stash=OuterRef("pk"), status=Status.PENDING, attempts=0, bulk=False, lease_until__gte=now
+    )
     return dict(Stash.objects.filter(Exists(waiting)).order_by("pk").values_list("pk", "queue"))
 
 
@@ -109,7 +120,8 @@ def take(pks: Sequence[uuid.UUID | str], token: uuid.UUID, lease_until: datetime
     and-set: a duplicate delivery takes nothing), and return them, each with its stash."""
     if not can_return_from_update():
         Content.objects.filter(pk__in=pks, status=Status.PENDING, attempts__lt=settings.STASH_MAX_ATTEMPTS).update(
-            status=Status.PROCESSING, lease_token=token, attempts=F("attempts") + 1, lease_until=lease_until)
+            status=Status.PROCESSING, lease_token=token, attempts=F("attempts") + 1, lease_until=lease_until
+        )
         return list(Content.objects.filter(pk__in=pks, lease_token=token).select_related("stash"))
     contents = list(Content.objects.raw(*_take_statement(pks, token, lease_until)))
     _attach_stashes(contents)
@@ -118,8 +130,9 @@ def take(pks: Sequence[uuid.UUID | str], token: uuid.UUID, lease_until: datetime
 
 def can_return_from_update() -> bool:
     """True where an ``UPDATE`` can return the rows it changed, subqueries included."""
-    return connection.vendor == "postgresql" or (connection.vendor == "sqlite"
-                                                 and sqlite3.sqlite_version_info >= (3, 35))
+    return connection.vendor == "postgresql" or (
+        connection.vendor == "sqlite" and sqlite3.sqlite_version_info >= (3, 35)
+    )
 
 
 def _take_statement(pks: Sequence[uuid.UUID | str], token: uuid.UUID, lease_until: datetime) -> tuple[str, list[Any]]:
@@ -136,13 +149,21 @@ def _take_statement(pks: Sequence[uuid.UUID | str], token: uuid.UUID, lease_unti
 
     table, stashes = quote(meta.db_table), quote(Stash._meta.db_table)
     status, attempts = column("status"), column("attempts")
-    sql = (f"UPDATE {table} SET {status} = %s, {column('lease_token')} = %s, {attempts} = {attempts} + 1, "
-           f"{column('lease_until')} = %s "
-           f"WHERE {column('id')} IN ({', '.join(['%s'] * len(pks))}) AND {status} = %s AND {attempts} < %s "
-           f"RETURNING *, (SELECT {stashes}.{quote('config_version')} FROM {stashes} "
-           f"WHERE {stashes}.{quote('id')} = {table}.{column('stash')}) AS {quote('stash_version')}")
-    params = [Status.PROCESSING, value("lease_token", token), value("lease_until", lease_until),
-              *(value("id", pk) for pk in pks), Status.PENDING, settings.STASH_MAX_ATTEMPTS]
+    sql = (
+        f"UPDATE {table} SET {status} = %s, {column('lease_token')} = %s, {attempts} = {attempts} + 1, "
+        f"{column('lease_until')} = %s "
+        f"WHERE {column('id')} IN ({', '.join(['%s'] * len(pks))}) AND {status} = %s AND {attempts} < %s "
+        f"RETURNING *, (SELECT {stashes}.{quote('config_version')} FROM {stashes} "
+        f"WHERE {stashes}.{quote('id')} = {table}.{column('stash')}) AS {quote('stash_version')}"
+    )
+    params = [
+        Status.PROCESSING,
+        value("lease_token", token),
+        value("lease_until", lease_until),
+        *(value("id", pk) for pk in pks),
+        Status.PENDING,
+        settings.STASH_MAX_ATTEMPTS,
+    ]
     return sql, params
 
 
@@ -154,9 +175,11 @@ def _attach_stashes(contents: list[Content]) -> None:
     """Give each item its stash: kept per process while its ``config_version`` holds, else read
     again (one query for all that changed)."""
     # ``stash_version`` is a column of the claim's RETURNING (``_take_statement``), not a field.
-    stale = {content.stash_id for content in contents
-             if content.stash_id not in _stashes
-             or _stashes[content.stash_id].config_version != content.stash_version}  # type: ignore[attr-defined]
+    stale = {
+        content.stash_id
+        for content in contents
+        if content.stash_id not in _stashes or _stashes[content.stash_id].config_version != content.stash_version
+    }  # type: ignore[attr-defined]
     if stale:
         _stashes.update(Stash.objects.in_bulk(stale))
     for content in contents:

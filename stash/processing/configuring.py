@@ -5,6 +5,7 @@ Each change takes its stashes' row locks first (``Stash.lock``), then writes, an
 positions 1..n (see ``ordering``); it is one ``versioning.one_change``: the model's writes move
 each stash's ``config_version`` once, so workers rebuild the pipeline once, on their next batch.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -93,9 +94,16 @@ def duplicate_hooks(configs: QuerySet[HookConfig]) -> tuple[int, int]:
                 Stash.lock([config.stash_id])
                 label = _("%(label)s (copy)") % {"label": config.title}
                 copy = HookConfig.objects.create(
-                    stash=config.stash, hook=config.hook, label=label, params=config.params, enabled=False,
-                    mode=config.mode, on_error=config.on_error, condition=config.condition,
-                    timeout_ms=config.timeout_ms)
+                    stash=config.stash,
+                    hook=config.hook,
+                    label=label,
+                    params=config.params,
+                    enabled=False,
+                    mode=config.mode,
+                    on_error=config.on_error,
+                    condition=config.condition,
+                    timeout_ms=config.timeout_ms,
+                )
                 arrange_hooks(config.stash, partial(_after, original=config.pk, copy=copy.pk))
             copied += 1
     return copied, skipped

@@ -1,6 +1,7 @@
 """Sink deliveries: ``deliver`` calls one sink for one item's verdict, on the sinks worker (a task of its own,
 retried on ``DeliveryError``).
 """
+
 from __future__ import annotations
 
 import logging
@@ -32,8 +33,13 @@ def deliver(config_id: int, content_id: uuid.UUID | str, event: str) -> None:
     step = build_step(config, config.stash)
     run = content.runs.first()
     trail = tuple(pipeline.TrailEntry(**entry) for entry in (run.trail if run else []))
-    result = pipeline.Result(verdict=content.status, payload=content.payload, reason=content.reason,
-                             decided_by=content.decided_by_id, trail=trail)
+    result = pipeline.Result(
+        verdict=content.status,
+        payload=content.payload,
+        reason=content.reason,
+        decided_by=content.decided_by_id,
+        trail=trail,
+    )
     item = item_for(content)
     with logs.judging(item), logs.in_hook(step):
         failures = pipeline.notify([step], event, item, result)

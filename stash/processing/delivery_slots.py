@@ -13,6 +13,7 @@ ends, however it ends; a worker killed meanwhile leaves it to expire after ``STA
 A cache that fails lets the delivery run without a slot (logged): a receiver may then see more
 deliveries at once, but none waits on the cache's account.
 """
+
 from __future__ import annotations
 
 import logging

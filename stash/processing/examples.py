@@ -11,6 +11,7 @@ others are answered. Nothing is saved or counted and no sink is called. How a ch
 against them is ``guarding``'s. ``example_from(content)`` turns an item into an example that
 expects the verdict the item has.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -66,14 +67,19 @@ class ExampleResult:
             return [_("not run in time")]
         said = []
         if self.verdict != self.expected:
-            said.append(_("expected %(expected)s, got %(verdict)s") % {"expected": self.expected,
-                                                                       "verdict": self.verdict})
+            said.append(
+                _("expected %(expected)s, got %(verdict)s") % {"expected": self.expected, "verdict": self.verdict}
+            )
         if self.expected_code and self.code != self.expected_code:
-            said.append(_("expected reason code %(expected)r, got %(code)r") % {"expected": self.expected_code,
-                                                                                "code": self.code})
+            said.append(
+                _("expected reason code %(expected)r, got %(code)r")
+                % {"expected": self.expected_code, "code": self.code}
+            )
         if self.expected_hook and self.hook != self.expected_hook:
-            said.append(_("expected %(expected)r to decide, got %(hook)r") % {"expected": self.expected_hook,
-                                                                              "hook": self.hook or _("no hook")})
+            said.append(
+                _("expected %(expected)r to decide, got %(hook)r")
+                % {"expected": self.expected_hook, "hook": self.hook or _("no hook")}
+            )
         return said
 
     @property
@@ -112,9 +118,19 @@ class ExampleResult:
         return f"{self.name}: {said} ({self.note})" if self.note else f"{self.name}: {said}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "passed": self.passed, "status": self.status, "problems": self.problems,
-                "expected": self.expected, "verdict": self.verdict, "reason": self.reason, "code": self.code,
-                "hook": self.hook, "expected_code": self.expected_code, "expected_hook": self.expected_hook}
+        return {
+            "name": self.name,
+            "passed": self.passed,
+            "status": self.status,
+            "problems": self.problems,
+            "expected": self.expected,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "code": self.code,
+            "hook": self.hook,
+            "expected_code": self.expected_code,
+            "expected_hook": self.expected_hook,
+        }
 
 
 class ExamplesBroken(StashError):
@@ -125,9 +141,10 @@ class ExamplesBroken(StashError):
         self.stash = stash
         self.results = list(results)
         self.broken = [result for result in results if result.blocks]
-        super().__init__(_("This change breaks %(count)d golden example(s) of %(stash)s, which refuses such "
-                           "changes: %(which)s") % {"count": len(self.broken), "stash": stash.slug,
-                                                    "which": " | ".join(r.describe() for r in self.broken)})
+        super().__init__(
+            _("This change breaks %(count)d golden example(s) of %(stash)s, which refuses such changes: %(which)s")
+            % {"count": len(self.broken), "stash": stash.slug, "which": " | ".join(r.describe() for r in self.broken)}
+        )
 
 
 def refuse_if_broken(stash: Stash, results: Sequence[ExampleResult]) -> None:
@@ -137,8 +154,9 @@ def refuse_if_broken(stash: Stash, results: Sequence[ExampleResult]) -> None:
         raise ExamplesBroken(stash, results)
 
 
-def run_examples(stash: Stash, *, hooks: Iterable[HookConfig] | None = None,
-                 examples: Iterable[Example] | None = None) -> list[ExampleResult]:
+def run_examples(
+    stash: Stash, *, hooks: Iterable[HookConfig] | None = None, examples: Iterable[Example] | None = None
+) -> list[ExampleResult]:
     """Run ``examples`` (default: the stash's) through ``stash``'s current hooks, or through
     ``hooks`` (configs in run order, saved or not: the enabled ones run), in one child process
     given ``STASH_EXAMPLES_TIMEOUT`` seconds; those it did not reach in time are not ``ran``.
@@ -147,12 +165,15 @@ def run_examples(stash: Stash, *, hooks: Iterable[HookConfig] | None = None,
     if not examples:
         return []
     checked = pipeline_for(stash) if hooks is None else drafted_pipeline(stash, hooks)
-    return [_compare(example, answer[1] if answer else None)
-            for example, answer in zip(examples, _run(examples, stash, checked), strict=True)]
+    return [
+        _compare(example, answer[1] if answer else None)
+        for example, answer in zip(examples, _run(examples, stash, checked), strict=True)
+    ]
 
 
-def compare_examples(stash: Stash, hooks: Iterable[HookConfig], examples: Iterable[Example], live: int | None
-                     ) -> list[ExampleResult]:
+def compare_examples(
+    stash: Stash, hooks: Iterable[HookConfig], examples: Iterable[Example], live: int | None
+) -> list[ExampleResult]:
     """Run ``examples`` through ``hooks`` (``stash``'s pipeline as a change would leave it) and
     through its live version number ``live`` (None: a new stash, with none), one example after
     the other, in one child given ``STASH_EXAMPLES_TIMEOUT`` seconds: each result's ``before``
@@ -184,8 +205,13 @@ def drafted_pipeline(stash: Stash, hooks: Iterable[HookConfig]) -> pipeline.Pipe
 Answer = tuple["pipeline.Result | None", "pipeline.Result"]
 
 
-def _run(examples: list[Example], stash: Stash, new: pipeline.Pipeline, old: pipeline.Pipeline | None = None,
-         known: dict[int, pipeline.Result] | None = None) -> list[Answer | None]:
+def _run(
+    examples: list[Example],
+    stash: Stash,
+    new: pipeline.Pipeline,
+    old: pipeline.Pipeline | None = None,
+    known: dict[int, pipeline.Result] | None = None,
+) -> list[Answer | None]:
     """Each example's answer (the live version's, unless ``old`` is None or it is ``known``; then
     the new pipeline's), or None for those not reached within ``STASH_EXAMPLES_TIMEOUT``."""
     known = known or {}
@@ -195,20 +221,24 @@ def _run(examples: list[Example], stash: Stash, new: pipeline.Pipeline, old: pip
         def run(progress: Callable[[str], None]) -> Answer:
             def on_step(step: pipeline.Step) -> None:
                 progress(f"example {examples[index].name!r}, hook {step.title!r}")
+
             # Each example alone, on scratch state (``looking``): nothing is counted, none counts for another.
             before = None if old is None or index in known else old.looking().run(items[index], on_step=on_step)
             return before, new.looking().run(items[index], on_step=on_step)
+
         return run
 
-    answers, _late = gather_with_deadline([step(index) for index in range(len(items))],
-                                          settings.STASH_EXAMPLES_TIMEOUT)
+    answers, _late = gather_with_deadline([step(index) for index in range(len(items))], settings.STASH_EXAMPLES_TIMEOUT)
     return [*answers, *[None] * (len(items) - len(answers))]
 
 
 def _answer_keys(stash: Stash, live: int, examples: list[Example]) -> list[str]:
     # What the live version answered depends on the version and on the example's content alone.
-    return [f"stash:example-answer:{stash.pk}:{live}:" + hashlib.sha256(
-        documents.dumps(documents.example_entries([example])[0]).encode()).hexdigest() for example in examples]
+    return [
+        f"stash:example-answer:{stash.pk}:{live}:"
+        + hashlib.sha256(documents.dumps(documents.example_entries([example])[0]).encode()).hexdigest()
+        for example in examples
+    ]
 
 
 def _known_answers(stash: Stash, live: int | None, examples: list[Example]) -> dict[int, pipeline.Result]:
@@ -224,8 +254,9 @@ def _known_answers(stash: Stash, live: int | None, examples: list[Example]) -> d
     return {index: found[key] for index, key in enumerate(keys) if key in found}
 
 
-def _remember_answers(stash: Stash, live: int | None, examples: list[Example],
-                      learnt: dict[int, pipeline.Result]) -> None:
+def _remember_answers(
+    stash: Stash, live: int | None, examples: list[Example], learnt: dict[int, pipeline.Result]
+) -> None:
     if live is None or not learnt:
         return
     keys = _answer_keys(stash, live, examples)
@@ -237,12 +268,25 @@ def _remember_answers(stash: Stash, live: int | None, examples: list[Example],
 
 def _compare(example: Example, result: pipeline.Result | None) -> ExampleResult:
     if result is None:
-        return ExampleResult(name=example.name, expected=example.verdict, verdict="", ran=False,
-                             expected_code=example.reason_code, expected_hook=example.hook)
+        return ExampleResult(
+            name=example.name,
+            expected=example.verdict,
+            verdict="",
+            ran=False,
+            expected_code=example.reason_code,
+            expected_hook=example.hook,
+        )
     decider = next((entry for entry in result.trail if entry.stopped), None)
-    return ExampleResult(name=example.name, expected=example.verdict, verdict=result.verdict, reason=result.reason,
-                         code=result.code, hook=decider.title if decider is not None else "",
-                         expected_code=example.reason_code, expected_hook=example.hook)
+    return ExampleResult(
+        name=example.name,
+        expected=example.verdict,
+        verdict=result.verdict,
+        reason=result.reason,
+        code=result.code,
+        hook=decider.title if decider is not None else "",
+        expected_code=example.reason_code,
+        expected_hook=example.hook,
+    )
 
 
 def decider_title(content: Content) -> str:
@@ -269,8 +313,9 @@ def example_from(content: Content, user: Any = None, verdict: str | None = None)
     except ValidationError as exc:
         raise ValueError(" ".join(exc.messages)) from exc
     if verdict not in Example.Verdict.values:
-        raise ValueError(_("Item %(id)s has no verdict yet (it is %(status)s).") % {"id": content.pk,
-                                                                                     "status": content.status})
+        raise ValueError(
+            _("Item %(id)s has no verdict yet (it is %(status)s).") % {"id": content.pk, "status": content.status}
+        )
     run = content.runs.order_by("-finished_at", "-pk").first()
     same = run is not None and run.outcome == verdict  # not when a reviewer decided otherwise
     decider = _decider(run) if same else None
@@ -281,9 +326,16 @@ def example_from(content: Content, user: Any = None, verdict: str | None = None)
         name = base if attempt == 1 else f"{base} ({attempt})"
         try:
             with transaction.atomic():
-                return Example.objects.create(stash_id=content.stash_id, name=name, payload=payload, verdict=verdict,
-                                              reason_code=code, hook=decider_title(content) if same else "",
-                                              content=content, created_by=user)
+                return Example.objects.create(
+                    stash_id=content.stash_id,
+                    name=name,
+                    payload=payload,
+                    verdict=verdict,
+                    reason_code=code,
+                    hook=decider_title(content) if same else "",
+                    content=content,
+                    created_by=user,
+                )
         except IntegrityError:
             continue
     raise ValueError(_("Too many examples are named after item %(id)s.") % {"id": content.pk})

@@ -8,6 +8,7 @@
 One JSON object a line: ``id``, ``stash`` (its slug), ``status``, ``payload``, ``reason``,
 ``queue_seq``, ``revision``, ``created_at``, ``processed_at`` (ISO 8601, as the API writes them).
 """
+
 from __future__ import annotations
 
 import json
@@ -20,12 +21,12 @@ from stash.models import Content, Stash
 #: Rows fetched from the database at a time: memory holds at most this many payloads.
 CHUNK_SIZE = 200
 
-FIELDS = ("id", "stash__slug", "status", "payload", "reason", "queue_seq", "revision", "created_at",
-          "processed_at")
+FIELDS = ("id", "stash__slug", "status", "payload", "reason", "queue_seq", "revision", "created_at", "processed_at")
 
 
-def export_rows(stash: Stash, statuses: Iterable[str] | None = None, after: int | None = None
-                ) -> Iterator[dict[str, Any]]:
+def export_rows(
+    stash: Stash, statuses: Iterable[str] | None = None, after: int | None = None
+) -> Iterator[dict[str, Any]]:
     """The items of ``stash`` (only those with one of ``statuses``, if given) as plain dicts.
 
     Accepted items alone are in queue order (``queue_seq``; ``after``: only those numbered after

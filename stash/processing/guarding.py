@@ -13,6 +13,7 @@ leaves exactly what was checked; if another change came in between, it is checke
 ``ATTEMPTS`` times in all, then ``PipelineChanged``). A change that moves no stash with examples
 is kept the first time.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -41,8 +42,13 @@ class PipelineChanged(StashError):
     was tried: nothing was changed."""
 
     def __init__(self, slugs: list[str]) -> None:
-        super().__init__(_("Nothing was changed: the pipeline of %(stashes)s changed meanwhile, while its golden "
-                           "examples ran. Reload it and make the change again.") % {"stashes": ", ".join(slugs)})
+        super().__init__(
+            _(
+                "Nothing was changed: the pipeline of %(stashes)s changed meanwhile, while its golden "
+                "examples ran. Reload it and make the change again."
+            )
+            % {"stashes": ", ".join(slugs)}
+        )
 
 
 @dataclass
@@ -115,8 +121,13 @@ def draft_of(stash_id: int) -> Draft | None:
     live = stash.config_version - 1 if PipelineVersion.objects.filter(stash_id=stash_id).exists() else None
     # Without ids: a hook the change adds gets another id each time on PostgreSQL (sequences do not
     # roll back); another change in between moves the live version.
-    key = documents.dumps({"pipeline": documents.pipeline_document(stash, hooks), "live": live,
-                           "examples": documents.example_entries(examples)})
+    key = documents.dumps(
+        {
+            "pipeline": documents.pipeline_document(stash, hooks),
+            "live": live,
+            "examples": documents.example_entries(examples),
+        }
+    )
     return Draft(stash=stash, hooks=hooks, examples=examples, live=live, key=key)
 
 
@@ -128,8 +139,11 @@ def _judges_alike(draft: Draft) -> bool:
     live = PipelineVersion.objects.filter(stash_id=draft.stash.pk, number=draft.live).values_list("document", flat=True)
     document = next(iter(live), None)
     new = documents.pipeline_document(draft.stash, draft.hooks, ids=True)
-    return document is not None and document["stash"].get("on_error") == draft.stash.on_error and (
-        documents.dumps({"hooks": document["hooks"]}) == documents.dumps({"hooks": new["hooks"]}))
+    return (
+        document is not None
+        and document["stash"].get("on_error") == draft.stash.on_error
+        and (documents.dumps({"hooks": document["hooks"]}) == documents.dumps({"hooks": new["hooks"]}))
+    )
 
 
 def _check(draft: Draft, checked: CheckedChange) -> None:

@@ -8,6 +8,7 @@
 Each batch of ids is selected and deleted in a transaction of its own, so no lock outlives a
 batch: saves, verdicts and reviews of the rows ahead go on while a long prune runs.
 """
+
 from __future__ import annotations
 
 import time
@@ -52,26 +53,38 @@ def old_runs(cutoff: datetime) -> QuerySet[PipelineRun]:
     highest id): the trail that the item's page, the API and the admin show, so it always stays.
     """
     newer = PipelineRun.objects.filter(content_id=OuterRef("content_id")).filter(
-        Q(finished_at__gt=OuterRef("finished_at")) | Q(finished_at=OuterRef("finished_at"), pk__gt=OuterRef("pk")))
+        Q(finished_at__gt=OuterRef("finished_at")) | Q(finished_at=OuterRef("finished_at"), pk__gt=OuterRef("pk"))
+    )
     return PipelineRun.objects.filter(finished_at__lt=cutoff).filter(Exists(newer))
 
 
 def latest_runs(content_ids: Iterable[uuid.UUID]) -> set[int]:
     """Ids of the latest run of each of these items (as ``old_runs`` means it), one lookup an item."""
     latest = PipelineRun.objects.filter(content_id=OuterRef("pk")).order_by("-finished_at", "-pk").values("pk")[:1]
-    return set(Content.objects.filter(pk__in=list(content_ids)).order_by().annotate(latest=Subquery(latest))
-               .values_list("latest", flat=True))
+    return set(
+        Content.objects.filter(pk__in=list(content_ids))
+        .order_by()
+        .annotate(latest=Subquery(latest))
+        .values_list("latest", flat=True)
+    )
 
 
 def old_items(cutoff: datetime) -> QuerySet[Content]:
     """Final items (accepted, rejected, failed) judged, and reviewed if they were, before ``cutoff``."""
     return Content.objects.filter(status__in=FINAL_STATUSES, processed_at__lt=cutoff).filter(
-        Q(reviewed_at__isnull=True) | Q(reviewed_at__lt=cutoff))
+        Q(reviewed_at__isnull=True) | Q(reviewed_at__lt=cutoff)
+    )
 
 
-def prune(run_days: int | None = None, item_days: int | None = None, batch_size: int = BATCH_SIZE,
-          dry_run: bool = False, budget: float | None = None, now: datetime | None = None,
-          on_batch: Callable[[PruneReport], object] | None = None) -> PruneReport:
+def prune(
+    run_days: int | None = None,
+    item_days: int | None = None,
+    batch_size: int = BATCH_SIZE,
+    dry_run: bool = False,
+    budget: float | None = None,
+    now: datetime | None = None,
+    on_batch: Callable[[PruneReport], object] | None = None,
+) -> PruneReport:
     """Delete runs older than ``run_days`` (default ``STASH_RUN_RETENTION_DAYS``), each item's
     latest run excepted, and, given ``item_days``, the final items older than that with all
     their runs. Items go first, so their runs are counted with them (``item_runs``).
@@ -101,8 +114,11 @@ def prune(run_days: int | None = None, item_days: int | None = None, batch_size:
         sources.insert(0, _item_batches(item_cutoff, batch_size))
     for source in sources:
         for counts in source:  # each step runs one batch
-            report = replace(report, batches=report.batches + 1,
-                             **{key: getattr(report, key) + value for key, value in counts.items()})
+            report = replace(
+                report,
+                batches=report.batches + 1,
+                **{key: getattr(report, key) + value for key, value in counts.items()},
+            )
             if on_batch is not None:
                 on_batch(report)
             if deadline is not None and time.monotonic() >= deadline:
@@ -121,8 +137,9 @@ def _count(report: PruneReport, run_cutoff: datetime) -> PruneReport:
     runs = old_runs(run_cutoff)
     if report.item_cutoff is not None:
         runs = runs.exclude(content__in=items)
-    return replace(report, items=items.count(), runs=runs.count(),
-                   item_runs=PipelineRun.objects.filter(content__in=items).count())
+    return replace(
+        report, items=items.count(), runs=runs.count(), item_runs=PipelineRun.objects.filter(content__in=items).count()
+    )
 
 
 def _item_batches(cutoff: datetime, batch_size: int) -> Iterator[dict[str, int]]:
@@ -158,8 +175,11 @@ def _run_batches(cutoff: datetime, batch_size: int) -> Iterator[dict[str, int]]:
     after = 0
     while True:
         with transaction.atomic():
-            batch = list(PipelineRun.objects.filter(finished_at__lt=cutoff, pk__gt=after).order_by("pk")
-                         .values_list("pk", "content_id")[:batch_size])
+            batch = list(
+                PipelineRun.objects.filter(finished_at__lt=cutoff, pk__gt=after)
+                .order_by("pk")
+                .values_list("pk", "content_id")[:batch_size]
+            )
             if not batch:
                 return
             keep = latest_runs({content_id for _pk, content_id in batch})

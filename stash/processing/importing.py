@@ -16,6 +16,7 @@ blocks refuses a change that breaks one (``ExamplesBroken``). The change is then
 stash's row lock, in one ``one_change``, if the stash is still what was planned from (else it is
 planned and checked again; ``PipelineChanged`` when that keeps happening).
 """
+
 from __future__ import annotations
 
 import copy
@@ -36,18 +37,38 @@ from stash.processing.examples import ExampleResult, compare_examples, refuse_if
 from stash.processing.guarding import ATTEMPTS, PipelineChanged
 
 _TYPES: dict[str, tuple[type, ...]] = {
-    "slug": (str,), "name": (str,), "description": (str,), "is_active": (bool,), "allow_anonymous": (bool,),
-    "on_error": (str,), "max_payload_bytes": (int,), "queue": (str,), "examples_policy": (str,),
-    "id": (int,), "hook": (str,), "label": (str,), "params": (dict,), "enabled": (bool,), "mode": (str,),
-    "position": (int,), "condition": (str,), "timeout_ms": (int,),
-    "payload": (dict,), "verdict": (str,), "reason_code": (str,),
+    "slug": (str,),
+    "name": (str,),
+    "description": (str,),
+    "is_active": (bool,),
+    "allow_anonymous": (bool,),
+    "on_error": (str,),
+    "max_payload_bytes": (int,),
+    "queue": (str,),
+    "examples_policy": (str,),
+    "id": (int,),
+    "hook": (str,),
+    "label": (str,),
+    "params": (dict,),
+    "enabled": (bool,),
+    "mode": (str,),
+    "position": (int,),
+    "condition": (str,),
+    "timeout_ms": (int,),
+    "payload": (dict,),
+    "verdict": (str,),
+    "reason_code": (str,),
 }
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", dict: "a JSON object"}
 
 #: What importing any document (or restoring a version) needs: it changes the stash's settings and
 #: adds, changes and removes its hooks.
-PIPELINE_PERMISSIONS = ("stash.change_stash", "stash.add_hookconfig", "stash.change_hookconfig",
-                        "stash.delete_hookconfig")
+PIPELINE_PERMISSIONS = (
+    "stash.change_stash",
+    "stash.add_hookconfig",
+    "stash.change_hookconfig",
+    "stash.delete_hookconfig",
+)
 #: What a document that carries golden examples needs too: they replace the stash's.
 EXAMPLES_PERMISSIONS = ("stash.add_example", "stash.delete_example")
 
@@ -55,7 +76,7 @@ EXAMPLES_PERMISSIONS = ("stash.add_example", "stash.delete_example")
 def import_permissions(document: Any) -> tuple[str, ...]:
     """The Django permissions importing ``document`` needs, whichever face imports it::
 
-        missing = [perm for perm in import_permissions(document) if not user.has_perm(perm)]
+    missing = [perm for perm in import_permissions(document) if not user.has_perm(perm)]
     """
     carries = isinstance(document, dict) and "examples" in document  # null too: it is refused, not ignored
     return PIPELINE_PERMISSIONS + (EXAMPLES_PERMISSIONS if carries else ())
@@ -118,9 +139,14 @@ class ImportPlan:
         return [result for result in self.results if not result.passed]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"stash": self.stash.slug, "created": self.created, "changes": self.changes, "applied": self.applied,
-                "version": self.version.number if self.version else None,
-                "examples": [result.as_dict() for result in self.results]}
+        return {
+            "stash": self.stash.slug,
+            "created": self.created,
+            "changes": self.changes,
+            "applied": self.applied,
+            "version": self.version.number if self.version else None,
+            "examples": [result.as_dict() for result in self.results],
+        }
 
 
 def export_document(stash: Stash) -> dict[str, Any]:
@@ -132,13 +158,18 @@ def export_document(stash: Stash) -> dict[str, Any]:
 
 def public_document(document: dict[str, Any]) -> dict[str, Any]:
     """A stored document as anyone may see it: hooks without ids and without secret params."""
-    hooks = [{name: registry.shown_params(hook["hook"], value) if name == "params" else value
-              for name, value in hook.items() if name != "id"} for hook in document.get("hooks", [])]
+    hooks = [
+        {
+            name: registry.shown_params(hook["hook"], value) if name == "params" else value
+            for name, value in hook.items()
+            if name != "id"
+        }
+        for hook in document.get("hooks", [])
+    ]
     return {**document, "hooks": hooks}
 
 
-def import_document(target: Stash | str, document: Any, *, dry_run: bool = False, note: str = "import"
-                    ) -> ImportPlan:
+def import_document(target: Stash | str, document: Any, *, dry_run: bool = False, note: str = "import") -> ImportPlan:
     """Make the stash ``target`` (a stash, or a slug: created if missing) what ``document`` says,
     all or nothing; with ``dry_run``, only say what would change. Raises ``InvalidDocument``
     (nothing changed), ``ExamplesBroken`` (nothing changed, the stash blocks such changes) and
@@ -198,10 +229,16 @@ def _plan(slug: str, parsed: dict[str, Any], lock: bool = False) -> _Planned:
     if examples is not None and not created and _example_set(examples) != _example_set(existing):
         changes.append(_("examples replaced (%(count)d)") % {"count": len(examples)})
     key = (created, None if created else stash.config_version, [(e.pk, *_example_set([e])) for e in existing])
-    return _Planned(plan=ImportPlan(stash=stash, created=created, changes=changes), configs=configs, removed=removed,
-                    examples=examples, checked_examples=examples if examples is not None else existing,
-                    live=None if created else stash.config_version, policy_holder=stash if created else live_stash,
-                    key=key)
+    return _Planned(
+        plan=ImportPlan(stash=stash, created=created, changes=changes),
+        configs=configs,
+        removed=removed,
+        examples=examples,
+        checked_examples=examples if examples is not None else existing,
+        live=None if created else stash.config_version,
+        policy_holder=stash if created else live_stash,
+        key=key,
+    )
 
 
 # --- checking ----------------------------------------------------------------------------------
@@ -219,8 +256,9 @@ def _check_shape(document: Any) -> dict[str, Any]:
         errors["format"] = [_("Must be %(format)r.") % {"format": documents.FORMAT}]
     version = document.get("format_version")
     if type(version) is not int or version != documents.FORMAT_VERSION:  # true == 1 in Python, not in JSON
-        errors["format_version"] = [_("This server reads format version %(version)d.")
-                                    % {"version": documents.FORMAT_VERSION}]
+        errors["format_version"] = [
+            _("This server reads format version %(version)d.") % {"version": documents.FORMAT_VERSION}
+        ]
     for key in sorted(set(document) - {"format", "format_version", "stash", "hooks", "examples"}):
         errors[key] = [_("Unknown field.")]
     if not isinstance(document.get("stash", {}), dict):
@@ -232,8 +270,11 @@ def _check_shape(document: Any) -> dict[str, Any]:
     else:
         for index, hook in enumerate(document["hooks"]):
             _check_entry(hook, f"hooks[{index}]", ("id", *documents.HOOK_FIELDS), ("hook",), errors)
-        positions = [hook.get("position") for hook in document["hooks"]
-                     if isinstance(hook, dict) and isinstance(hook.get("position"), int)]
+        positions = [
+            hook.get("position")
+            for hook in document["hooks"]
+            if isinstance(hook, dict) and isinstance(hook.get("position"), int)
+        ]
         if len(positions) != len(set(positions)):
             errors.setdefault("hooks", []).append(_("Two hooks have the same position."))
         _check_count(limits.check_hooks, len(document["hooks"]), "hooks", errors)
@@ -242,8 +283,9 @@ def _check_shape(document: Any) -> dict[str, Any]:
         errors["examples"] = [_("Must be a list of examples.")]
     elif examples is not None:
         for index, example in enumerate(examples):
-            _check_entry(example, f"examples[{index}]", documents.EXAMPLE_FIELDS, ("name", "payload", "verdict"),
-                         errors)
+            _check_entry(
+                example, f"examples[{index}]", documents.EXAMPLE_FIELDS, ("name", "payload", "verdict"), errors
+            )
         _check_count(limits.check_examples, len(examples), "examples", errors)
     if errors:
         raise InvalidDocument(errors)
@@ -258,8 +300,9 @@ def _check_count(check: Any, count: int, path: str, errors: dict[str, list[str]]
         errors.setdefault(path, []).extend(exc.messages)
 
 
-def _check_entry(entry: Any, path: str, known: tuple[str, ...], required: tuple[str, ...],
-                 errors: dict[str, list[str]]) -> None:
+def _check_entry(
+    entry: Any, path: str, known: tuple[str, ...], required: tuple[str, ...], errors: dict[str, list[str]]
+) -> None:
     if not isinstance(entry, dict):
         errors[path] = [_("Must be a JSON object.")]
         return
@@ -273,8 +316,9 @@ def _check_entry(entry: Any, path: str, known: tuple[str, ...], required: tuple[
         types = _TYPES.get(key, (str,))
         value = entry[key]
         if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
-            errors[f"{path}.{key}"] = [_("%(where)s: must be %(type)s.") % {"where": name,
-                                                                          "type": _TYPE_NAMES[types[0]]}]
+            errors[f"{path}.{key}"] = [
+                _("%(where)s: must be %(type)s.") % {"where": name, "type": _TYPE_NAMES[types[0]]}
+            ]
 
 
 def _set_stash(stash: Stash, settings: dict[str, Any], created: bool) -> None:
@@ -284,18 +328,19 @@ def _set_stash(stash: Stash, settings: dict[str, Any], created: bool) -> None:
     try:
         stash.full_clean(exclude=[] if created else ["slug"], validate_unique=created)
     except ValidationError as exc:
-        raise InvalidDocument({f"stash.{name}": list(messages) for name, messages in exc.message_dict.items()}
-                              ) from None
+        raise InvalidDocument(
+            {f"stash.{name}": list(messages) for name, messages in exc.message_dict.items()}
+        ) from None
 
 
-def _plan_hooks(stash: Stash, before: list[HookConfig], hooks: list[dict[str, Any]]
-                ) -> tuple[list[HookConfig], list[HookConfig]]:
+def _plan_hooks(
+    stash: Stash, before: list[HookConfig], hooks: list[dict[str, Any]]
+) -> tuple[list[HookConfig], list[HookConfig]]:
     """The stash's hook configs as the document wants them, in run order (matched ones edited in
     memory, new ones unsaved), and those it removes; ``InvalidDocument`` naming each bad field."""
     order = sorted(range(len(hooks)), key=lambda index: (hooks[index].get("position", index + 1), index))
     wanted = [hooks[index] for index in order]
-    pairs, removed, _added = documents.pair_hooks(documents.pipeline_document(stash, before, ids=True)["hooks"],
-                                                  wanted)
+    pairs, removed, _added = documents.pair_hooks(documents.pipeline_document(stash, before, ids=True)["hooks"], wanted)
     matched = dict((new, before[old]) for old, new in pairs)
     defaults = HookConfig()
     configs, errors = [], {}
@@ -330,8 +375,9 @@ def _plan_examples(stash: Stash, entries: list[dict[str, Any]] | None) -> list[E
     for index, entry in enumerate(entries):
         example = Example(stash=stash, **{name: entry.get(name, "") for name in documents.EXAMPLE_FIELDS})
         try:
-            example.full_clean(exclude=["stash", "content", "created_by"], validate_unique=False,
-                               validate_constraints=False)
+            example.full_clean(
+                exclude=["stash", "content", "created_by"], validate_unique=False, validate_constraints=False
+            )
         except ValidationError as exc:
             for name, messages in exc.message_dict.items():
                 errors[f"examples[{index}].{name}"] = [f"{example.name}: {message}" for message in messages]
@@ -351,8 +397,7 @@ def _example_set(examples: Any) -> list[tuple[Any, ...]]:
 # --- applying ------------------------------------------------------------------------------------
 
 
-def _apply(stash: Stash, configs: list[HookConfig], removed: list[HookConfig], examples: list[Example] | None
-           ) -> None:
+def _apply(stash: Stash, configs: list[HookConfig], removed: list[HookConfig], examples: list[Example] | None) -> None:
     """Write the plan (inside the caller's change, under the stash's lock)."""
     stash.save()
     if removed:

@@ -16,6 +16,7 @@
 Whatever is sent again (released, swept, reprocessed) and every sink delivery goes to the queue
 of its item's stash (``publishing``), grouped so that no message mixes queues.
 """
+
 from __future__ import annotations
 
 import logging
@@ -57,12 +58,16 @@ class BatchReport:
     hook_seconds: dict[int, float] = field(default_factory=dict)  # stash id: its hooks' time (see ``slowness``)
 
 
-
 # --- processing ------------------------------------------------------------------------------
 
 
-def judge(ids: Iterable[uuid.UUID | str], wake: int | None = None, *, token: uuid.UUID | None = None,
-            clock: Clock | None = None) -> BatchReport:
+def judge(
+    ids: Iterable[uuid.UUID | str],
+    wake: int | None = None,
+    *,
+    token: uuid.UUID | None = None,
+    clock: Clock | None = None,
+) -> BatchReport:
     """Claim and judge the pending items among ``ids``, and more of their stashes (with ``wake``,
     of that stash, then the saves that joined the message), under ``token`` within ``clock`` (the
     message's time limit; none by default); see the module docstring."""
@@ -88,8 +93,7 @@ def judge(ids: Iterable[uuid.UUID | str], wake: int | None = None, *, token: uui
 BULK_SLICE = 50
 
 
-def _judge_bulk(bulk: list[Content], live: list[Content], token: uuid.UUID, clock: Clock,
-                report: BatchReport) -> None:
+def _judge_bulk(bulk: list[Content], live: list[Content], token: uuid.UUID, clock: Clock, report: BatchReport) -> None:
     """Judge a batch of bulk work (``bulk``; ``live``: the live saves claimed with it) slice by
     slice, each after the live saves then waiting in its queue, which are judged and recorded at
     once: whatever lies before their own messages, a live save waits for a slice of bulk work at
@@ -101,10 +105,11 @@ def _judge_bulk(bulk: list[Content], live: list[Content], token: uuid.UUID, cloc
         waiting = claiming.claim_live(bulk[0].stash.queue, token, clock.lease_until())
         report.claimed += len(waiting)
         if live or waiting:
-            _judge_batch(token, sorted(live + waiting, key=lambda content: (content.created_at, content.pk)), clock,
-                         report)
+            _judge_batch(
+                token, sorted(live + waiting, key=lambda content: (content.created_at, content.pk)), clock, report
+            )
             live = []
-        _run(first_tries[start:start + BULK_SLICE], token, report, clock, judged, later)
+        _run(first_tries[start : start + BULK_SLICE], token, report, clock, judged, later)
     _judge_batch(token, live, clock, report)
     if judged or later:
         _finish(judged, later, token, report)
@@ -129,8 +134,9 @@ def _judge_joined(stash: int, token: uuid.UUID, clock: Clock, report: BatchRepor
             return
 
 
-def _claim_batch(ids: list[uuid.UUID | str], others_of: list[int] | None, token: uuid.UUID, clock: Clock,
-                 report: BatchReport) -> list[Content]:
+def _claim_batch(
+    ids: list[uuid.UUID | str], others_of: list[int] | None, token: uuid.UUID, clock: Clock, report: BatchReport
+) -> list[Content]:
     """Claim a batch under ``token`` (see ``claiming``), oldest first: items accepted together join
     the stash's queue in the order they came."""
     contents = claiming.claim(ids, token, others_of, clock.lease_until())
@@ -158,8 +164,8 @@ def _release(contents: list[Content], token: uuid.UUID, report: BatchReport, alo
         return
     ids = [c.pk for c in contents]
     report.released += Content.objects.filter(pk__in=ids, lease_token=token).update(
-        status=Status.PENDING, lease_token=None, attempts=F("attempts") - 1,
-        lease_until=lease_end())
+        status=Status.PENDING, lease_token=None, attempts=F("attempts") - 1, lease_until=lease_end()
+    )
     send_by_queue([(c.pk, c.stash.queue) for c in contents if c.attempts <= 1 and not alone])
     send_alone([c for c in contents if c.attempts > 1 or alone])
 
@@ -191,8 +197,14 @@ def send_alone(contents: Iterable[Content]) -> None:
 _Judged = tuple[Content, pipeline.Pipeline, pipeline.Result, datetime]
 
 
-def _judge(contents: list[Content], token: uuid.UUID, report: BatchReport, clock: Clock, note_progress: bool = False,
-           stopped: tuple[int | None, str] | None = None) -> None:
+def _judge(
+    contents: list[Content],
+    token: uuid.UUID,
+    report: BatchReport,
+    clock: Clock,
+    note_progress: bool = False,
+    stopped: tuple[int | None, str] | None = None,
+) -> None:
     """Judge ``contents`` in order while each one's budget fits in ``clock``, then record them.
 
     The first item that no longer fits goes back to the queue with all after it; an item that
@@ -206,8 +218,16 @@ def _judge(contents: list[Content], token: uuid.UUID, report: BatchReport, clock
 
 
 @tracing.judging
-def _run(contents: list[Content], token: uuid.UUID, report: BatchReport, clock: Clock, judged: list[_Judged],
-         later: list[Content], note_progress: bool = False, stopped: tuple[int | None, str] | None = None) -> None:
+def _run(
+    contents: list[Content],
+    token: uuid.UUID,
+    report: BatchReport,
+    clock: Clock,
+    judged: list[_Judged],
+    later: list[Content],
+    note_progress: bool = False,
+    stopped: tuple[int | None, str] | None = None,
+) -> None:
     """Run the hooks of ``contents`` for ``_judge``, adding each item to ``judged`` or, once one no
     longer fits in ``clock``, to ``later``."""
     for content in contents:
@@ -222,13 +242,15 @@ def _run(contents: list[Content], token: uuid.UUID, report: BatchReport, clock: 
         started = timezone.now()
         item = item_for(content)
         with logs.judging(item):
-            after_verdict.call(item_pipeline.listeners(pipeline.ON_PIPELINE_START), pipeline.ON_PIPELINE_START, item,
-                           None)
+            after_verdict.call(
+                item_pipeline.listeners(pipeline.ON_PIPELINE_START), pipeline.ON_PIPELINE_START, item, None
+            )
             run = item_pipeline.stopping(*stopped) if stopped else item_pipeline
             result = tracing.run(run, item, on_step=_on_step(content, token) if note_progress else logs.at_hook)
             _log_failures(result)
-        report.hook_seconds[content.stash_id] = (report.hook_seconds.get(content.stash_id, 0.0)
-                                                 + (timezone.now() - started).total_seconds())
+        report.hook_seconds[content.stash_id] = (
+            report.hook_seconds.get(content.stash_id, 0.0) + (timezone.now() - started).total_seconds()
+        )
         if note_progress:
             _note(content, token, None)
         judged.append((content, item_pipeline, result, started))
@@ -257,6 +279,7 @@ def _on_step(content: Content, token: uuid.UUID) -> Callable[[pipeline.Step], No
     def on_step(step: pipeline.Step) -> None:
         logs.at_hook(step)
         _note(content, token, step)
+
     return on_step
 
 
@@ -281,8 +304,11 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
     """
     now = timezone.now()
     with transaction.atomic():
-        claimed = set(Content.objects.select_for_update().filter(
-            pk__in=[content.pk for content, *_ in judged], lease_token=token).values_list("pk", flat=True))
+        claimed = set(
+            Content.objects.select_for_update()
+            .filter(pk__in=[content.pk for content, *_ in judged], lease_token=token)
+            .values_list("pk", flat=True)
+        )
         runs, decided, transformed = [], [], []
         counters = after_verdict.new_counters()
         accepted_by_stash = defaultdict(list)
@@ -298,11 +324,19 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
                 if result.transformed:
                     content.original_payload, content.payload = content.payload, dict(result.payload)
                     transformed.append(content)
-            runs.append(PipelineRun(content=content, revision=content.revision,
-                                    config_version=content.stash.config_version, outcome=result.verdict,
-                                    reason=result.reason, started_at=started, finished_at=now,
-                                    duration_ms=result.duration_ms,
-                                    trail=[entry.as_dict() for entry in result.trail]))
+            runs.append(
+                PipelineRun(
+                    content=content,
+                    revision=content.revision,
+                    config_version=content.stash.config_version,
+                    outcome=result.verdict,
+                    reason=result.reason,
+                    started_at=started,
+                    finished_at=now,
+                    duration_ms=result.duration_ms,
+                    trail=[entry.as_dict() for entry in result.trail],
+                )
+            )
             _count(counters, result.trail)
             report.verdicts[result.verdict] = report.verdicts.get(result.verdict, 0) + 1
         if not runs:
@@ -319,8 +353,12 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
 
 
 def _write_verdicts(contents: list[Content], now: datetime) -> None:
-    bulk_sql.update_rows(Content, contents, _VERDICT_FIELDS, constants={
-        "processed_at": now, "updated_at": now, "lease_token": None, "lease_until": None})
+    bulk_sql.update_rows(
+        Content,
+        contents,
+        _VERDICT_FIELDS,
+        constants={"processed_at": now, "updated_at": now, "lease_token": None, "lease_until": None},
+    )
 
 
 _VERDICT_FIELDS = ["status", "reason", "decided_by", "processed_revision", "queue_seq"]
@@ -353,10 +391,6 @@ def _count(counters: after_verdict.Counters, trail: Iterable[pipeline.TrailEntry
             counts["held_count"] += 1
         elif entry.outcome in (pipeline.ERROR, pipeline.TIMEOUT):
             counts["errors_count"] += 1
-
-
-
-
 
 
 def _notify_sinks(judged: list[_Judged], report: BatchReport) -> None:

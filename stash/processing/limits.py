@@ -11,6 +11,7 @@ form error, a 400, a ``CommandError``)::
 The limits keep what reads a whole stash at once (its admin page, a worker building its
 pipeline, a run of its examples before each change) within a request's time.
 """
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -25,7 +26,9 @@ def check_hooks(count: int) -> None:
     if count > settings.STASH_MAX_HOOKS:
         raise ValidationError(
             _("A stash has at most %(max)s hooks (STASH_MAX_HOOKS); this would make %(count)s.")
-            % {"max": f"{settings.STASH_MAX_HOOKS:,}", "count": f"{count:,}"}, code="too_many_hooks")
+            % {"max": f"{settings.STASH_MAX_HOOKS:,}", "count": f"{count:,}"},
+            code="too_many_hooks",
+        )
 
 
 def check_new_hooks(stash_id: int, adding: int = 1) -> None:
@@ -39,7 +42,9 @@ def check_examples(count: int) -> None:
     if count > settings.STASH_MAX_EXAMPLES:
         raise ValidationError(
             _("A stash has at most %(max)s golden examples (STASH_MAX_EXAMPLES); this would make %(count)s.")
-            % {"max": f"{settings.STASH_MAX_EXAMPLES:,}", "count": f"{count:,}"}, code="too_many_examples")
+            % {"max": f"{settings.STASH_MAX_EXAMPLES:,}", "count": f"{count:,}"},
+            code="too_many_examples",
+        )
 
 
 def check_new_examples(stash_id: int, adding: int = 1) -> None:
@@ -53,4 +58,6 @@ def check_document_bytes(size: int) -> None:
     if size > settings.STASH_MAX_DOCUMENT_BYTES:
         raise ValidationError(
             _("A pipeline document has at most %(max)s bytes (STASH_MAX_DOCUMENT_BYTES); this one has %(size)s.")
-            % {"max": f"{settings.STASH_MAX_DOCUMENT_BYTES:,}", "size": f"{size:,}"}, code="document_too_large")
+            % {"max": f"{settings.STASH_MAX_DOCUMENT_BYTES:,}", "size": f"{size:,}"},
+            code="document_too_large",
+        )

@@ -1,4 +1,5 @@
 """Ordering a stash's hooks: atomically, under the stash's row lock, positions always 1..n."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
@@ -20,9 +21,10 @@ def reorder_hooks(stash: Stash, ordered_ids: Sequence[int], config_version: int)
     with transaction.atomic():
         current = Stash.lock_one(stash.pk)
         if current != config_version:
-            raise StaleConfig(_("The hooks of %(slug)s changed since version %(based)d (now %(current)d): "
-                                "reload them and try again.")
-                              % {"slug": stash.slug, "based": config_version, "current": current})
+            raise StaleConfig(
+                _("The hooks of %(slug)s changed since version %(based)d (now %(current)d): reload them and try again.")
+                % {"slug": stash.slug, "based": config_version, "current": current}
+            )
         HookConfig.objects.reorder(stash, ordered_ids)
     stash.refresh_from_db(fields=["config_version"])
 
@@ -39,8 +41,9 @@ def arrange_hooks(stash: Stash, arrange: Callable[[list[tuple[int, int]]], list[
         Stash.lock_one(stash.pk)
         current = list(HookConfig.objects.filter(stash_id=stash.pk).in_order().values_list("pk", "position"))
         order = arrange(current)
-        if order == [pk for pk, _position in current] and \
-                [position for _pk, position in current] == list(range(1, len(current) + 1)):
+        if order == [pk for pk, _position in current] and [position for _pk, position in current] == list(
+            range(1, len(current) + 1)
+        ):
             return False
         HookConfig.objects.reorder(stash, order)
     return True
@@ -60,8 +63,9 @@ def place_hooks(stash: Stash, positions: Mapping[int, int]) -> bool:
 def placed(current: Sequence[tuple[int, int]], wanted: Mapping[int, int]) -> list[int]:
     """The ids of ``current`` ([(id, position)] in run order) in the order ``place_hooks`` gives
     them: those in ``wanted`` ({id: position}) at their wanted places, first where they tie."""
-    keyed = sorted((wanted.get(pk, position), pk not in wanted, index, pk)
-                   for index, (pk, position) in enumerate(current))
+    keyed = sorted(
+        (wanted.get(pk, position), pk not in wanted, index, pk) for index, (pk, position) in enumerate(current)
+    )
     return [key[-1] for key in keyed]
 
 

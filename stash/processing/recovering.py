@@ -20,6 +20,7 @@ The claim moves from the stopped token by compare-and-set, so a verdict the stop
 wrote first is never written twice. If the recovery message is lost, the sweeper still acts once
 the stopped claims' leases run out.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -47,20 +48,22 @@ def token_for(task_id: str | None) -> uuid.UUID:
         return uuid.uuid5(uuid.NAMESPACE_URL, f"stash-task:{task_id}")
 
 
-def recover(stopped_token: uuid.UUID, hung: bool = True, token: uuid.UUID | None = None,
-            clock: Clock | None = None) -> BatchReport:
+def recover(
+    stopped_token: uuid.UUID, hung: bool = True, token: uuid.UUID | None = None, clock: Clock | None = None
+) -> BatchReport:
     """Take over the items still claimed by the stopped message ``stopped_token``; see above."""
     report = BatchReport()
     token, clock = token or uuid.uuid4(), clock or Clock()
     # Pending too: the sweeper may have sent an item again before this recovery came (it keeps
     # the token); whichever claims first takes it, the other finds nothing.
     report.claimed = Content.objects.filter(
-        lease_token=stopped_token, status__in=[Status.PROCESSING, Status.PENDING]).update(
-        status=Status.PROCESSING, lease_token=token, lease_until=clock.lease_until())
+        lease_token=stopped_token, status__in=[Status.PROCESSING, Status.PENDING]
+    ).update(status=Status.PROCESSING, lease_token=token, lease_until=clock.lease_until())
     if not report.claimed:
         return report
-    contents = list(Content.objects.filter(lease_token=token).select_related("stash", "decided_by")
-                    .order_by("created_at", "pk"))
+    contents = list(
+        Content.objects.filter(lease_token=token).select_related("stash", "decided_by").order_by("created_at", "pk")
+    )
     now = timezone.now()
     again, stopped = [], []
     for content in contents:
@@ -68,19 +71,27 @@ def recover(stopped_token: uuid.UUID, hung: bool = True, token: uuid.UUID | None
         if hung and content.decided_by_id is not None and content.reason.startswith(PROGRESS_NOTE):
             stopped.append(content)
         elif content.attempts >= settings.STASH_MAX_ATTEMPTS:
-            Content.objects.filter(pk=content.pk, lease_token=token).update(**gave_up(
-                content.attempts, content.reason if content.reason.startswith(PROGRESS_NOTE) else "", now))
+            Content.objects.filter(pk=content.pk, lease_token=token).update(
+                **gave_up(content.attempts, content.reason if content.reason.startswith(PROGRESS_NOTE) else "", now)
+            )
         else:
             again.append(content)
     report.released += Content.objects.filter(pk__in=[c.pk for c in again], lease_token=token).update(
-        status=Status.PENDING, lease_token=None, lease_until=lease_end())
+        status=Status.PENDING, lease_token=None, lease_until=lease_end()
+    )
     send_alone(again)
     for content in stopped:
         Content.objects.filter(pk=content.pk, lease_token=token).update(attempts=content.attempts + 1)
         content.attempts += 1
         # Only an item with a deciding hook (selected with it) is stopped.
-        _judge([content], token, report, clock, note_progress=True,
-               stopped=(content.decided_by_id, _stopped_message(cast(HookConfig, content.decided_by))))
+        _judge(
+            [content],
+            token,
+            report,
+            clock,
+            note_progress=True,
+            stopped=(content.decided_by_id, _stopped_message(cast(HookConfig, content.decided_by))),
+        )
     return report
 
 

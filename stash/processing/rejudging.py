@@ -1,6 +1,7 @@
 """Judging again: ``reprocess`` sends selected items back to their stash's current hooks, leaving out those
 whose status a person's decision gave (``decided_by_people``) unless told to include them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,7 +23,8 @@ Status = Content.Status
 # (Overturned items are reviewed ones; the flag is named too, should a reviewer's account be gone.)
 PEOPLES_DECISION = Q(overturned=True) | (
     Q(reviewed_at__isnull=False, status__in=[Status.ACCEPTED, Status.REJECTED])
-    & (Q(processed_at__isnull=True) | Q(processed_at__lte=F("reviewed_at"))))
+    & (Q(processed_at__isnull=True) | Q(processed_at__lte=F("reviewed_at")))
+)
 
 
 @dataclass(frozen=True)
@@ -47,8 +49,12 @@ class PeoplesDecisions:
 def decided_by_people(queryset: QuerySet[Content]) -> PeoplesDecisions:
     """The items of ``queryset`` that ``reprocess`` leaves out unless told to include them (two queries)."""
     decided = queryset.filter(PEOPLES_DECISION)
-    names = (decided.filter(reviewed_by__isnull=False).order_by()
-             .values_list(f"reviewed_by__{get_user_model().USERNAME_FIELD}", flat=True).distinct())
+    names = (
+        decided.filter(reviewed_by__isnull=False)
+        .order_by()
+        .values_list(f"reviewed_by__{get_user_model().USERNAME_FIELD}", flat=True)
+        .distinct()
+    )
     return PeoplesDecisions(count=decided.count(), reviewers=tuple(sorted(map(str, names))))
 
 
@@ -71,9 +77,18 @@ def reprocess(queryset: QuerySet[Content], include_reviewed: bool = False) -> in
         sent = [pk for pk, _ in rows]
         # More than a batch is bulk work: live saves meanwhile are judged first.
         count = Content.objects.filter(pk__in=sent).update(
-            status=Status.PENDING, attempts=0, lease_token=None, reason="", bulk=len(sent) > settings.STASH_BATCH_SIZE,
-            lease_until=lease_end(now), updated_at=now,
-            reviewed_by=None, reviewed_at=None, review_note="", overturned=False)
+            status=Status.PENDING,
+            attempts=0,
+            lease_token=None,
+            reason="",
+            bulk=len(sent) > settings.STASH_BATCH_SIZE,
+            lease_until=lease_end(now),
+            updated_at=now,
+            reviewed_by=None,
+            reviewed_at=None,
+            review_note="",
+            overturned=False,
+        )
         Review.objects.filter(content_id__in=sent, replaced_at__isnull=True).update(replaced_at=now)
         send_by_queue(rows)
     return count

@@ -1,5 +1,6 @@
 """Reviewing: a person's verdict (approve, reject, overturn, judge again), the held items awaiting
 one, and replaying the current hooks over past items."""
+
 from __future__ import annotations
 
 import uuid
@@ -41,8 +42,12 @@ class _Verdict:
 _APPROVE = _Verdict({Status.HELD: Status.ACCEPTED}, "accepted in review", Review.Decision.APPROVE)
 _REJECT = _Verdict({Status.HELD: Status.REJECTED}, "rejected in review", Review.Decision.REJECT)
 # A hold overturned is a hook's false alarm, like a rejection overturned: the item is accepted.
-_OVERTURN = _Verdict({Status.HELD: Status.ACCEPTED, Status.REJECTED: Status.ACCEPTED, Status.ACCEPTED: Status.REJECTED},
-                     "overturned in review", Review.Decision.OVERTURN, overturning=True)
+_OVERTURN = _Verdict(
+    {Status.HELD: Status.ACCEPTED, Status.REJECTED: Status.ACCEPTED, Status.ACCEPTED: Status.REJECTED},
+    "overturned in review",
+    Review.Decision.OVERTURN,
+    overturning=True,
+)
 _VERDICTS = {"approve": _APPROVE, "reject": _REJECT, "overturn": _OVERTURN}
 #: The statuses of an item the hooks are done with (a pending or processing one is being judged):
 #: its status page stops waiting, and a person may have it judged again.
@@ -73,9 +78,12 @@ def overturn(queryset: QuerySet[Content], user: User, note: str = "") -> int:
 
 def decisions_for(content: Content) -> list[str]:
     """The decisions (of ``DECISIONS``) that apply to ``content`` as it is now."""
-    return [name for name in DECISIONS
-            if (content.status in DECIDED_STATUSES if name == "judge" else content.status in _VERDICTS[name].changes)
-            and not (name == "overturn" and content.overturned)]
+    return [
+        name
+        for name in DECISIONS
+        if (content.status in DECIDED_STATUSES if name == "judge" else content.status in _VERDICTS[name].changes)
+        and not (name == "overturn" and content.overturned)
+    ]
 
 
 @dataclass
@@ -89,8 +97,14 @@ class DecisionOutcome:
     content: Content | None
 
 
-def decide(content_id: uuid.UUID | str, decision: str, user: User, note: str = "", expected: str = Status.HELD,
-           stash: Stash | None = None) -> DecisionOutcome:
+def decide(
+    content_id: uuid.UUID | str,
+    decision: str,
+    user: User,
+    note: str = "",
+    expected: str = Status.HELD,
+    stash: Stash | None = None,
+) -> DecisionOutcome:
     """Apply ``decision`` (one of ``DECISIONS``) to one item as ``user``, only while its status is
     still ``expected`` (the status the person saw) and it is in ``stash`` if one is given.
 
@@ -148,8 +162,13 @@ class _HeldCount(TypedDict):
 def with_held_counts(stashes: QuerySet[Stash]) -> QuerySet[WithAnnotations[Stash, _HeldCount]]:
     """``stashes`` with ``held_count``: how many of each one's items await review (0 for none), read
     by a subquery in the same query (other annotations' joins do not multiply it)."""
-    held = (Content.objects.filter(stash=OuterRef("pk"), status=Status.HELD).order_by()
-            .values("stash").annotate(n=Count("pk")).values("n"))
+    held = (
+        Content.objects.filter(stash=OuterRef("pk"), status=Status.HELD)
+        .order_by()
+        .values("stash")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
     return stashes.annotate(held_count=Coalesce(Subquery(held, output_field=IntegerField()), Value(0)))
 
 
@@ -173,9 +192,12 @@ def _review(queryset: QuerySet[Content], verdict: _Verdict, user: User, note: st
     ids = list(queryset.filter(unturned).values_list("pk", flat=True))
     with transaction.atomic():
         # Locked like the worker locks what it records, so a review and a verdict never cross.
-        items = list(Content.objects.select_for_update(of=("self",)).select_related("stash")
-                     .filter(unturned, pk__in=ids, status__in=list(changes))
-                     .order_by("created_at", "pk"))
+        items = list(
+            Content.objects.select_for_update(of=("self",))
+            .select_related("stash")
+            .filter(unturned, pk__in=ids, status__in=list(changes))
+            .order_by("created_at", "pk")
+        )
         counters = after_verdict.new_counters()
         accepted_by_stash = defaultdict(list)
         for item in items:
@@ -192,11 +214,25 @@ def _review(queryset: QuerySet[Content], verdict: _Verdict, user: User, note: st
         for stash_id in sorted(accepted_by_stash):
             after_verdict.assign_queue_positions(stash_id, accepted_by_stash[stash_id])
         after_verdict.add_counters(counters)
-        bulk_sql.update_rows(Content, items, ["status", "reason", "overturned", "reviewed_by", "reviewed_at",
-                                              "review_note", "queue_seq", "updated_at"])
-        Review.objects.bulk_create([Review(content=item, revision=item.revision, decision=verdict.decision,
-                                           status=item.status, reviewer=user, note=note, created_at=now)
-                                    for item in items])
+        bulk_sql.update_rows(
+            Content,
+            items,
+            ["status", "reason", "overturned", "reviewed_by", "reviewed_at", "review_note", "queue_seq", "updated_at"],
+        )
+        Review.objects.bulk_create(
+            [
+                Review(
+                    content=item,
+                    revision=item.revision,
+                    decision=verdict.decision,
+                    status=item.status,
+                    reviewer=user,
+                    note=note,
+                    created_at=now,
+                )
+                for item in items
+            ]
+        )
         transaction.on_commit(lambda: _notify_reviewed(items))
     return len(items)
 
@@ -265,8 +301,11 @@ def replay(stash: Stash, last_n: int) -> ReplayReport:
     """
     report = ReplayReport()
     item_pipeline = pipeline_for(stash)
-    judged = list(Content.objects.filter(stash=stash, status__in=[Status.ACCEPTED, Status.REJECTED, Status.HELD])
-                  .select_related("decided_by").order_by("-created_at", "-pk")[:max(0, int(last_n))])
+    judged = list(
+        Content.objects.filter(stash=stash, status__in=[Status.ACCEPTED, Status.REJECTED, Status.HELD])
+        .select_related("decided_by")
+        .order_by("-created_at", "-pk")[: max(0, int(last_n))]
+    )
     for content in judged:
         content.stash = stash
 

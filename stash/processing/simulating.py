@@ -8,6 +8,7 @@
 (``pipeline.Pipeline.run``). The hooks run in a child process (``child_process``): no hook's write,
 and no hang, reaches the caller.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -29,8 +30,14 @@ from stash.processing.ordering import placed
 CONTENT_FIELD = "content_id"
 
 
-def simulate(stash: Stash, payload: Any = None, *, content: Content | None = None,
-             hooks: Iterable[HookConfig] | None = None, verbose: bool = False) -> pipeline.Result:
+def simulate(
+    stash: Stash,
+    payload: Any = None,
+    *,
+    content: Content | None = None,
+    hooks: Iterable[HookConfig] | None = None,
+    verbose: bool = False,
+) -> pipeline.Result:
     """Run ``stash``'s current hooks (or ``hooks``, configs in run order, saved or not: the
     enabled ones run) over ``payload``, or over the current payload of the item ``content``;
     nothing is saved or counted, and no sink is called.
@@ -45,12 +52,14 @@ def simulate(stash: Stash, payload: Any = None, *, content: Content | None = Non
     else:
         validate_payload(payload, stash)
         item = pipeline.Item(payload=payload, stash=stash.slug, source="simulate")
-    item_pipeline = pipeline_for(stash) if hooks is None else pipeline.Pipeline(
-        [build_step(config, stash) for config in hooks if config.enabled])
+    item_pipeline = (
+        pipeline_for(stash)
+        if hooks is None
+        else pipeline.Pipeline([build_step(config, stash) for config in hooks if config.enabled])
+    )
 
     def run(progress: Callable[[str], None]) -> pipeline.Result:
-        return item_pipeline.looking().run(item, on_step=lambda step: progress(f"hook {step.title!r}"),
-                                           verbose=verbose)
+        return item_pipeline.looking().run(item, on_step=lambda step: progress(f"hook {step.title!r}"), verbose=verbose)
 
     return call_with_deadline(run, settings.STASH_SIMULATE_TIMEOUT)
 
@@ -71,8 +80,12 @@ def simulation_item(stash: Stash, content_id: uuid.UUID | str, visible: QuerySet
     if content is None:
         raise ValidationError({CONTENT_FIELD: _("There is no item %(id)s.") % {"id": pk}})
     if content.stash_id != stash.pk:
-        raise ValidationError({CONTENT_FIELD: _("Item %(id)s belongs to the stash %(other)s, not to %(stash)s.")
-                               % {"id": pk, "other": content.stash.slug, "stash": stash.slug}})
+        raise ValidationError(
+            {
+                CONTENT_FIELD: _("Item %(id)s belongs to the stash %(other)s, not to %(stash)s.")
+                % {"id": pk, "other": content.stash.slug, "stash": stash.slug}
+            }
+        )
     return content
 
 

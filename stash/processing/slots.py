@@ -20,6 +20,7 @@ slots, never fewer). With the filesystem cache (one machine) taking a key is not
 processes: a slot is read back after it is taken, which leaves two takers a window of
 microseconds, not the length of a message.
 """
+
 from __future__ import annotations
 
 import logging
@@ -87,4 +88,3 @@ def judging_slot(ids: Iterable[uuid.UUID | str], wake: int | None, seconds: floa
     finally:
         if slot is not None:
             slot.release()
-

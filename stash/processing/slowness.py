@@ -11,6 +11,7 @@ shared by every process. Two workers that change it at the same instant may lose
 a lost mark is put back by the stash's next slow message, a lost clearing runs out with
 ``SLOW_FOR``. A cache that fails counts as no stash being slow (messages run as they come).
 """
+
 from __future__ import annotations
 
 import logging
@@ -72,8 +73,9 @@ def note(seconds: Mapping[int, float], slow: Mapping[int, float]) -> None:
 def mark_stopped(stopped_token: uuid.UUID) -> None:
     """Mark slow the stashes of a message stopped at its time limit (its items still claimed under
     ``stopped_token``): one query, on the recovery's path only."""
-    stashes = set(Content.objects.filter(lease_token=stopped_token).order_by()
-                  .values_list("stash_id", flat=True).distinct())
+    stashes = set(
+        Content.objects.filter(lease_token=stopped_token).order_by().values_list("stash_id", flat=True).distinct()
+    )
     if stashes:
         _change(stashes, set())
 
@@ -100,5 +102,6 @@ def _change(marked: set[int], cleared: set[int]) -> None:
         logger.exception("Could not mark stashes %s slow (%s fast again).", sorted(marked), sorted(cleared))
         return
     for stash in sorted(marked - before.keys()):
-        logger.info("Stash %s is slow: its messages take one of its %d slot(s) first.", stash,
-                    settings.STASH_STASH_CONCURRENCY)
+        logger.info(
+            "Stash %s is slow: its messages take one of its %d slot(s) first.", stash, settings.STASH_STASH_CONCURRENCY
+        )

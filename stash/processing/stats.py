@@ -6,6 +6,7 @@ Counters live on the HookConfig row, written by the workers, so they survive res
 the config wherever it is moved. Times are read from the trails of the latest ``WINDOW`` pipeline
 runs of the configs' stashes, matched by config id (never by position), in one query.
 """
+
 from __future__ import annotations
 
 import math
@@ -51,8 +52,11 @@ def recent_durations(stash_ids: Iterable[int], window: int = WINDOW) -> dict[int
 
     Steps skipped by their condition did not run and are left out.
     """
-    trails = (PipelineRun.objects.filter(content__stash_id__in=list(stash_ids))
-              .order_by("-finished_at", "-pk").values_list("trail", flat=True)[:window])
+    trails = (
+        PipelineRun.objects.filter(content__stash_id__in=list(stash_ids))
+        .order_by("-finished_at", "-pk")
+        .values_list("trail", flat=True)[:window]
+    )
     return durations_by_config(trails)
 
 
@@ -75,10 +79,16 @@ def for_configs(configs: Iterable[HookConfig], window: int = WINDOW) -> dict[int
     for config in configs:
         times = durations.get(config.pk, [])
         result[config.pk] = HookStats(
-            runs=config.runs_count, kept=config.kept_count, dropped=config.dropped_count,
-            held=config.held_count, errors=config.errors_count, overturned=config.overturned_count,
+            runs=config.runs_count,
+            kept=config.kept_count,
+            dropped=config.dropped_count,
+            held=config.held_count,
+            errors=config.errors_count,
+            overturned=config.overturned_count,
             mean_ms=config.time_total_us / config.runs_count / 1000 if config.runs_count else None,
-            p50_ms=percentile(times, 50), p95_ms=percentile(times, 95), samples=len(times),
+            p50_ms=percentile(times, 50),
+            p95_ms=percentile(times, 95),
+            samples=len(times),
         )
     return result
 

@@ -1,4 +1,5 @@
 """Submitting: how every face saves what people and programs send, and how consumers read a queue."""
+
 from __future__ import annotations
 
 import functools
@@ -58,15 +59,18 @@ def submission_stash(user: User | AnonymousUser, slug: str, idempotency_key: str
         keyed = bool(idempotency_key) and not _key_problem(user, idempotency_key)
     sql, attnames = _submission_sql(connection.vendor, held, keyed)
     app_label, codename = ADD_PERMISSION.split(".")
-    params = [*([user.pk, codename, app_label] * 2 if held else []),
-              *([user.pk, idempotency_key] if keyed else []), slug]
+    params = [
+        *([user.pk, codename, app_label] * 2 if held else []),
+        *([user.pk, idempotency_key] if keyed else []),
+        slug,
+    ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:
         return None
-    stash = Stash.from_db(connection.alias, attnames, row[:len(attnames)])
-    extra = iter(row[len(attnames):])
+    stash = Stash.from_db(connection.alias, attnames, row[: len(attnames)])
+    extra = iter(row[len(attnames) :])
     if held:
         stash.submitter_may_add = bool(next(extra))
     if keyed:
@@ -87,11 +91,15 @@ def _submission_sql(vendor: str, held: bool, keyed: bool) -> tuple[str, list[str
         selected.append(f"({_held_sql()})")
     if keyed:
         content = Content._meta
-        selected.append(f"EXISTS (SELECT 1 FROM {qn(content.db_table)} k "
-                        f"WHERE k.{qn(content.get_field('submitted_by').column)} = %s "
-                        f"AND k.{qn(content.get_field('idempotency_key').column)} = %s)")
-    sql = (f"SELECT {', '.join(selected)} FROM {qn(Stash._meta.db_table)} s "
-           f"WHERE s.{qn(Stash._meta.get_field('slug').column)} = %s")
+        selected.append(
+            f"EXISTS (SELECT 1 FROM {qn(content.db_table)} k "
+            f"WHERE k.{qn(content.get_field('submitted_by').column)} = %s "
+            f"AND k.{qn(content.get_field('idempotency_key').column)} = %s)"
+        )
+    sql = (
+        f"SELECT {', '.join(selected)} FROM {qn(Stash._meta.db_table)} s "
+        f"WHERE s.{qn(Stash._meta.get_field('slug').column)} = %s"
+    )
     return sql, [field.attname for field in fields]
 
 
@@ -108,17 +116,22 @@ def _held_sql() -> str:
     permission, content_type = qn(Permission._meta.db_table), qn(ContentType._meta.db_table)
 
     def holds(rows: str, user_column: str, permission_column: str) -> str:
-        return (f"EXISTS (SELECT 1 FROM {rows} JOIN {permission} p ON p.id = {permission_column} "
-                f"JOIN {content_type} c ON c.id = p.content_type_id "
-                f"WHERE {user_column} = %s AND p.codename = %s AND c.app_label = %s)")
+        return (
+            f"EXISTS (SELECT 1 FROM {rows} JOIN {permission} p ON p.id = {permission_column} "
+            f"JOIN {content_type} c ON c.id = p.content_type_id "
+            f"WHERE {user_column} = %s AND p.codename = %s AND c.app_label = %s)"
+        )
 
     direct = get_user_model()._meta.get_field("user_permissions")
     member = get_user_model()._meta.get_field("groups")
     granted = Group._meta.get_field("permissions")
-    through_groups = (f"{qn(member.m2m_db_table())} m JOIN {qn(granted.m2m_db_table())} g "
-                      f"ON g.{qn(granted.m2m_column_name())} = m.{qn(member.m2m_reverse_name())}")
-    directly = holds(f"{qn(direct.m2m_db_table())} d", f"d.{qn(direct.m2m_column_name())}",
-                     f"d.{qn(direct.m2m_reverse_name())}")
+    through_groups = (
+        f"{qn(member.m2m_db_table())} m JOIN {qn(granted.m2m_db_table())} g "
+        f"ON g.{qn(granted.m2m_column_name())} = m.{qn(member.m2m_reverse_name())}"
+    )
+    directly = holds(
+        f"{qn(direct.m2m_db_table())} d", f"d.{qn(direct.m2m_column_name())}", f"d.{qn(direct.m2m_reverse_name())}"
+    )
     by_group = holds(through_groups, f"m.{qn(member.m2m_column_name())}", f"g.{qn(granted.m2m_reverse_name())}")
     return f"{directly} OR {by_group}"
 
@@ -161,13 +174,19 @@ def _submitter(user: User | AnonymousUser | None) -> User | None:
 
 def _check_open(stash: Stash) -> None:
     if not stash.is_active:
-        raise ValidationError({"stash": _("The stash %(slug)s is inactive and takes no submissions.")
-                               % {"slug": stash.slug}})
+        raise ValidationError(
+            {"stash": _("The stash %(slug)s is inactive and takes no submissions.") % {"slug": stash.slug}}
+        )
 
 
-def submit(stash: Stash, payload: Any, user: User | AnonymousUser | None = None,
-           source: str = Content.Source.CODE, idempotency_key: str = "",
-           canonical: bytes | None = None) -> tuple[Content, bool]:
+def submit(
+    stash: Stash,
+    payload: Any,
+    user: User | AnonymousUser | None = None,
+    source: str = Content.Source.CODE,
+    idempotency_key: str = "",
+    canonical: bytes | None = None,
+) -> tuple[Content, bool]:
     """Save ``payload`` as a new item of ``stash``; return ``(content, created)``. ``source``: the
     face it came through (each passes its own; code, by default).
 
@@ -182,8 +201,12 @@ def submit(stash: Stash, payload: Any, user: User | AnonymousUser | None = None,
     return submit_item(content, user, source, canonical)
 
 
-def submit_item(content: Content, user: User | AnonymousUser | None = None, source: str = Content.Source.CODE,
-                canonical: bytes | None = None) -> tuple[Content, bool]:
+def submit_item(
+    content: Content,
+    user: User | AnonymousUser | None = None,
+    source: str = Content.Source.CODE,
+    canonical: bytes | None = None,
+) -> tuple[Content, bool]:
     """Save ``content``, a new item built with its stash, payload and idempotency key (by a form,
     say), as ``submit`` does; return ``(content, created)`` as ``submit`` does."""
     user = _submitter(user)
@@ -249,8 +272,9 @@ def _keyed(user: User | None, key: str) -> Content | None:
 
 def _replayed(earlier: Content, stash: Stash, payload: Any, canonical: bytes) -> Content:
     if earlier.stash_id != stash.pk or earlier.content_hash != content_hash(payload, canonical):
-        raise IdempotencyConflict(_("This idempotency key was already used for another stash or payload "
-                                    "(item %(id)s).") % {"id": earlier.pk})
+        raise IdempotencyConflict(
+            _("This idempotency key was already used for another stash or payload (item %(id)s).") % {"id": earlier.pk}
+        )
     return earlier
 
 
@@ -259,13 +283,15 @@ class InvalidItems(ValidationError):
     messages; as a ``ValidationError`` it says ``{"items": ["<index>: <message>", ...]}``."""
 
     def __init__(self, by_index: dict[int, list[str]]):
-        super().__init__({"items": [f"{index}: {message}" for index, messages in by_index.items()
-                                    for message in messages]})
+        super().__init__(
+            {"items": [f"{index}: {message}" for index, messages in by_index.items() for message in messages]}
+        )
         self.by_index = by_index
 
 
-def submit_many(stash: Stash, payloads: Sequence[Any], user: User | AnonymousUser | None = None,
-                source: str = Content.Source.CODE) -> list[Content]:
+def submit_many(
+    stash: Stash, payloads: Sequence[Any], user: User | AnonymousUser | None = None, source: str = Content.Source.CODE
+) -> list[Content]:
     """Save ``payloads`` as new items of ``stash``, all or none, in one transaction; return them.
 
     Each payload is checked first (``check_payload``; ``InvalidItems`` names the indexes) and
@@ -290,9 +316,18 @@ def submit_many(stash: Stash, payloads: Sequence[Any], user: User | AnonymousUse
         raise InvalidItems(errors)
     # What Content.save() sets on a new item; the other fields' defaults are a pending revision 1.
     lease_until = lease_end()
-    contents = [Content(stash=stash, payload=payload, content_hash=content_hash(payload, canonical),
-                        lease_until=lease_until, submitted_by=user, source=source, bulk=True)
-                for payload, canonical in zip(payloads, canonicals, strict=True)]
+    contents = [
+        Content(
+            stash=stash,
+            payload=payload,
+            content_hash=content_hash(payload, canonical),
+            lease_until=lease_until,
+            submitted_by=user,
+            source=source,
+            bulk=True,
+        )
+        for payload, canonical in zip(payloads, canonicals, strict=True)
+    ]
     with transaction.atomic():
         # By COPY on PostgreSQL: compiling an INSERT of 1,000 rows costs more than the rest of the call.
         bulk_sql.insert_rows(Content, contents)
@@ -323,5 +358,9 @@ def queue_page(stash: Stash, after: int = 0, limit: int = 100) -> list[Content]:
     An item edited after acceptance leaves the queue and, accepted again, comes back later with a
     new number.
     """
-    return list(Content.objects.accepted().filter(stash=stash, queue_seq__gt=after)
-                .select_related("stash").order_by("queue_seq")[:limit])
+    return list(
+        Content.objects.accepted()
+        .filter(stash=stash, queue_seq__gt=after)
+        .select_related("stash")
+        .order_by("queue_seq")[:limit]
+    )

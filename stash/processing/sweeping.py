@@ -1,6 +1,7 @@
 """The sweeper's pass: give up on items claimed too often (``failed``, with the reason), send again every item
 whose lease ran out (a lost message, a killed worker), and wake stashes whose saves joined a lost message.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,14 +37,16 @@ def sweep(limit: int = 10_000) -> SweepReport:
     exhausted = expired.filter(status=Status.PROCESSING, attempts__gte=settings.STASH_MAX_ATTEMPTS)
     for pk, attempts, note in exhausted.values_list("pk", "attempts", "reason")[:limit]:
         report.failed += exhausted.filter(pk=pk).update(**gave_up(attempts, note, now))
-    rows = list(expired.filter(attempts__lt=settings.STASH_MAX_ATTEMPTS)
-                .values_list("pk", "attempts", "stash__queue")[:limit])
+    rows = list(
+        expired.filter(attempts__lt=settings.STASH_MAX_ATTEMPTS).values_list("pk", "attempts", "stash__queue")[:limit]
+    )
     if rows:
         # The claim's token stays: if its message was stopped at its time limit and the recovery
         # (``recovering.recover``) comes after this pass, it still takes the item over, and gives a
         # hook that hung its verdict instead of a run that would hang again.
         report.requeued = Content.objects.filter(pk__in=[pk for pk, *_ in rows], lease_until__lt=now).update(
-            status=Status.PENDING, lease_until=lease_end(now))
+            status=Status.PENDING, lease_until=lease_end(now)
+        )
         # Never claimed (a lost message): in batches. Claimed before (a worker died on it, or
         # on a neighbour): one per message, so that a poison item only ever takes itself down.
         send_by_queue([(pk, queue) for pk, attempts, queue in rows if not attempts])
@@ -54,5 +57,11 @@ def sweep(limit: int = 10_000) -> SweepReport:
 def gave_up(attempts: int, note: str, now: datetime) -> dict[str, Any]:
     """The fields of an item set ``failed`` after ``attempts`` claims; ``note``: its progress note."""
     reason = f"gave up after {attempts} attempts: the worker stopped while judging it" + (f" ({note})" if note else "")
-    return {"status": Status.FAILED, "reason": reason, "lease_token": None, "lease_until": None,
-            "processed_at": now, "updated_at": now}
+    return {
+        "status": Status.FAILED,
+        "reason": reason,
+        "lease_token": None,
+        "lease_until": None,
+        "processed_at": now,
+        "updated_at": now,
+    }

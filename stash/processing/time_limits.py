@@ -13,6 +13,7 @@ limit) gets a message of its own, limited to ``time_limit_for(budget)``::
     clock = Clock(limit=30)
     clock.fits(6.0, first=True)      # True: a fresh message has room for a 6 s budget
 """
+
 from __future__ import annotations
 
 import time

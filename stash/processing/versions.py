@@ -5,6 +5,7 @@
     plan = restore(stash, 3)             # version 3's hooks and settings again, as a new version
     run.version.document                 # the hooks and params that judged a run
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -41,11 +42,16 @@ def compare(stash: Stash, old: int, new: int) -> VersionDiff:
     versions = {version.number: version for version in stash.versions.filter(number__in=[old, new])}
     for number in (old, new):
         if number not in versions:
-            raise PipelineVersion.DoesNotExist(_("%(stash)s has no version %(number)d.")
-                                               % {"stash": stash.slug, "number": number})
+            raise PipelineVersion.DoesNotExist(
+                _("%(stash)s has no version %(number)d.") % {"stash": stash.slug, "number": number}
+            )
     before, after = versions[old], versions[new]
-    return VersionDiff(old=before, new=after, changes=documents.changes(before.document, after.document),
-                       lines=documents.diff_lines(shown(before), shown(after), f"version {old}", f"version {new}"))
+    return VersionDiff(
+        old=before,
+        new=after,
+        changes=documents.changes(before.document, after.document),
+        lines=documents.diff_lines(shown(before), shown(after), f"version {old}", f"version {new}"),
+    )
 
 
 def restore(stash: Stash, number: int) -> ImportPlan:
@@ -54,6 +60,7 @@ def restore(stash: Stash, number: int) -> ImportPlan:
     try:
         version = stash.versions.get(number=number)
     except PipelineVersion.DoesNotExist:
-        raise PipelineVersion.DoesNotExist(_("%(stash)s has no version %(number)d.")
-                                           % {"stash": stash.slug, "number": number}) from None
+        raise PipelineVersion.DoesNotExist(
+            _("%(stash)s has no version %(number)d.") % {"stash": stash.slug, "number": number}
+        ) from None
     return import_document(stash, version.document, note=_("restore of version %(number)d") % {"number": number})

@@ -8,6 +8,7 @@ They are ``EventCount`` rows, added to in one ``UPDATE ... SET value = value + n
 any number of machines add to the same counts and one ``/metrics`` scrape reads them all (see
 ``stash.ops.metrics``). Counting never fails the work it counts: an error is logged and the count lost.
 """
+
 from __future__ import annotations
 
 import logging
@@ -61,5 +62,7 @@ def count_sweep(report: SweepReport) -> None:
 
 def totals() -> dict[tuple[str, int | None], int]:
     """Every count: ``{(name, config id or None): value}``, in one query."""
-    return {(name, config_id): value for name, config_id, value
-            in EventCount.objects.order_by().values_list("name", "config_id", "value")}
+    return {
+        (name, config_id): value
+        for name, config_id, value in EventCount.objects.order_by().values_list("name", "config_id", "value")
+    }

@@ -1,6 +1,7 @@
 """Template filters for ``stash.admin.formatting``: ``{% load stash_format %}`` then
 ``{{ entry.duration_ms|duration }}``, ``{{ rate|percent }}``, ``{{ entry.outcome|badge }}``,
 ``{{ entry.payload|pretty_json }}``."""
+
 from django import template
 
 from stash.admin import formatting

@@ -1,4 +1,5 @@
 """``{% awaiting_review %}``: the admin index's panel of held items per stash, each linking to its review page."""
+
 from django import template
 from django.contrib import admin
 from django.urls import reverse
@@ -15,5 +16,10 @@ def awaiting_review(context):
     request = context["request"]
     if not admin.site.get_model_admin(Content).has_view_permission(request):
         return {"shown": False}
-    return {"shown": True, "stashes": [(stash, held, reverse("admin:stash_stash_review", args=[stash.pk]))
-                                       for stash, held in processing.held_counts()]}
+    return {
+        "shown": True,
+        "stashes": [
+            (stash, held, reverse("admin:stash_stash_review", args=[stash.pk]))
+            for stash, held in processing.held_counts()
+        ],
+    }

@@ -1,4 +1,5 @@
 """The submit form: a text, an optional file and optional JSON data, checked like any payload."""
+
 import base64
 import json
 
@@ -21,7 +22,9 @@ class SubmitForm(forms.Form):
     text = forms.CharField(label=_("Text"), required=False, widget=forms.Textarea(attrs={"rows": 6}))
     file = forms.FileField(label=_("File"), required=False, help_text=_("Optional; stored base64-encoded."))
     data = forms.CharField(
-        label=_("Data"), required=False, widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+        label=_("Data"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
         help_text=_('Optional JSON object, e.g. {"source": "phone", "probability": 0.7}'),
     )
 

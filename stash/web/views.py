@@ -1,4 +1,5 @@
 """Web pages: the stashes you may submit to, the submit form, and an item's status and trail."""
+
 import json
 
 from django.contrib.auth.views import redirect_to_login
@@ -19,6 +20,7 @@ from stash.web.wording import trail_in_words, verdict_sentence
 SESSION_KEY = "stash_submitted"
 SESSION_LIMIT = 50
 
+
 def index(request):
     stashes = processing.submittable_stashes(request.user)
     return render(request, "stash/index.html", {"stashes": stashes})
@@ -33,16 +35,23 @@ def submit(request, slug):
     form = SubmitForm(stash, request.POST or None, request.FILES or None)
     if request.method == "POST" and (wait := access.over_rate(request, "anon_submit")) is not None:
         # The anonymous API's limit, on the same count: the form is no way around it.
-        form.add_error(None, ngettext("Too many submissions from this address: try again in %(n)d second.",
-                                      "Too many submissions from this address: try again in %(n)d seconds.",
-                                      wait) % {"n": wait})
+        form.add_error(
+            None,
+            ngettext(
+                "Too many submissions from this address: try again in %(n)d second.",
+                "Too many submissions from this address: try again in %(n)d seconds.",
+                wait,
+            )
+            % {"n": wait},
+        )
         response = render(request, "stash/submit.html", {"stash": stash, "form": form}, status=429)
         response["Retry-After"] = str(wait)
         return response
     if request.method == "POST" and form.is_valid():
         try:
-            content, _created = processing.submit(stash, form.payload, request.user, Content.Source.FORM,
-                                                      canonical=form.canonical)
+            content, _created = processing.submit(
+                stash, form.payload, request.user, Content.Source.FORM, canonical=form.canonical
+            )
         except (ValidationError, PayloadTooLarge) as exc:  # e.g. the stash was closed meanwhile
             form.add_error(None, getattr(exc, "messages", None) or str(exc))
         else:
@@ -57,11 +66,16 @@ def content(request, pk):
     if item is None:
         return redirect_to_login(request.get_full_path())
     data = item.payload.get("data")
-    return render(request, "stash/content.html", {
-        "content": item, **_verdict_context(request, item),
-        # Indented JSON, keys sorted: PostgreSQL keeps no order of keys (escaped by the template).
-        "data_json": json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) if data else "",
-    })
+    return render(
+        request,
+        "stash/content.html",
+        {
+            "content": item,
+            **_verdict_context(request, item),
+            # Indented JSON, keys sorted: PostgreSQL keeps no order of keys (escaped by the template).
+            "data_json": json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) if data else "",
+        },
+    )
 
 
 def content_status(request, pk):
@@ -70,15 +84,22 @@ def content_status(request, pk):
     if item is None:
         return JsonResponse({"detail": _("Log in to see this item.")}, status=401)
     context = _verdict_context(request, item)
-    return JsonResponse({"status": item.status, "done": context["done"],
-                         "html": render_to_string("stash/_verdict.html", {"content": item, **context}, request)})
+    return JsonResponse(
+        {
+            "status": item.status,
+            "done": context["done"],
+            "html": render_to_string("stash/_verdict.html", {"content": item, **context}, request),
+        }
+    )
 
 
 def _visible_content(request, pk):
     """The item if this user (or this browser) may see it; None: log in first; Http404: no such item."""
     item = Content.objects.select_related("stash").filter(pk=pk).first()
-    if item is not None and (str(item.pk) in request.session.get(SESSION_KEY, [])
-                             or processing.visible_contents(request.user).filter(pk=item.pk).exists()):
+    if item is not None and (
+        str(item.pk) in request.session.get(SESSION_KEY, [])
+        or processing.visible_contents(request.user).filter(pk=item.pk).exists()
+    ):
         return item
     if not request.user.is_authenticated:
         return None
@@ -91,5 +112,10 @@ def _verdict_context(request, item):
     run = item.runs.first()
     technical = request.user.has_perm("stash.view_content")
     done = item.status in processing.DECIDED_STATUSES
-    return {"done": done, "run": run, "verdict": verdict_sentence(item, run), "technical": technical,
-            "steps": trail_in_words(run.trail, technical) if run else []}
+    return {
+        "done": done,
+        "run": run,
+        "verdict": verdict_sentence(item, run),
+        "technical": technical,
+        "steps": trail_in_words(run.trail, technical) if run else [],
+    }

@@ -7,6 +7,7 @@ A submitter reads the verdict, a filter's reason for a rejection, and what each 
 an exception's text or what a hook only watched for (``technical=False``). Those stay for staff:
 the admin's trail, and the status page for people who may view every item.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,5 @@
 """The hook-management admin, through the test client: picking, validating, ordering, permissions, queries."""
+
 import json
 import threading
 
@@ -16,8 +17,11 @@ from ..support.worker import wait_for
 
 pytestmark = pytest.mark.django_db
 
-HOOKS = [("require_fields", {"fields": ["text"]}), ("keyword_blocklist", {"words": ["spam"]}),
-         ("max_size", {"max_bytes": 1000})]
+HOOKS = [
+    ("require_fields", {"fields": ["text"]}),
+    ("keyword_blocklist", {"words": ["spam"]}),
+    ("max_size", {"max_bytes": 1000}),
+]
 
 
 @pytest.fixture
@@ -39,13 +43,32 @@ def change_url(obj):
 
 def stash_post(stash, rows, **fields):
     """The stash change form as the browser posts it; ``rows`` are dicts of inline fields."""
-    data = {"name": stash.name, "slug": stash.slug, "description": stash.description, "on_error": stash.on_error,
-            "max_payload_bytes": stash.max_payload_bytes, "is_active": "on", "examples_policy": stash.examples_policy,
-            "hooks-TOTAL_FORMS": len(rows), "hooks-INITIAL_FORMS": sum(1 for row in rows if row.get("id")),
-            "hooks-MIN_NUM_FORMS": 0, "hooks-MAX_NUM_FORMS": 1000, **fields}
+    data = {
+        "name": stash.name,
+        "slug": stash.slug,
+        "description": stash.description,
+        "on_error": stash.on_error,
+        "max_payload_bytes": stash.max_payload_bytes,
+        "is_active": "on",
+        "examples_policy": stash.examples_policy,
+        "hooks-TOTAL_FORMS": len(rows),
+        "hooks-INITIAL_FORMS": sum(1 for row in rows if row.get("id")),
+        "hooks-MIN_NUM_FORMS": 0,
+        "hooks-MAX_NUM_FORMS": 1000,
+        **fields,
+    }
     for index, row in enumerate(rows):
-        row = {"stash": stash.pk, "label": "", "condition": "", "mode": "enforce", "on_error": "inherit",
-               "timeout_ms": 2000, "enabled": True, "params": {}, **row}
+        row = {
+            "stash": stash.pk,
+            "label": "",
+            "condition": "",
+            "mode": "enforce",
+            "on_error": "inherit",
+            "timeout_ms": 2000,
+            "enabled": True,
+            "params": {},
+            **row,
+        }
         for name, value in row.items():
             if name == "params":
                 value = json.dumps(value) if not isinstance(value, str) else value
@@ -58,8 +81,10 @@ def stash_post(stash, rows, **fields):
 
 
 def rows_of(stash):
-    return [{"id": c.pk, "hook": c.hook, "label": c.label, "params": c.params, "enabled": c.enabled,
-             "position": c.position} for c in stash.hooks.in_order()]
+    return [
+        {"id": c.pk, "hook": c.hook, "label": c.label, "params": c.params, "enabled": c.enabled, "position": c.position}
+        for c in stash.hooks.in_order()
+    ]
 
 
 def judge(stash, **payload):
@@ -126,8 +151,9 @@ def test_adding_a_hook_on_the_stash_page_checks_its_params_and_appends_it(admin_
     assert "'words' is a required property" in " ".join(errors["params"])
     assert audit.hooks.count() == 3
 
-    good = rows_of(audit) + [{"hook": "keyword_blocklist", "label": "No scam", "params": {"words": ["scam"]},
-                              "position": ""}]
+    good = rows_of(audit) + [
+        {"hook": "keyword_blocklist", "label": "No scam", "params": {"words": ["scam"]}, "position": ""}
+    ]
     assert admin_client.post(change_url(audit), stash_post(audit, good)).status_code == 302
     assert positions(audit)[-1] == ("keyword_blocklist", 4)
     assert judge(audit, text="a scam").reason == "contains blocked word 'scam' in text"
@@ -152,13 +178,17 @@ def test_a_bad_condition_is_shown_on_its_field(admin_client, audit):
 # --- the hook picker ----------------------------------------------------------------------------
 
 
-def test_the_picker_lists_the_hooks_registered_now_with_kind_description_and_defaults(admin_client,
-                                                                                        register_temporarily):
+def test_the_picker_lists_the_hooks_registered_now_with_kind_description_and_defaults(
+    admin_client, register_temporarily
+):
     class Shout(hooks.Transform):
         """Uppercase the text."""
 
-        params_schema = {"type": "object", "properties": {"field": {"type": "string", "default": "text"}},
-                         "additionalProperties": False}
+        params_schema = {
+            "type": "object",
+            "properties": {"field": {"type": "string", "default": "text"}},
+            "additionalProperties": False,
+        }
 
     register_temporarily("test_shout", Shout)
     page = admin_client.get(reverse("admin:stash_hookconfig_add")).content.decode()
@@ -172,20 +202,39 @@ def test_the_picker_lists_the_hooks_registered_now_with_kind_description_and_def
 
 
 def test_a_hook_name_that_is_not_registered_cannot_be_chosen(admin_client, audit):
-    response = admin_client.post(reverse("admin:stash_hookconfig_add"),
-                                 {"stash": audit.pk, "hook": "os.system", "params": "{}", "mode": "enforce",
-                                  "on_error": "inherit", "timeout_ms": 2000, "enabled": "on"})
+    response = admin_client.post(
+        reverse("admin:stash_hookconfig_add"),
+        {
+            "stash": audit.pk,
+            "hook": "os.system",
+            "params": "{}",
+            "mode": "enforce",
+            "on_error": "inherit",
+            "timeout_ms": 2000,
+            "enabled": "on",
+        },
+    )
     assert response.status_code == 200
     assert "Select a valid choice" in " ".join(response.context["adminform"].form.errors["hook"])
     assert audit.hooks.count() == 3
 
 
 def test_params_that_break_the_schema_are_refused_on_the_params_field(admin_client, audit):
-    data = {"stash": audit.pk, "hook": "max_size", "mode": "enforce", "on_error": "inherit", "timeout_ms": 2000,
-            "enabled": "on", "label": "Small"}
-    for params, message in [('{"max_bytes": 0}', "max_bytes: 0 is less than the minimum of 1"),
-                            ('{"max_bytes": 10, "extra": 1}', "Additional properties are not allowed"),
-                            ("{not json", "Enter a valid JSON."), ("[1, 2]", "is not of type 'object'")]:
+    data = {
+        "stash": audit.pk,
+        "hook": "max_size",
+        "mode": "enforce",
+        "on_error": "inherit",
+        "timeout_ms": 2000,
+        "enabled": "on",
+        "label": "Small",
+    }
+    for params, message in [
+        ('{"max_bytes": 0}', "max_bytes: 0 is less than the minimum of 1"),
+        ('{"max_bytes": 10, "extra": 1}', "Additional properties are not allowed"),
+        ("{not json", "Enter a valid JSON."),
+        ("[1, 2]", "is not of type 'object'"),
+    ]:
         response = admin_client.post(reverse("admin:stash_hookconfig_add"), {**data, "params": params})
         assert response.status_code == 200
         assert message in " ".join(response.context["adminform"].form.errors["params"])
@@ -206,9 +255,17 @@ def test_a_config_whose_hook_is_gone_is_flagged_and_can_still_be_disabled(admin_
     stash_page = admin_client.get(change_url(audit)).content.decode()
     assert "uses &#x27;retired_hook&#x27;, which is not registered" in stash_page
 
-    response = admin_client.post(change_url(gone), {"hook": "retired_hook", "label": "old",
-                                                    "params": '{"max_bytes": 1000}', "mode": "enforce",
-                                                    "on_error": "skip", "timeout_ms": 2000})
+    response = admin_client.post(
+        change_url(gone),
+        {
+            "hook": "retired_hook",
+            "label": "old",
+            "params": '{"max_bytes": 1000}',
+            "mode": "enforce",
+            "on_error": "skip",
+            "timeout_ms": 2000,
+        },
+    )
     assert response.status_code == 302
     gone.refresh_from_db()
     assert (gone.enabled, gone.label, gone.on_error) == (False, "old", "skip")
@@ -219,8 +276,13 @@ def test_a_config_whose_hook_is_gone_is_flagged_and_can_still_be_disabled(admin_
 
 def test_the_hooks_list_toggles_enabled_in_place(admin_client, audit):
     configs = list(audit.hooks.in_order())
-    data = {"form-TOTAL_FORMS": 3, "form-INITIAL_FORMS": 3, "form-MIN_NUM_FORMS": 0, "form-MAX_NUM_FORMS": 1000,
-            "_save": "Save"}
+    data = {
+        "form-TOTAL_FORMS": 3,
+        "form-INITIAL_FORMS": 3,
+        "form-MIN_NUM_FORMS": 0,
+        "form-MAX_NUM_FORMS": 1000,
+        "_save": "Save",
+    }
     for index, config in enumerate(configs):
         data[f"form-{index}-id"] = config.pk
         if config.hook != "keyword_blocklist":
@@ -254,8 +316,9 @@ def test_a_running_worker_judges_in_the_new_order_without_a_restart(worker, admi
     wait_for(first.runs.exists, message="the worker to judge (and cache the pipeline of) the first item")
     require, blocklist, size = stash.hooks.in_order()
     moved = json.dumps({"updatedItems": [[size.pk, 1], [require.pk, 2], [blocklist.pk, 3]]})
-    response = admin_client.post(reverse("admin:stash_hookconfig_sortable_update"), moved,
-                                 content_type="application/json")
+    response = admin_client.post(
+        reverse("admin:stash_hookconfig_sortable_update"), moved, content_type="application/json"
+    )
     assert response.status_code == 200
     second = Content.objects.create(stash=stash, payload={"text": "spam"})
     run = wait_for(second.runs.first, message="the worker to judge the second item")
@@ -289,8 +352,11 @@ def test_odd_stash_filters_never_break_the_hooks_list(admin_client, audit, stash
 
 
 def act(client, action, configs, **extra):
-    return client.post(reverse("admin:stash_hookconfig_changelist"),
-                       {"action": action, "_selected_action": [c.pk for c in configs], **extra}, follow=True)
+    return client.post(
+        reverse("admin:stash_hookconfig_changelist"),
+        {"action": action, "_selected_action": [c.pk for c in configs], **extra},
+        follow=True,
+    )
 
 
 def test_enable_and_disable_actions(admin_client, audit):
@@ -306,8 +372,12 @@ def test_duplicate_puts_a_disabled_copy_right_after_its_original(admin_client, a
     response = act(admin_client, "duplicate", audit.hooks.filter(hook="require_fields"))
     assert "1 hook copied, disabled, right after its original." in response.content.decode()
     copy = audit.hooks.get(position=2)
-    assert (copy.hook, copy.label, copy.params, copy.enabled) == ("require_fields", "require_fields (copy)",
-                                                                   {"fields": ["text"]}, False)
+    assert (copy.hook, copy.label, copy.params, copy.enabled) == (
+        "require_fields",
+        "require_fields (copy)",
+        {"fields": ["text"]},
+        False,
+    )
     assert [p for _h, p in positions(audit)] == [1, 2, 3, 4]
 
 
@@ -332,8 +402,16 @@ def test_a_non_staff_user_cannot_change_hooks(django_user_model, audit):
     client = Client()
     client.force_login(user)
     config = audit.hooks.get(hook="keyword_blocklist")
-    response = client.post(change_url(config), {"hook": "keyword_blocklist", "params": '{"words": ["x"]}',
-                                                "mode": "enforce", "on_error": "inherit", "timeout_ms": 1})
+    response = client.post(
+        change_url(config),
+        {
+            "hook": "keyword_blocklist",
+            "params": '{"words": ["x"]}',
+            "mode": "enforce",
+            "on_error": "inherit",
+            "timeout_ms": 1,
+        },
+    )
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
     update = reverse("admin:stash_hookconfig_sortable_update")
     moved = json.dumps({"updatedItems": [[config.pk, 1]]})
@@ -348,8 +426,16 @@ def test_staff_without_hook_permissions_cannot_change_hooks(django_user_model, a
     client = staff(django_user_model, "viewer", "view_stash", "change_stash", "view_hookconfig")
     config = audit.hooks.get(hook="keyword_blocklist")
     assert client.get(change_url(config)).status_code == 200  # may look
-    response = client.post(change_url(config), {"hook": "keyword_blocklist", "params": '{"words": ["x"]}',
-                                                "mode": "enforce", "on_error": "inherit", "timeout_ms": 1})
+    response = client.post(
+        change_url(config),
+        {
+            "hook": "keyword_blocklist",
+            "params": '{"words": ["x"]}',
+            "mode": "enforce",
+            "on_error": "inherit",
+            "timeout_ms": 1,
+        },
+    )
     assert response.status_code == 403
     update = reverse("admin:stash_hookconfig_sortable_update")
     moved = json.dumps({"updatedItems": [[config.pk, 1], [audit.hooks.get(hook="require_fields").pk, 2]]})
@@ -382,17 +468,47 @@ def test_staff_with_hook_change_permission_can_reorder(django_user_model, audit)
 
 def fill(stash, n):
     """``n`` hooks (the first one named, the rest filler), ``n`` judged items with runs."""
-    HookConfig.objects.bulk_create([HookConfig(stash=stash, hook="require_fields", params={"fields": ["text"]},
-                                               position=stash.hooks.count() + i + 1, runs_count=i)
-                                    for i in range(n)])
+    HookConfig.objects.bulk_create(
+        [
+            HookConfig(
+                stash=stash,
+                hook="require_fields",
+                params={"fields": ["text"]},
+                position=stash.hooks.count() + i + 1,
+                runs_count=i,
+            )
+            for i in range(n)
+        ]
+    )
     first = stash.hooks.in_order().first()
-    items = Content.objects.bulk_create([Content(stash=stash, payload={"n": i}, status="rejected",
-                                                 decided_by=first, reason="missing text") for i in range(n)])
-    PipelineRun.objects.bulk_create([
-        PipelineRun(content=item, revision=1, config_version=1, outcome="rejected", started_at=item.created_at,
-                    finished_at=item.created_at, trail=[{"config_id": first.pk, "hook": "require_fields",
-                                                         "position": 1, "outcome": "dropped", "duration_ms": 0.1}])
-        for item in items])
+    items = Content.objects.bulk_create(
+        [
+            Content(stash=stash, payload={"n": i}, status="rejected", decided_by=first, reason="missing text")
+            for i in range(n)
+        ]
+    )
+    PipelineRun.objects.bulk_create(
+        [
+            PipelineRun(
+                content=item,
+                revision=1,
+                config_version=1,
+                outcome="rejected",
+                started_at=item.created_at,
+                finished_at=item.created_at,
+                trail=[
+                    {
+                        "config_id": first.pk,
+                        "hook": "require_fields",
+                        "position": 1,
+                        "outcome": "dropped",
+                        "duration_ms": 0.1,
+                    }
+                ],
+            )
+            for item in items
+        ]
+    )
 
 
 def queries(client, url):
@@ -401,17 +517,27 @@ def queries(client, url):
     return len(captured)
 
 
-@pytest.mark.parametrize("url", ["admin:stash_stash_changelist", "admin:stash_hookconfig_changelist",
-                                 "admin:stash_content_changelist", "admin:stash_pipelinerun_changelist",
-                                 "hooks of one stash"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "admin:stash_stash_changelist",
+        "admin:stash_hookconfig_changelist",
+        "admin:stash_content_changelist",
+        "admin:stash_pipelinerun_changelist",
+        "hooks of one stash",
+    ],
+)
 def test_changelists_make_as_many_queries_for_200_rows_as_for_10(admin_client, make_stash, url):
     counts = []
     for size in (10, 200):
         stash = make_stash(f"s{size}")
         fill(stash, size)
         Stash.objects.bulk_create([Stash(slug=f"x{size}-{i}", name=f"x{i}") for i in range(size)])
-        address = (reverse("admin:stash_hookconfig_changelist") + f"?stash__id__exact={stash.pk}"
-                   if url == "hooks of one stash" else reverse(url))
+        address = (
+            reverse("admin:stash_hookconfig_changelist") + f"?stash__id__exact={stash.pk}"
+            if url == "hooks of one stash"
+            else reverse(url)
+        )
         counts.append(queries(admin_client, address))
         Content.objects.all().delete()
         Stash.objects.all().delete()
@@ -433,10 +559,11 @@ def test_concurrent_reorders_never_leave_duplicate_or_missing_positions(make_sta
         try:
             for step in range(6):
                 # A drag in the list (sortable2's endpoint) and a move to the top, interleaved.
-                moved = ids[(seed + step) % len(ids):] + ids[:(seed + step) % len(ids)]
+                moved = ids[(seed + step) % len(ids) :] + ids[: (seed + step) % len(ids)]
                 body = json.dumps({"updatedItems": [[pk, index] for index, pk in enumerate(moved, start=1)]})
-                response = client.post(reverse("admin:stash_hookconfig_sortable_update"), body,
-                                       content_type="application/json")
+                response = client.post(
+                    reverse("admin:stash_hookconfig_sortable_update"), body, content_type="application/json"
+                )
                 if response.status_code != 200:
                     errors.append(response.content)
                 processing.place_hooks(stash, {ids[(seed * step) % len(ids)]: 0})
@@ -455,4 +582,3 @@ def test_concurrent_reorders_never_leave_duplicate_or_missing_positions(make_sta
     assert sorted(stash.hooks.values_list("pk", flat=True)) == sorted(ids)
     stash.refresh_from_db()
     assert stash.config_version > 1 + len(ids)
-

@@ -1,6 +1,7 @@
 """Admin lists given addresses they cannot serve: a NUL in a filter, a search or an ordering answers
 400 naming the parameter (PostgreSQL cannot compare a text with a NUL); a hooks list with no rows is
 an empty list."""
+
 import pytest
 from django.test import Client
 
@@ -20,18 +21,20 @@ def audit(make_stash):
     return stash
 
 
-@pytest.mark.parametrize(("page", "parameter"), [
-    ("content", "status__exact"),
-    ("content", "source__exact"),
-    ("content", "q"),
-    ("example", "verdict__exact"),
-    ("hookconfig", "mode__exact"),
-    ("hookconfig", "hook"),
-    ("pipelinerun", "outcome__exact"),
-    ("stash", "q"),
-])
-def test_a_nul_in_a_list_filter_or_search_answers_400_naming_the_parameter(audit, django_user_model, page,
-                                                                           parameter):
+@pytest.mark.parametrize(
+    ("page", "parameter"),
+    [
+        ("content", "status__exact"),
+        ("content", "source__exact"),
+        ("content", "q"),
+        ("example", "verdict__exact"),
+        ("hookconfig", "mode__exact"),
+        ("hookconfig", "hook"),
+        ("pipelinerun", "outcome__exact"),
+        ("stash", "q"),
+    ],
+)
+def test_a_nul_in_a_list_filter_or_search_answers_400_naming_the_parameter(audit, django_user_model, page, parameter):
     viewer = staff(django_user_model, "viewer", *VIEW)
     response = viewer.get(f"/admin/stash/{page}/?{parameter}=%00")
     assert response.status_code == 400
@@ -57,8 +60,7 @@ def test_the_lists_still_filter_and_the_api_still_names_its_bad_parameter(audit,
 
 
 @pytest.mark.parametrize("query", ["?q=nomatch", "?enabled__exact=0"])
-def test_the_hooks_list_with_no_rows_is_an_empty_list_for_those_who_may_change_hooks(audit, django_user_model,
-                                                                                      query):
+def test_the_hooks_list_with_no_rows_is_an_empty_list_for_those_who_may_change_hooks(audit, django_user_model, query):
     editor = staff(django_user_model, "editor", "view_stash", "view_hookconfig", "change_hookconfig")
     response = editor.get(f"/admin/stash/hookconfig/{query}")
     assert response.status_code == 200

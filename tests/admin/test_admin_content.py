@@ -1,4 +1,5 @@
 """The items admin: escaped payloads, the latest trail, filters, search and the review actions."""
+
 import pytest
 from django.urls import reverse
 
@@ -22,13 +23,19 @@ class HoldLinks(hooks.Filter):
 @pytest.fixture
 def audit(make_stash, register_temporarily):
     register_temporarily("test_hold_links", HoldLinks)
-    return make_stash("audit", hooks=[{"hook": "keyword_blocklist", "params": {"words": ["spam"]}, "label": "No spam"},
-                                      ("test_hold_links", {})])
+    return make_stash(
+        "audit",
+        hooks=[
+            {"hook": "keyword_blocklist", "params": {"words": ["spam"]}, "label": "No spam"},
+            ("test_hold_links", {}),
+        ],
+    )
 
 
 def act(client, action, items, note=""):
-    return client.post(reverse(CHANGELIST), {"action": action, "_selected_action": [i.pk for i in items],
-                                             "note": note}, follow=True).content.decode()
+    return client.post(
+        reverse(CHANGELIST), {"action": action, "_selected_action": [i.pk for i in items], "note": note}, follow=True
+    ).content.decode()
 
 
 def listed(client, **params):
@@ -55,7 +62,7 @@ def test_the_item_page_shows_the_trail_of_its_latest_run(admin_client, audit):
     processing.judge([item.pk])
     assert PipelineRun.objects.filter(content=item).count() == 2
     page = admin_client.get(change_url(item)).content.decode()
-    trail = page[page.index('class="stash-trail"'):page.index("</table>", page.index('class="stash-trail"'))]
+    trail = page[page.index('class="stash-trail"') : page.index("</table>", page.index('class="stash-trail"'))]
     assert "No spam" not in trail  # the first run's trail is not the one shown
     assert "test_hold_links" in trail and "kept" in trail
     assert "accepted at revision 1, hooks version" in page
@@ -93,8 +100,9 @@ def test_reprocess_sends_items_to_be_judged_again(admin_client, audit):
     assert item.status == "accepted"
 
 
-def test_approving_and_rejecting_held_items(admin_client, admin_user, audit, django_capture_on_commit_callbacks,
-                                            monkeypatch):
+def test_approving_and_rejecting_held_items(
+    admin_client, admin_user, audit, django_capture_on_commit_callbacks, monkeypatch
+):
     first, second, ok = judge(audit, text="http://a"), judge(audit, text="http://b"), judge(audit, text="fine")
     sent = []
     monkeypatch.setattr(processing.publishing, "send", lambda ids, stash=None, queue="": sent.extend(ids))
@@ -105,7 +113,11 @@ def test_approving_and_rejecting_held_items(admin_client, admin_user, audit, dja
     assert sent == []  # nothing is sent to be judged again
     first.refresh_from_db()
     assert (first.status, first.reason, first.reviewed_by, first.review_note) == (
-        "accepted", "accepted in review", admin_user, "a known site")
+        "accepted",
+        "accepted in review",
+        admin_user,
+        "a known site",
+    )
     assert first.queue_seq == ok.queue_seq + 1  # in the stash's queue, after what was there
     assert processing.queue_page(audit) == [ok, first]
     assert "1 held item rejected." in act(admin_client, "reject", [second])
@@ -143,8 +155,11 @@ def test_review_actions_need_the_change_permission(django_user_model, audit):
 
 def test_adding_an_item_in_the_admin(admin_client, admin_user, audit):
     add = reverse("admin:stash_content_add")
-    for payload, message in [("[1]", "must be a JSON object"), ('{"a": "\\u0000"}', "NUL character"),
-                             ("{oops", "Enter a valid JSON.")]:
+    for payload, message in [
+        ("[1]", "must be a JSON object"),
+        ('{"a": "\\u0000"}', "NUL character"),
+        ("{oops", "Enter a valid JSON."),
+    ]:
         response = admin_client.post(add, {"stash": audit.pk, "payload": payload})
         assert response.status_code == 200
         assert message in " ".join(response.context["adminform"].form.errors["payload"])

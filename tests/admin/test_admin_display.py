@@ -1,5 +1,6 @@
 """What the admin shows: badges with words, readable times, the overturned mark, named inputs, the
 stash's hourly charts and queue, and the icon."""
+
 import re
 from pathlib import Path
 
@@ -18,10 +19,14 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def audit(make_stash):
-    return make_stash("audit", name="Audit", hooks=[
-        {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
-        {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"]}},
-    ])
+    return make_stash(
+        "audit",
+        name="Audit",
+        hooks=[
+            {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
+            {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"]}},
+        ],
+    )
 
 
 def page(client, name, *args, **params):
@@ -51,8 +56,10 @@ def test_the_items_list_shows_statuses_as_badges_and_marks_only_the_overturned(a
     ]
     marks = column(html, "overturned_mark")
     assert marks[:2] + marks[3:] == [""] * 3  # blank
-    assert marks[2] == ('<span class="stash-flag" title="A reviewer overturned the hooks&#x27; verdict.">'
-                        '<span aria-hidden="true">↺</span> overturned</span>')
+    assert marks[2] == (
+        '<span class="stash-flag" title="A reviewer overturned the hooks&#x27; verdict.">'
+        '<span aria-hidden="true">↺</span> overturned</span>'
+    )
     assert "icon-no" not in html
 
 
@@ -98,7 +105,7 @@ def test_the_stash_page_charts_each_hooks_last_day_and_the_queue(admin_client, a
     Content.objects.create(stash=audit, payload={"text": "waiting"})
     Content.objects.filter(status="pending").update(updated_at=timezone.now() - timezone.timedelta(seconds=185))
     html = page(admin_client, "admin:stash_stash_change", audit.pk)
-    section = html[html.index('id="activity"'):]
+    section = html[html.index('id="activity"') :]
     assert "The last 24 hours" in section
     assert re.search(r"Queue: 1 item waiting for a verdict, saved 3 min [5-9] s ago\.", section)
     rows = re.findall(r'<tr>\s*<th scope="row">(.*?)</th>\s*<td class="stash-num">(\d+)</td>(.*?)</tr>', section, re.S)
@@ -106,8 +113,10 @@ def test_the_stash_page_charts_each_hooks_last_day_and_the_queue(admin_client, a
     figures = re.findall(r'<span class="stash-figure">(.*?)</span>', rows[1][2])
     assert figures[:3] == ["50%", "0%", "0%"]  # No spam dropped 2 of 4
     assert len(re.findall(r'<svg class="stash-spark" role="img"', section)) == 8
-    assert ("<title>No spam: drop rate per hour over the last 24 hours: highest 50%, latest hour 50%, "
-            "23 hours without runs.</title>") in section
+    assert (
+        "<title>No spam: drop rate per hour over the last 24 hours: highest 50%, latest hour 50%, "
+        "23 hours without runs.</title>"
+    ) in section
 
 
 def test_the_stash_page_says_when_no_item_waits(admin_client, audit):

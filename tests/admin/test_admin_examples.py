@@ -1,6 +1,7 @@
 """Golden examples in the admin: their editor, "Run examples", "Make an example" from an item, and the
 guard they put on the stash page's and a hook's page's saves, and on the hooks list's toggles, actions,
 deletes and drags (refuse, or save with a warning)."""
+
 import json
 
 import pytest
@@ -25,8 +26,14 @@ HOOKS = [
 def audit(make_stash):
     stash = make_stash("audit", name="Audit", hooks=HOOKS)
     Example.objects.create(stash=stash, name="plain text", payload={"text": "hello"}, verdict="accepted")
-    Example.objects.create(stash=stash, name="spam", payload={"text": "buy spam"}, verdict="rejected",
-                           reason_code="blocked_word", hook="No spam")
+    Example.objects.create(
+        stash=stash,
+        name="spam",
+        payload={"text": "buy spam"},
+        verdict="rejected",
+        reason_code="blocked_word",
+        hook="No spam",
+    )
     return stash
 
 
@@ -58,7 +65,7 @@ def top_errors(response):
     """The errors listed at the top of the stash page."""
     page = response.content.decode()
     start = page.index('<p class="errornote">')
-    return page[start:page.index("</ul>", start)]
+    return page[start : page.index("</ul>", start)]
 
 
 # --- the examples admin --------------------------------------------------------------------------
@@ -87,9 +94,17 @@ def test_an_example_is_edited_with_its_payload_as_json_and_checked(admin_client,
 
 
 def test_adding_an_example_records_who_made_it(admin_client, audit):
-    response = admin_client.post(reverse("admin:stash_example_add"), {
-        "stash": audit.pk, "name": "eggs", "payload": '{"text": "eggs"}', "verdict": "accepted", "reason_code": "",
-        "hook": ""})
+    response = admin_client.post(
+        reverse("admin:stash_example_add"),
+        {
+            "stash": audit.pk,
+            "name": "eggs",
+            "payload": '{"text": "eggs"}',
+            "verdict": "accepted",
+            "reason_code": "",
+            "hook": "",
+        },
+    )
     assert response.status_code == 302
     assert audit.examples.get(name="eggs").created_by.username == "admin"
 
@@ -128,9 +143,14 @@ def test_make_an_example_from_an_items_page(admin_client, audit):
     example = Example.objects.get(content=item)
     assert response.redirect_chain[-1][0] == change_url(example)
     assert (example.payload, example.verdict, example.reason_code, example.hook) == (
-        {"text": "free spam"}, "rejected", "blocked_word", "No spam")
-    assert said(response) == [(f"Example “item {str(item.pk)[:8]}” made: audit must give this payload the verdict "
-                               "rejected. Edit it below.")]
+        {"text": "free spam"},
+        "rejected",
+        "blocked_word",
+        "No spam",
+    )
+    assert said(response) == [
+        (f"Example “item {str(item.pk)[:8]}” made: audit must give this payload the verdict rejected. Edit it below.")
+    ]
     assert example.created_by.username == "admin"
 
 
@@ -147,7 +167,7 @@ def test_making_an_example_is_a_post_and_needs_the_add_permission(django_user_mo
     assert admin_client.get(make_example_url(item)).status_code == 405
     client = staff(django_user_model, "reader", "view_content", "view_stash")
     assert client.post(make_example_url(item)).status_code == 403
-    assert 'stash-make-example' not in client.get(change_url(item)).content.decode()
+    assert "stash-make-example" not in client.get(change_url(item)).content.decode()
     assert not Example.objects.filter(content=item).exists()
 
 
@@ -169,8 +189,10 @@ def test_a_stash_that_blocks_refuses_a_hooks_edit_that_breaks_an_example(admin_c
     assert response.status_code == 200
     top = top_errors(response)
     assert "Not saved: this change breaks golden examples of audit, which refuses such changes." in top
-    assert ("Example “plain text”: expected accepted, got rejected (reason: contains blocked word &#x27;hello&#x27; "
-            "in text)") in top
+    assert (
+        "Example “plain text”: expected accepted, got rejected (reason: contains blocked word &#x27;hello&#x27; "
+        "in text)"
+    ) in top
     assert top.count("Example “") == 1  # only the broken one
     assert "These hooks break golden examples: see the list at the top of the page." in response.content.decode()
     audit.refresh_from_db()
@@ -184,15 +206,19 @@ def test_a_stash_that_warns_saves_the_edit_and_lists_the_broken_examples(admin_c
     assert response.redirect_chain
     assert audit.hooks.get(label="No spam").params == {"words": ["spam", "hello"]}
     assert [message for message in said(response) if message.startswith("Saved, but")] == [
-        ("Saved, but this change breaks a golden example: Example “plain text”: expected accepted, got rejected "
-         "(reason: contains blocked word 'hello' in text)")]
+        (
+            "Saved, but this change breaks a golden example: Example “plain text”: expected accepted, got rejected "
+            "(reason: contains blocked word 'hello' in text)"
+        )
+    ]
 
 
 def test_switching_the_policy_to_warn_lets_the_same_edit_through(admin_client, audit):
     refused = admin_client.post(change_url(audit), stash_post(audit, blocking(rows_of(audit))))
     assert refused.status_code == 200
-    saved = admin_client.post(change_url(audit), stash_post(audit, blocking(rows_of(audit)), examples_policy="warn"),
-                              follow=True)
+    saved = admin_client.post(
+        change_url(audit), stash_post(audit, blocking(rows_of(audit)), examples_policy="warn"), follow=True
+    )
     assert any("Example “plain text”" in message for message in said(saved))
     audit.refresh_from_db()
     assert audit.examples_policy == "warn" and audit.hooks.get(label="No spam").params == {"words": ["spam", "hello"]}
@@ -242,8 +268,16 @@ def test_a_changed_default_policy_is_checked_too(admin_client, make_stash, regis
 
 def test_a_hooks_own_page_refuses_an_edit_that_breaks_an_example(admin_client, audit):
     config = audit.hooks.get(label="No spam")
-    post = {"hook": config.hook, "label": config.label, "enabled": "on", "params": json.dumps({"words": ["hello"]}),
-            "mode": "enforce", "on_error": "inherit", "condition": "", "timeout_ms": 2000}
+    post = {
+        "hook": config.hook,
+        "label": config.label,
+        "enabled": "on",
+        "params": json.dumps({"words": ["hello"]}),
+        "mode": "enforce",
+        "on_error": "inherit",
+        "condition": "",
+        "timeout_ms": 2000,
+    }
     response = admin_client.post(change_url(config), post)
     assert response.status_code == 200
     errors = " ".join(response.context["adminform"].form.non_field_errors())
@@ -255,15 +289,27 @@ def test_a_hooks_own_page_refuses_an_edit_that_breaks_an_example(admin_client, a
     audit.save()
     response = admin_client.post(change_url(config), post, follow=True)
     assert audit.hooks.get(label="No spam").params == {"words": ["hello"]}
-    assert any(message.startswith("Saved, but this change breaks 2 golden examples: Example “plain text”")
-               for message in said(response))
+    assert any(
+        message.startswith("Saved, but this change breaks 2 golden examples: Example “plain text”")
+        for message in said(response)
+    )
 
 
 def test_adding_a_hook_that_breaks_an_example_on_its_own_page_is_refused(admin_client, audit):
-    response = admin_client.post(reverse("admin:stash_hookconfig_add"), {
-        "stash": audit.pk, "hook": "keyword_blocklist", "label": "No hello", "enabled": "on",
-        "params": json.dumps({"words": ["hello"]}), "mode": "enforce", "on_error": "inherit", "condition": "",
-        "timeout_ms": 2000})
+    response = admin_client.post(
+        reverse("admin:stash_hookconfig_add"),
+        {
+            "stash": audit.pk,
+            "hook": "keyword_blocklist",
+            "label": "No hello",
+            "enabled": "on",
+            "params": json.dumps({"words": ["hello"]}),
+            "mode": "enforce",
+            "on_error": "inherit",
+            "condition": "",
+            "timeout_ms": 2000,
+        },
+    )
     assert response.status_code == 200
     assert "Example “plain text”" in " ".join(response.context["adminform"].form.non_field_errors())
     assert audit.hooks.count() == 2
@@ -282,8 +328,11 @@ def test_a_draft_that_breaks_an_example_is_still_simulated(admin_client, audit):
 def kept_nothing(stash, before, version):
     """Nothing of a refused change was kept: the same hooks, version and versions as ``before``."""
     stash.refresh_from_db()
-    return (hooks_as_saved(stash) == before and stash.config_version == version
-            and PipelineVersion.objects.filter(stash=stash).count() == version)
+    return (
+        hooks_as_saved(stash) == before
+        and stash.config_version == version
+        and PipelineVersion.objects.filter(stash=stash).count() == version
+    )
 
 
 def hooks_list(stash):
@@ -293,8 +342,13 @@ def hooks_list(stash):
 def list_toggle(stash, **enabled):
     """The hooks list's editable column as the browser posts it, with ``enabled`` by label."""
     configs = list(stash.hooks.in_order())
-    data = {"form-TOTAL_FORMS": len(configs), "form-INITIAL_FORMS": len(configs), "form-MIN_NUM_FORMS": 0,
-            "form-MAX_NUM_FORMS": 1000, "_save": "Save"}
+    data = {
+        "form-TOTAL_FORMS": len(configs),
+        "form-INITIAL_FORMS": len(configs),
+        "form-MIN_NUM_FORMS": 0,
+        "form-MAX_NUM_FORMS": 1000,
+        "_save": "Save",
+    }
     for index, config in enumerate(configs):
         data[f"form-{index}-id"] = config.pk
         if enabled.get(config.label, config.enabled):
@@ -322,8 +376,11 @@ def test_a_stash_that_warns_lets_the_list_disable_the_hook_and_says_what_broke(a
     response = act(admin_client, "disable", audit.hooks.filter(label="No spam"))
     assert "1 hook disabled." in said(response)
     assert [message for message in said(response) if message.startswith("Saved, but")] == [
-        (f"Saved, but this change breaks a golden example: {SPAM_BROKEN}; expected reason code 'blocked_word', "
-         "got ''; expected 'No spam' to decide, got 'no hook'")]
+        (
+            f"Saved, but this change breaks a golden example: {SPAM_BROKEN}; expected reason code 'blocked_word', "
+            "got ''; expected 'No spam' to decide, got 'no hook'"
+        )
+    ]
     assert not audit.hooks.get(label="No spam").enabled
 
 
@@ -352,17 +409,22 @@ def test_deleting_a_hook_that_an_example_needs_is_refused_from_its_page_and_from
 
 
 def test_a_drag_that_changes_which_hook_decides_an_example_is_refused_with_409(admin_client, make_stash):
-    stash = make_stash("sized", hooks=[
-        {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
-        {"hook": "max_size", "label": "At most 10 B", "params": {"max_bytes": 10}},
-    ])
-    Example.objects.create(stash=stash, name="no text", payload={"note": "a long note, and no text"},
-                           verdict="rejected", hook="Needs text")
+    stash = make_stash(
+        "sized",
+        hooks=[
+            {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
+            {"hook": "max_size", "label": "At most 10 B", "params": {"max_bytes": 10}},
+        ],
+    )
+    Example.objects.create(
+        stash=stash, name="no text", payload={"note": "a long note, and no text"}, verdict="rejected", hook="Needs text"
+    )
     before, version = hooks_as_saved(stash), stash.config_version
     needs, size = stash.hooks.in_order()
     update = reverse("admin:stash_hookconfig_sortable_update")
-    response = admin_client.post(update, json.dumps({"updatedItems": [[size.pk, 1], [needs.pk, 2]]}),
-                                 content_type="application/json")
+    response = admin_client.post(
+        update, json.dumps({"updatedItems": [[size.pk, 1], [needs.pk, 2]]}), content_type="application/json"
+    )
     assert response.status_code == 409
     assert "Example “no text”: expected 'Needs text' to decide, got 'At most 10 B'" in response.content.decode()
     assert kept_nothing(stash, before, version)

@@ -1,6 +1,7 @@
 """The golden examples' guard in the admin: a hook's page save and the hooks list hold no lock that
 saves need while the examples run, and only examples a change breaks refuse it (a user who may only
 add examples cannot veto every change with a wrong or a slow one)."""
+
 import json
 import threading
 import time
@@ -31,8 +32,17 @@ def audit(make_stash):
 
 def page_post(config, params):
     """A hook's page as the browser posts it, with its params as raw JSON."""
-    return {"hook": config.hook, "label": config.label, "enabled": "on", "mode": "enforce", "on_error": "inherit",
-            "condition": "", "timeout_ms": config.timeout_ms, "params": json.dumps(params), "params_raw": "on"}
+    return {
+        "hook": config.hook,
+        "label": config.label,
+        "enabled": "on",
+        "mode": "enforce",
+        "on_error": "inherit",
+        "condition": "",
+        "timeout_ms": config.timeout_ms,
+        "params": json.dumps(params),
+        "params_raw": "on",
+    }
 
 
 def said(response):
@@ -42,12 +52,23 @@ def said(response):
 def test_a_user_who_may_only_add_examples_cannot_veto_every_change(django_user_model, admin_client, audit, settings):
     settings.STASH_EXAMPLES_TIMEOUT = 1
     adder = staff(django_user_model, "adam", "add_example")
-    examples = [("a spam", {"text": "buy spam"}, "rejected"), ("b wrong", {"text": "hi"}, "rejected"),
-                *[(f"c slow {n}", {"text": "z", "sleep": True}, "accepted") for n in (1, 2, 3)]]
+    examples = [
+        ("a spam", {"text": "buy spam"}, "rejected"),
+        ("b wrong", {"text": "hi"}, "rejected"),
+        *[(f"c slow {n}", {"text": "z", "sleep": True}, "accepted") for n in (1, 2, 3)],
+    ]
     for name, payload, verdict in examples:
-        added = adder.post(reverse("admin:stash_example_add"), {
-            "stash": audit.pk, "name": name, "payload": json.dumps(payload), "verdict": verdict, "reason_code": "",
-            "hook": ""})
+        added = adder.post(
+            reverse("admin:stash_example_add"),
+            {
+                "stash": audit.pk,
+                "name": name,
+                "payload": json.dumps(payload),
+                "verdict": verdict,
+                "reason_code": "",
+                "hook": "",
+            },
+        )
         assert added.status_code == 302, name
     assert audit.examples.count() == 5
 
@@ -57,8 +78,7 @@ def test_a_user_who_may_only_add_examples_cannot_veto_every_change(django_user_m
     assert audit.hooks.get(label="No spam").params == {"words": ["spam", "eggs"]}
     warning = next(message for message in said(response) if message.startswith("Saved."))
     assert warning.startswith("Saved. 4 golden examples do not pass, which this change did not break: ")
-    assert ("Example “b wrong”: expected rejected, got accepted (already failing before this change)"
-            in warning)
+    assert "Example “b wrong”: expected rejected, got accepted (already failing before this change)" in warning
     assert "Example “c slow 1”: not run in time" in warning
 
     # The list: a tick that breaks none of them goes through; one that breaks "a spam" is refused, naming it alone.
@@ -66,8 +86,12 @@ def test_a_user_who_may_only_add_examples_cannot_veto_every_change(django_user_m
     assert "1 hook disabled." in said(response)
     response = act(admin_client, "disable", [spam])
     errors = [str(message) for message in response.context["messages"] if message.level_tag == "error"]
-    assert errors == [("Nothing was changed. It breaks golden examples of audit, which refuses such changes. | "
-                       "Example “a spam”: expected rejected, got accepted")]
+    assert errors == [
+        (
+            "Nothing was changed. It breaks golden examples of audit, which refuses such changes. | "
+            "Example “a spam”: expected rejected, got accepted"
+        )
+    ]
     assert HookConfig.objects.get(pk=spam.pk).enabled
 
     # A hook's page: the same refusal is the form's error, and nothing is saved.
@@ -120,6 +144,9 @@ def test_saves_to_the_stash_do_not_wait_for_a_hook_changes_examples(django_user_
     assert answers[0].status_code in (200, 302)
     assert len(took) >= 10 and max(took) < 1.5, f"a save waited {max(took):.1f} s"
     assert time.monotonic() - started >= 4.5  # the examples ran: 2.5 s on the live version, 2.5 s on the new
-    changed = audit.hooks.get(label="No spam").params == {"words": ["spam", "eggs"]} if where == "page" else (
-        not audit.hooks.get(label="Needs text").enabled)
+    changed = (
+        audit.hooks.get(label="No spam").params == {"words": ["spam", "eggs"]}
+        if where == "page"
+        else (not audit.hooks.get(label="Needs text").enabled)
+    )
     assert changed

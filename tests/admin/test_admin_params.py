@@ -1,5 +1,6 @@
 """The params editor of the hooks admin through the test client: the form made from a hook's schema, raw JSON,
 errors on the right field, secrets kept, and the captions and lists around it."""
+
 import json
 from html import unescape
 
@@ -21,11 +22,15 @@ URL = "https://example.com/in"
 
 @pytest.fixture
 def audit(make_stash):
-    return make_stash("audit", name="Audit", hooks=[
-        {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
-        {"hook": "max_size", "label": "Small", "params": {"max_bytes": 1000}},
-        {"hook": "webhook", "label": "Notify", "params": {"url": URL, "secret": SECRET, "events": ["accept"]}},
-    ])
+    return make_stash(
+        "audit",
+        name="Audit",
+        hooks=[
+            {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
+            {"hook": "max_size", "label": "Small", "params": {"max_bytes": 1000}},
+            {"hook": "webhook", "label": "Notify", "params": {"url": URL, "secret": SECRET, "events": ["accept"]}},
+        ],
+    )
 
 
 def config(hook):
@@ -36,8 +41,17 @@ def page_post(config, params=None, form=None, raw=False, **fields):
     """A hook config's page as the browser posts it: the raw JSON (a text as typed, or a value), the form's JSON,
     the raw JSON switch."""
     raw_json = params if isinstance(params, str) else json.dumps(params if params is not None else {})
-    data = {"hook": config.hook, "label": config.label, "enabled": "on", "mode": "enforce", "on_error": "inherit",
-            "condition": "", "timeout_ms": 2000, "params": raw_json, **fields}
+    data = {
+        "hook": config.hook,
+        "label": config.label,
+        "enabled": "on",
+        "mode": "enforce",
+        "on_error": "inherit",
+        "condition": "",
+        "timeout_ms": 2000,
+        "params": raw_json,
+        **fields,
+    }
     if form is not None:
         data["params_form"] = json.dumps(form)
     if raw:
@@ -83,8 +97,9 @@ def test_json_that_does_not_parse_says_just_that(admin_client, audit, via):
 
 
 def test_a_new_hook_with_broken_json_gets_one_error(admin_client, audit):
-    response = admin_client.post(reverse("admin:stash_hookconfig_add"),
-                                 {**page_post(config("max_size"), "{oops"), "stash": audit.pk})
+    response = admin_client.post(
+        reverse("admin:stash_hookconfig_add"), {**page_post(config("max_size"), "{oops"), "stash": audit.pk}
+    )
     assert params_errors(response) == ["Enter a valid JSON."]
     assert audit.hooks.count() == 3
 
@@ -106,7 +121,7 @@ def form_config(page, textarea_id):
     start = page.index(f'id="{textarea_id}"')
     attribute = 'data-django-jsonform="'
     begin = page.index(attribute, start) + len(attribute)
-    return json.loads(unescape(page[begin:page.index('"', begin)]))
+    return json.loads(unescape(page[begin : page.index('"', begin)]))
 
 
 def test_a_secret_left_empty_in_the_form_is_kept_and_never_shown(admin_client, audit):
@@ -152,7 +167,8 @@ def test_the_stash_page_saves_params_from_its_forms(admin_client, audit):
     response = admin_client.post(change_url(audit), data)
     assert response.status_code == 200
     assert response.context["inline_admin_formsets"][0].formset.forms[1].errors["params"] == [
-        "Invalid params for hook 'max_size': max_bytes: 0 is less than the minimum of 1"]
+        "Invalid params for hook 'max_size': max_bytes: 0 is less than the minimum of 1"
+    ]
     data["hooks-1-params_form"] = json.dumps({"max_bytes": 2000})
     data["hooks-2-params_form"] = json.dumps({"url": URL, "secret": "", "events": ["accept", "hold"]})
     assert admin_client.post(change_url(audit), data).status_code == 302
@@ -179,8 +195,12 @@ def test_hooks_a_form_cannot_show_are_edited_as_raw_json(admin_client, audit, re
     page = admin_client.get(change_url(loose)).content.decode()
     # The form has no input for "extra": the params open as raw JSON, so saving cannot drop it.
     assert 'name="params_raw" checked' in page
-    assert admin_client.post(change_url(loose), page_post(loose, {"level": 2, "extra": "kept"},
-                                                          form={"level": 2}, raw=True)).status_code == 302
+    assert (
+        admin_client.post(
+            change_url(loose), page_post(loose, {"level": 2, "extra": "kept"}, form={"level": 2}, raw=True)
+        ).status_code
+        == 302
+    )
     assert config("test_loose").params == {"level": 2, "extra": "kept"}
 
 
@@ -190,8 +210,9 @@ def test_every_built_in_hook_gets_a_form_or_raw_json():
     rendered = {name: schema for name, schema in forms.items() if schema is not None}
     assert {"require_fields", "keyword_blocklist", "max_size", "webhook", "file_type"} <= set(rendered)
     for schema in rendered.values():
-        assert all(field["type"] in ("string", "number", "integer", "boolean", "array")
-                   for field in schema["keys"].values())
+        assert all(
+            field["type"] in ("string", "number", "integer", "boolean", "array") for field in schema["keys"].values()
+        )
     allowed = rendered["file_type"]["keys"]["allowed"]
     assert allowed["items"]["type"] == "string" and allowed["items"]["widget"] == "multiselect"
     assert rendered["regex"]["keys"]["mode"]["type"] == "string"  # an enum of strings

@@ -1,5 +1,6 @@
 """Saving a hook's page (or the stash's page) untouched changes nothing: the params form shows the schema's
 defaults but does not store them, so no new version is recorded and the stored params stay byte for byte."""
+
 import json
 from html import unescape
 from html.parser import HTMLParser
@@ -87,12 +88,16 @@ def stored_params():
 
 @pytest.fixture
 def audit(make_stash):
-    return make_stash("audit", name="Audit", hooks=[
-        {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"]}},
-        {"hook": "require_fields", "label": "Needs text", "params": {"allow_empty": False, "fields": ["text"]}},
-        {"hook": "webhook", "label": "Notify", "params": {"url": "https://example.com/in", "secret": SECRET}},
-        {"hook": "normalize_text", "label": "Tidy", "params": {"fields": ["text"]}},
-    ])
+    return make_stash(
+        "audit",
+        name="Audit",
+        hooks=[
+            {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"]}},
+            {"hook": "require_fields", "label": "Needs text", "params": {"allow_empty": False, "fields": ["text"]}},
+            {"hook": "webhook", "label": "Notify", "params": {"url": "https://example.com/in", "secret": SECRET}},
+            {"hook": "normalize_text", "label": "Tidy", "params": {"fields": ["text"]}},
+        ],
+    )
 
 
 @pytest.mark.parametrize("label", ["No spam", "Needs text", "Notify", "Tidy"])
@@ -119,12 +124,23 @@ def test_the_form_shows_the_defaults_and_a_changed_one_is_stored(admin_client, a
     webhook = audit.hooks.get(label="Notify")
     config = form_config(admin_client.get(change_url(webhook)).content.decode(), "id_params_form")
     assert config["schema"]["keys"]["timeout"]["default"] == 5  # the form starts with it filled in
-    data = {"hook": "webhook", "label": "Notify", "enabled": "on", "mode": "enforce", "on_error": "inherit",
-            "condition": "", "timeout_ms": 2000, "params": "{}",
-            "params_form": json.dumps({"url": "https://example.com/in", "secret": "", "timeout": 7})}
+    data = {
+        "hook": "webhook",
+        "label": "Notify",
+        "enabled": "on",
+        "mode": "enforce",
+        "on_error": "inherit",
+        "condition": "",
+        "timeout_ms": 2000,
+        "params": "{}",
+        "params_form": json.dumps({"url": "https://example.com/in", "secret": "", "timeout": 7}),
+    }
     assert admin_client.post(change_url(webhook), data).status_code == 302
-    assert HookConfig.objects.get(pk=webhook.pk).params == {"url": "https://example.com/in", "timeout": 7,
-                                                            "secret": SECRET}
+    assert HookConfig.objects.get(pk=webhook.pk).params == {
+        "url": "https://example.com/in",
+        "timeout": 7,
+        "secret": SECRET,
+    }
     # Set back to the default, the stored value stays what it says: the config had it.
     data["params_form"] = json.dumps({"url": "https://example.com/in", "secret": "", "timeout": 5})
     assert admin_client.post(change_url(webhook), data).status_code == 302
@@ -132,8 +148,16 @@ def test_the_form_shows_the_defaults_and_a_changed_one_is_stored(admin_client, a
 
 
 def test_a_new_hook_keeps_out_the_defaults_the_picker_filled_in(admin_client, audit):
-    data = {"stash": audit.pk, "hook": "keyword_blocklist", "label": "", "enabled": "on", "mode": "enforce",
-            "on_error": "inherit", "condition": "", "timeout_ms": 2000,
-            "params": json.dumps({"words": ["scam"], "whole_word": False})}
+    data = {
+        "stash": audit.pk,
+        "hook": "keyword_blocklist",
+        "label": "",
+        "enabled": "on",
+        "mode": "enforce",
+        "on_error": "inherit",
+        "condition": "",
+        "timeout_ms": 2000,
+        "params": json.dumps({"words": ["scam"], "whole_word": False}),
+    }
     assert admin_client.post(reverse("admin:stash_hookconfig_add"), data).status_code == 302
     assert audit.hooks.get(label="", hook="keyword_blocklist").params == {"words": ["scam"]}

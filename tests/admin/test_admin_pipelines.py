@@ -1,5 +1,6 @@
 """A stash's pipeline as code in the admin: download, upload (preview, then apply), versions (list, view,
 compare, restore), and the version that judged an item."""
+
 import json
 
 import pytest
@@ -21,8 +22,15 @@ HOOKS = [
 ]
 #: What may see a stash's pipeline, and what may change it too.
 VIEWER = ("view_stash", "view_hookconfig", "view_example")
-EDITOR = (*VIEWER, "change_stash", "add_hookconfig", "change_hookconfig", "delete_hookconfig", "add_example",
-          "delete_example")
+EDITOR = (
+    *VIEWER,
+    "change_stash",
+    "add_hookconfig",
+    "change_hookconfig",
+    "delete_hookconfig",
+    "add_example",
+    "delete_example",
+)
 
 
 @pytest.fixture
@@ -37,15 +45,20 @@ def url(name, stash, *args):
 def upload(client, stash, document):
     """Post ``document`` (a dict, or the file's text) to the upload page: the preview."""
     text = document if isinstance(document, (str, bytes)) else json.dumps(document)
-    return client.post(url("upload", stash), {"file": SimpleUploadedFile("pipeline.json", text.encode()
-                                                                         if isinstance(text, str) else text)})
+    return client.post(
+        url("upload", stash),
+        {"file": SimpleUploadedFile("pipeline.json", text.encode() if isinstance(text, str) else text)},
+    )
 
 
 def apply(client, stash, preview):
     """Press "Apply this pipeline" on a preview: the hidden fields it carries, sent back."""
     form = preview.context["apply_form"]
-    return client.post(url("upload", stash), {"document": form["document"].value(), "version": form["version"].value(),
-                                              "_apply": "Apply this pipeline"}, follow=True)
+    return client.post(
+        url("upload", stash),
+        {"document": form["document"].value(), "version": form["version"].value(), "_apply": "Apply this pipeline"},
+        follow=True,
+    )
 
 
 def hooks_of(stash):
@@ -79,8 +92,9 @@ def test_download_gives_the_pipeline_as_a_json_attachment_without_ids_or_secrets
     assert [hook["label"] for hook in document["hooks"]] == ["Needs text", "No spam", "Tell them"]
     assert all("id" not in hook for hook in document["hooks"])
     assert SECRET not in response.content.decode()
-    assert document["examples"] == [{"name": "plain", "payload": {"text": "hi"}, "verdict": "accepted",
-                                     "reason_code": "", "hook": ""}]
+    assert document["examples"] == [
+        {"name": "plain", "payload": {"text": "hi"}, "verdict": "accepted", "reason_code": "", "hook": ""}
+    ]
 
 
 def test_the_stash_page_links_to_the_pipeline_tools_and_shows_the_examples_policy(admin_client, audit):
@@ -111,7 +125,8 @@ def test_uploading_needs_the_change_permissions_on_the_stash_and_its_hooks(djang
 
 
 def test_a_preview_says_what_would_change_and_changes_nothing_then_apply_makes_one_new_version(
-        django_user_model, audit):
+    django_user_model, audit
+):
     client = staff(django_user_model, "editor", *EDITOR)
     before, version = hooks_of(audit), audit.config_version
     preview = upload(client, audit, edited_export(audit))
@@ -136,37 +151,53 @@ def test_a_preview_says_what_would_change_and_changes_nothing_then_apply_makes_o
     assert "The pipeline has changed since this preview" in said(again)[0]
 
 
-@pytest.mark.parametrize("broken, errors", [
-    ({"hooks": [{"hook": "keyword_blocklist", "label": "No spam", "params": {"words": "spam"}}]},
-     ["hooks[0].params: No spam (keyword_blocklist):", "words: &#x27;spam&#x27; is not of type &#x27;array&#x27;"]),
-    ({"hooks": [{"hook": "no_such_hook", "label": "Ghost"}]},
-     ["hooks[0].hook: Ghost (no_such_hook): &#x27;no_such_hook&#x27; is not a registered hook."]),
-    ({"hooks": [{"hook": "require_fields", "params": {"fields": ["text"]}, "enabled": "yes"}]},
-     ["hooks[0].enabled", "must be true or false"]),
-    ({"format": "something else", "hooks": []}, ["format: Must be &#x27;stash.pipeline&#x27;."]),
-])
-def test_a_bad_document_is_refused_naming_the_hook_and_field_and_changes_nothing(admin_client, audit, broken,
-                                                                                  errors):
+@pytest.mark.parametrize(
+    "broken, errors",
+    [
+        (
+            {"hooks": [{"hook": "keyword_blocklist", "label": "No spam", "params": {"words": "spam"}}]},
+            [
+                "hooks[0].params: No spam (keyword_blocklist):",
+                "words: &#x27;spam&#x27; is not of type &#x27;array&#x27;",
+            ],
+        ),
+        (
+            {"hooks": [{"hook": "no_such_hook", "label": "Ghost"}]},
+            ["hooks[0].hook: Ghost (no_such_hook): &#x27;no_such_hook&#x27; is not a registered hook."],
+        ),
+        (
+            {"hooks": [{"hook": "require_fields", "params": {"fields": ["text"]}, "enabled": "yes"}]},
+            ["hooks[0].enabled", "must be true or false"],
+        ),
+        ({"format": "something else", "hooks": []}, ["format: Must be &#x27;stash.pipeline&#x27;."]),
+    ],
+)
+def test_a_bad_document_is_refused_naming_the_hook_and_field_and_changes_nothing(admin_client, audit, broken, errors):
     document = {"format": "stash.pipeline", "format_version": 1, **broken}
     before, versions = hooks_of(audit), audit.versions.count()
     response = upload(admin_client, audit, document)
     assert response.status_code == 200 and response.context["plan"] is None
     page = response.content.decode()
-    listed = page[page.index('class="errorlist'):page.index("</ul>", page.index('class="errorlist'))]
+    listed = page[page.index('class="errorlist') : page.index("</ul>", page.index('class="errorlist'))]
     for error in errors:
         assert error in listed
     assert 'name="_apply"' not in page
     assert hooks_of(audit) == before and audit.versions.count() == versions
 
 
-@pytest.mark.parametrize("content, error", [
-    (b"{oops", "This file is not JSON"),
-    (b"\xff\xfe{", "This file is not text in UTF-8."),
-    (b"[1, 2]", "document: A pipeline document is a JSON object."),
-    (b"[" * 100_000, "This file nests its JSON too deeply"),
-    (b" " * (1024 * 1024 + 1),
-     "A pipeline document has at most 1,048,576 bytes (STASH_MAX_DOCUMENT_BYTES); this one has 1,048,577."),
-])
+@pytest.mark.parametrize(
+    "content, error",
+    [
+        (b"{oops", "This file is not JSON"),
+        (b"\xff\xfe{", "This file is not text in UTF-8."),
+        (b"[1, 2]", "document: A pipeline document is a JSON object."),
+        (b"[" * 100_000, "This file nests its JSON too deeply"),
+        (
+            b" " * (1024 * 1024 + 1),
+            "A pipeline document has at most 1,048,576 bytes (STASH_MAX_DOCUMENT_BYTES); this one has 1,048,577.",
+        ),
+    ],
+)
 def test_a_file_that_is_not_a_document_is_refused_on_the_field(admin_client, audit, content, error):
     response = upload(admin_client, audit, content)
     assert error in response.content.decode() and response.context["plan"] is None
@@ -174,12 +205,16 @@ def test_a_file_that_is_not_a_document_is_refused_on_the_field(admin_client, aud
 
 def test_a_forged_confirmation_is_checked_again_and_refused_with_a_400(admin_client, audit):
     before = hooks_of(audit)
-    response = admin_client.post(url("upload", audit), {"document": "{not json", "version": audit.config_version,
-                                                        "_apply": "Apply"})
+    response = admin_client.post(
+        url("upload", audit), {"document": "{not json", "version": audit.config_version, "_apply": "Apply"}
+    )
     assert response.status_code == 400 and "This file is not JSON" in response.content.decode()
     bad = {"format": "stash.pipeline", "format_version": 1, "hooks": [{"hook": "no_such_hook"}]}
-    response = admin_client.post(url("upload", audit), {"document": json.dumps(bad), "version": audit.config_version,
-                                                        "_apply": "Apply"}, follow=True)
+    response = admin_client.post(
+        url("upload", audit),
+        {"document": json.dumps(bad), "version": audit.config_version, "_apply": "Apply"},
+        follow=True,
+    )
     assert "Nothing was changed" in said(response)[0] and "no_such_hook" in said(response)[0]
     assert hooks_of(audit) == before
 
@@ -190,7 +225,7 @@ def test_a_preview_shows_the_examples_it_breaks_and_a_stash_that_blocks_them_can
     before, versions = hooks_of(audit), audit.versions.count()
     preview = upload(admin_client, audit, edited_export(audit))
     page = preview.content.decode()
-    results = page[page.index('id="example-results"'):page.index("</table>", page.index('id="example-results"'))]
+    results = page[page.index('id="example-results"') : page.index("</table>", page.index('id="example-results"'))]
     assert "scam gets in" in results and "expected accepted, got rejected" in results
     assert results.count("stash-example-passed") == 1 and results.count("stash-example-failed") == 1
     assert "this stash refuses such changes: it cannot be applied" in page and 'name="_apply"' not in page
@@ -210,8 +245,9 @@ def test_a_stash_that_warns_applies_a_pipeline_that_breaks_examples_and_says_so(
     assert "this stash makes such changes with a warning" in preview.content.decode()
     response = apply(admin_client, audit, preview)
     assert said(response)[0].startswith("Pipeline uploaded")
-    assert said(response)[1].startswith("It breaks golden examples: Example “scam gets in”: expected accepted, got "
-                                        "rejected")
+    assert said(response)[1].startswith(
+        "It breaks golden examples: Example “scam gets in”: expected accepted, got rejected"
+    )
     assert audit.hooks.get(label="No spam").params == {"words": ["spam", "scam"]}
 
 
@@ -231,9 +267,19 @@ def test_examples_in_a_file_need_the_permissions_to_add_and_delete_examples(djan
 def edit_in_admin(client, stash, words):
     """Change the No spam hook's words on its own page, as a person does."""
     config = stash.hooks.get(label="No spam")
-    response = client.post(change_url(config), {"hook": config.hook, "label": config.label, "enabled": "on",
-                                                "params": json.dumps({"words": words}), "mode": "enforce",
-                                                "on_error": "inherit", "condition": "", "timeout_ms": 2000})
+    response = client.post(
+        change_url(config),
+        {
+            "hook": config.hook,
+            "label": config.label,
+            "enabled": "on",
+            "params": json.dumps({"words": words}),
+            "mode": "enforce",
+            "on_error": "inherit",
+            "condition": "",
+            "timeout_ms": 2000,
+        },
+    )
     assert response.status_code == 302, response.content.decode()
 
 
@@ -269,8 +315,17 @@ def test_a_version_is_shown_in_the_formats_key_order_whatever_order_the_database
     PipelineVersion.objects.filter(pk=version.pk).update(document=shuffled)
     document = admin_client.get(url("version", audit, version.number)).context["document"]
     assert list(json.loads(document)) == ["format", "format_version", "stash", "hooks"]
-    assert list(json.loads(document)["hooks"][0]) == ["hook", "label", "params", "enabled", "mode", "position",
-                                                      "on_error", "condition", "timeout_ms"]
+    assert list(json.loads(document)["hooks"][0]) == [
+        "hook",
+        "label",
+        "params",
+        "enabled",
+        "mode",
+        "position",
+        "on_error",
+        "condition",
+        "timeout_ms",
+    ]
 
 
 def test_comparing_two_versions_shows_the_changes_and_a_marked_diff(admin_client, audit):
@@ -280,18 +335,21 @@ def test_comparing_two_versions_shows_the_changes_and_a_marked_diff(admin_client
     assert response.context["diff"].changes == ["No spam: params changed"]
     page = response.content.decode()
     assert '<span class="stash-diff-added"><span class="visually-hidden">added: </span>+' in page
-    assert '&quot;eggs&quot;' in page[page.index('id="diff"'):]
+    assert "&quot;eggs&quot;" in page[page.index('id="diff"') :]
     lines = response.context["lines"]
     assert ("file", "", f"--- version {old}") in lines and ("file", "", f"+++ version {old + 1}") in lines
     assert any(kind == "removed" and words == "removed:" and line.startswith("-") for kind, words, line in lines)
     assert any(kind == "added" and line.strip() == '+          "eggs"' for kind, words, line in lines)
 
 
-@pytest.mark.parametrize("query, error", [
-    ("?a=1&b=x", "b: Enter a whole number."),
-    ("?a=1", "b: This field is required"),
-    ("?a=1&b=99", "version: audit has no version 99."),
-])
+@pytest.mark.parametrize(
+    "query, error",
+    [
+        ("?a=1&b=x", "b: Enter a whole number."),
+        ("?a=1", "b: This field is required"),
+        ("?a=1&b=99", "version: audit has no version 99."),
+    ],
+)
 def test_comparing_what_is_not_there_is_a_400_naming_it(admin_client, audit, query, error):
     response = admin_client.get(url("compare", audit) + query)
     assert response.status_code == 400 and error in response.content.decode()
@@ -354,6 +412,11 @@ def test_secrets_appear_on_no_page_of_the_pipeline(admin_client, audit):
     HookConfig.objects.filter(label="Tell them").update(label="Tell them now")  # a second version with the secret
     edit_in_admin(admin_client, audit, ["eggs"])
     audit.refresh_from_db()
-    for page in (url("versions", audit), url("version", audit, audit.config_version), url("download", audit),
-                 url("compare", audit) + f"?a=1&b={audit.config_version}", url("restore", audit, 1)):
+    for page in (
+        url("versions", audit),
+        url("version", audit, audit.config_version),
+        url("download", audit),
+        url("compare", audit) + f"?a=1&b={audit.config_version}",
+        url("restore", audit, 1),
+    ):
         assert SECRET not in admin_client.get(page).content.decode(), page

@@ -1,5 +1,6 @@
 """The review queue: a stash's held items one at a time, the decision buttons (there and on an item's
 page), the admin index's "Awaiting review" panel and who is shown as the decider."""
+
 import base64
 from datetime import timedelta
 
@@ -15,8 +16,10 @@ from .test_admin import change_url, judge, staff
 
 pytestmark = pytest.mark.django_db
 
-PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
-       b"\x00\x00\x00\rIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99=\x1d\x00\x00\x00\x00IEND\xaeB`\x82")
+PNG = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
+    b"\x00\x00\x00\rIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99=\x1d\x00\x00\x00\x00IEND\xaeB`\x82"
+)
 
 
 class HoldLinks(hooks.Filter):
@@ -29,9 +32,14 @@ class HoldLinks(hooks.Filter):
 @pytest.fixture
 def audit(make_stash, register_temporarily):
     register_temporarily("test_hold_links", HoldLinks)
-    return make_stash("audit", name="Audit", hooks=[
-        {"hook": "keyword_blocklist", "params": {"words": ["spam"]}, "label": "No spam"},
-        {"hook": "test_hold_links", "label": "Links"}])
+    return make_stash(
+        "audit",
+        name="Audit",
+        hooks=[
+            {"hook": "keyword_blocklist", "params": {"words": ["spam"]}, "label": "No spam"},
+            {"hook": "test_hold_links", "label": "Links"},
+        ],
+    )
 
 
 def held(stash, *texts):
@@ -57,8 +65,9 @@ def shown(response):
 
 
 def decide(client, stash, item, decision, note="", status="held"):
-    return client.post(review_url(stash), {"item": item.pk, "status": status, "decision": decision, "note": note},
-                       follow=True)
+    return client.post(
+        review_url(stash), {"item": item.pk, "status": status, "decision": decision, "note": note}, follow=True
+    )
 
 
 def messages_of(response):
@@ -98,7 +107,7 @@ def test_the_item_is_shown_with_the_hold_reason_the_hook_and_the_trail_of_its_la
     page = admin_client.get(review_url(audit)).content.decode()
     assert "Held:</strong> has a link" in page
     assert f'href="{change_url(audit.hooks.get(label="Links"))}">Links</a>' in page
-    trail = page[page.index('class="stash-trail"'):page.index("</table>", page.index('class="stash-trail"'))]
+    trail = page[page.index('class="stash-trail"') : page.index("</table>", page.index('class="stash-trail"'))]
     assert "No spam" in trail and "kept" in trail and "held" in trail
     assert "held at revision 1, hooks version" in page
 
@@ -106,11 +115,12 @@ def test_the_item_is_shown_with_the_hold_reason_the_hook_and_the_trail_of_its_la
 def test_texts_are_shown_as_escaped_text_images_inline_and_other_data_as_json(admin_client, audit):
     png = base64.b64encode(PNG).decode()
     pdf = base64.b64encode(b"%PDF-1.7 not an image").decode()
-    for payload in ({"text": "<b>http://x</b>\nline two", "filename": "cat.png", "b64_file": png,
-                     "data": {"score": 0.5}},
-                    {"text": "http://pdf", "filename": "fake.png", "b64_file": pdf},
-                    {"text": "http://svg", "b64_file": base64.b64encode(b"<svg onload=alert(1)></svg>").decode()},
-                    {"text": "http://bad", "b64_file": "not base64!"}):
+    for payload in (
+        {"text": "<b>http://x</b>\nline two", "filename": "cat.png", "b64_file": png, "data": {"score": 0.5}},
+        {"text": "http://pdf", "filename": "fake.png", "b64_file": pdf},
+        {"text": "http://svg", "b64_file": base64.b64encode(b"<svg onload=alert(1)></svg>").decode()},
+        {"text": "http://bad", "b64_file": "not base64!"},
+    ):
         item = Content.objects.create(stash=audit, payload=payload)
         processing.judge([item.pk])
     items = list(processing.held_items(audit))
@@ -140,7 +150,11 @@ def test_approving_shows_the_next_item_and_says_what_was_done(admin_client, admi
     assert messages_of(response) == [f"Approved item {str(first.pk)[:8]}."]
     first.refresh_from_db()
     assert (first.status, first.reason, first.reviewed_by, first.review_note) == (
-        "accepted", "accepted in review", admin_user, "a known site")
+        "accepted",
+        "accepted in review",
+        admin_user,
+        "a known site",
+    )
     assert processing.queue_page(audit) == [first]
     entry = LogEntry.objects.get(object_id=str(first.pk))
     assert (entry.user, entry.get_change_message()) == (admin_user, f"Approved item {str(first.pk)[:8]}. a known site")
@@ -183,15 +197,18 @@ def test_judging_again_sends_the_item_to_the_hooks_and_shows_the_next(admin_clie
     assert status(first) == "accepted" and first.reviewed_by is None
 
 
-def test_a_decision_on_an_item_someone_else_decided_says_so_and_changes_nothing(admin_client, audit,
-                                                                                 django_user_model):
+def test_a_decision_on_an_item_someone_else_decided_says_so_and_changes_nothing(admin_client, audit, django_user_model):
     first, second = held(audit, "http://a", "http://b")
     bob = django_user_model.objects.create_user("bob")
     processing.approve(Content.objects.filter(pk=first.pk), bob, "mine")
     for decision in ("reject", "overturn", "judge", "approve"):
         response = decide(admin_client, audit, first, decision, note="late")
-        assert messages_of(response) == [(f"Item {str(first.pk)[:8]} is no longer held for review: bob has decided "
-                                          "it meanwhile (it is accepted). Nothing was changed.")]
+        assert messages_of(response) == [
+            (
+                f"Item {str(first.pk)[:8]} is no longer held for review: bob has decided "
+                "it meanwhile (it is accepted). Nothing was changed."
+            )
+        ]
         assert shown(response) == second
     first.refresh_from_db()
     assert (first.status, first.reviewed_by, first.review_note, first.overturned) == ("accepted", bob, "mine", False)
@@ -199,13 +216,16 @@ def test_a_decision_on_an_item_someone_else_decided_says_so_and_changes_nothing(
     assert not LogEntry.objects.exists()
 
 
-@pytest.mark.parametrize("change, error", [
-    ({"decision": "delete"}, "decision: Select a valid choice. delete is not one of the available choices."),
-    ({"decision": ""}, "decision: This field is required."),
-    ({"item": "not-an-id"}, "item: Enter a valid UUID."),
-    ({"status": "maybe"}, "status: Select a valid choice. maybe is not one of the available choices."),
-    ({"note": "x" * 1001}, "note: Ensure this value has at most 1000 characters (it has 1001)."),
-])
+@pytest.mark.parametrize(
+    "change, error",
+    [
+        ({"decision": "delete"}, "decision: Select a valid choice. delete is not one of the available choices."),
+        ({"decision": ""}, "decision: This field is required."),
+        ({"item": "not-an-id"}, "item: Enter a valid UUID."),
+        ({"status": "maybe"}, "status: Select a valid choice. maybe is not one of the available choices."),
+        ({"note": "x" * 1001}, "note: Ensure this value has at most 1000 characters (it has 1001)."),
+    ],
+)
 def test_bad_input_is_refused_with_the_field_and_reason_and_changes_nothing(admin_client, audit, change, error):
     (item,) = held(audit, "http://a")
     data = {"item": item.pk, "status": "held", "decision": "approve", "note": "", **change}
@@ -226,8 +246,9 @@ def test_an_item_of_another_stash_or_an_unknown_one_is_refused(admin_client, aud
     assert "after: Not an item id." in admin_client.get(review_url(audit, after="nope")).content.decode()
     gone = admin_client.get(review_url(audit, after="00000000-0000-0000-0000-000000000000"))
     assert shown(gone) == mine
-    assert messages_of(gone) == [("No item 00000000-0000-0000-0000-000000000000 in this stash: here is the oldest "
-                                  "held item.")]
+    assert messages_of(gone) == [
+        ("No item 00000000-0000-0000-0000-000000000000 in this stash: here is the oldest held item.")
+    ]
     assert admin_client.get(reverse("admin:stash_stash_review", args=[9999])).status_code == 404
 
 
@@ -256,11 +277,13 @@ def test_the_buttons_are_real_buttons_of_a_csrf_form_with_documented_keys(admin_
     held(audit, "http://a")
     page = admin_client.get(review_url(audit)).content.decode()
     start = page.index('<form method="post" action="' + review_url(audit))
-    form = page[start:page.index("</form>", start)]
+    form = page[start : page.index("</form>", start)]
     assert 'name="csrfmiddlewaretoken"' in form
     for decision, key in [("approve", "a"), ("reject", "r"), ("overturn", "o"), ("judge", "j")]:
-        assert (f'<button type="submit" name="decision" value="{decision}"' in form
-                and f'data-shortcut="{key}" aria-keyshortcuts="{key}"' in form)
+        assert (
+            f'<button type="submit" name="decision" value="{decision}"' in form
+            and f'data-shortcut="{key}" aria-keyshortcuts="{key}"' in form
+        )
     assert form.index("<textarea") < form.index("<button")  # the note comes first in the focus order
     assert 'data-shortcut="n"' in form and "stash/review.js" in page
 
@@ -300,12 +323,17 @@ def test_deciding_on_an_items_page_goes_back_to_it(admin_client, admin_user, aud
     assert (status(spam), spam.reviewed_by) == ("accepted", admin_user)
     # The page was shown while it was rejected: now accepted, the same decision changes nothing.
     response = admin_client.post(url, {"item": spam.pk, "status": "rejected", "decision": "overturn"}, follow=True)
-    assert messages_of(response) == [(f"Item {str(spam.pk)[:8]} is no longer rejected: admin has decided it "
-                                      "meanwhile (it is accepted). Nothing was changed.")]
+    assert messages_of(response) == [
+        (
+            f"Item {str(spam.pk)[:8]} is no longer rejected: admin has decided it "
+            "meanwhile (it is accepted). Nothing was changed."
+        )
+    ]
     # A decision that does not apply to the status the item has.
     response = admin_client.post(url, {"item": spam.pk, "status": "accepted", "decision": "approve"}, follow=True)
-    assert messages_of(response) == [(f"Item {str(spam.pk)[:8]} is accepted: Approve does not apply to it. "
-                                      "Nothing was changed.")]
+    assert messages_of(response) == [
+        (f"Item {str(spam.pk)[:8]} is accepted: Approve does not apply to it. Nothing was changed.")
+    ]
     assert status(spam) == "accepted"
     fine = judge(audit, text="fine")
     response = admin_client.post(url, {"item": fine.pk, "status": "accepted", "decision": "overturn"})
@@ -320,8 +348,9 @@ def test_deciding_on_an_items_page_goes_back_to_it(admin_client, admin_user, aud
 # --- the index panel and the links to the queue --------------------------------------------------
 
 
-def test_the_admin_index_counts_held_items_per_stash_in_one_query(admin_client, audit, make_stash,
-                                                                  django_assert_num_queries, django_user_model):
+def test_the_admin_index_counts_held_items_per_stash_in_one_query(
+    admin_client, audit, make_stash, django_assert_num_queries, django_user_model
+):
     held(audit, "http://a", "http://b")
     judge(audit, text="fine")
     other = make_stash("zoo", name="Zoo", hooks=[{"hook": "test_hold_links"}])
@@ -331,7 +360,7 @@ def test_the_admin_index_counts_held_items_per_stash_in_one_query(admin_client, 
         counts = processing.held_counts()
     assert [(stash.slug, n) for stash, n in counts] == [("audit", 2), ("zoo", 1)]
     page = admin_client.get(reverse("admin:index")).content.decode()
-    panel = page[page.index('id="awaiting-review"'):page.index("</table>", page.index('id="awaiting-review"'))]
+    panel = page[page.index('id="awaiting-review"') : page.index("</table>", page.index('id="awaiting-review"'))]
     assert f'<a href="{review_url(audit)}">Audit</a>' in panel and "2 held items" in panel
     assert f'<a href="{review_url(other)}">Zoo</a>' in panel and "1 held item<" in panel
     assert "Quiet" not in panel
@@ -349,7 +378,6 @@ def test_the_stashes_list_and_a_stash_page_link_to_its_review_queue(admin_client
     assert f'<a href="{review_url(audit)}" title="Review the held items, oldest first">2</a>' in changelist
     page = admin_client.get(change_url(audit)).content.decode()
     assert f'<a href="{review_url(audit)}">Review (2 held)</a>' in page
-
 
 
 def test_every_page_that_counts_held_items_gives_the_same_count(admin_client, admin_user, audit, make_stash):
@@ -374,6 +402,7 @@ def test_every_page_that_counts_held_items_gives_the_same_count(admin_client, ad
     assert counts(audit) == (2, 2, 2, 2, 2)
     processing.approve(Content.objects.filter(stash=other), admin_user)
     assert counts(other) == (0, 0, 0, 0, 0)
+
 
 # --- the reviewer as the decider -----------------------------------------------------------------
 

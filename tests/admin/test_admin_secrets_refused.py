@@ -1,6 +1,7 @@
 """A secret param typed into a save that is refused is not shown back: not on the hook's page, the stash
 page or the add page (error, params summary, form, raw JSON), not in the API's 400, not in a refused
 pipeline import (the admin's upload, the API, the command); the error still names the field."""
+
 import io
 import json
 
@@ -28,10 +29,14 @@ BAD_URL = "ftp://example.com/in"
 
 @pytest.fixture
 def audit(make_stash):
-    return make_stash("audit", name="Audit", hooks=[
-        {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
-        {"hook": "webhook", "label": "Notify", "params": {"url": URL, "secret": STORED, "events": ["accept"]}},
-    ])
+    return make_stash(
+        "audit",
+        name="Audit",
+        hooks=[
+            {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
+            {"hook": "webhook", "label": "Notify", "params": {"url": URL, "secret": STORED, "events": ["accept"]}},
+        ],
+    )
 
 
 @pytest.fixture
@@ -85,9 +90,17 @@ def test_the_stash_page_does_not_show_a_refused_secret(admin_client, audit, para
 
 
 def test_a_new_hook_refused_does_not_show_its_secret(admin_client, audit):
-    data = {"stash": audit.pk, "hook": "webhook", "label": "", "enabled": "on", "mode": "enforce",
-            "on_error": "inherit", "condition": "", "timeout_ms": 2000,
-            "params": json.dumps({"url": BAD_URL, "secret": LONG})}
+    data = {
+        "stash": audit.pk,
+        "hook": "webhook",
+        "label": "",
+        "enabled": "on",
+        "mode": "enforce",
+        "on_error": "inherit",
+        "condition": "",
+        "timeout_ms": 2000,
+        "params": json.dumps({"url": BAD_URL, "secret": LONG}),
+    }
     response = admin_client.post(reverse("admin:stash_hookconfig_add"), data)
     assert response.status_code == 200 and "url: " in response.context["adminform"].form.errors["params"][0]
     assert_not_shown(response.content.decode(), LONG)
@@ -128,8 +141,9 @@ def refused_document(audit, params):
 
 
 @pytest.mark.parametrize("params, field, error", REFUSED)
-def test_a_refused_pipeline_import_does_not_quote_a_secret(admin_client, admin_user, audit, tmp_path, params,
-                                                            field, error):
+def test_a_refused_pipeline_import_does_not_quote_a_secret(
+    admin_client, admin_user, audit, tmp_path, params, field, error
+):
     document = refused_document(audit, params)
     response = api_client(admin_user).put("/api/stashes/audit/pipeline/", document, format="json")
     assert response.status_code == 400

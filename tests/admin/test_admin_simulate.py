@@ -1,4 +1,5 @@
 """The simulate page, through the test client: verbose runs, an existing item, and a draft of the hooks."""
+
 import json
 
 import pytest
@@ -31,11 +32,16 @@ def shout(register_temporarily):
 
 def snapshot():
     """Everything a simulation must leave alone: items, runs, hooks (with counters) and stashes."""
-    return (list(Content.objects.order_by("pk").values_list("pk", "status", "payload", "revision")),
-            PipelineRun.objects.count(),
-            list(HookConfig.objects.order_by("pk").values_list("pk", "hook", "params", "enabled", "position", "mode",
-                                                               "label", "runs_count", "dropped_count")),
-            list(Stash.objects.order_by("pk").values_list("pk", "name", "on_error", "config_version")))
+    return (
+        list(Content.objects.order_by("pk").values_list("pk", "status", "payload", "revision")),
+        PipelineRun.objects.count(),
+        list(
+            HookConfig.objects.order_by("pk").values_list(
+                "pk", "hook", "params", "enabled", "position", "mode", "label", "runs_count", "dropped_count"
+            )
+        ),
+        list(Stash.objects.order_by("pk").values_list("pk", "name", "on_error", "config_version")),
+    )
 
 
 def outcomes(response):
@@ -51,13 +57,17 @@ def test_the_verbose_box_is_ticked_by_default(admin_client, audit):
 
 
 def test_verbose_runs_every_hook_marks_the_decider_and_shows_each_transformed_payload(admin_client, make_stash, shout):
-    stash = make_stash("loud", hooks=[("keyword_blocklist", {"words": ["spam"]}), ("test_shout", {}),
-                                      ("max_size", {"max_bytes": 10})])
+    stash = make_stash(
+        "loud", hooks=[("keyword_blocklist", {"words": ["spam"]}), ("test_shout", {}), ("max_size", {"max_bytes": 10})]
+    )
     before = snapshot()
     response = admin_client.post(simulate_url(stash), {"payload": '{"text": "spam it"}', "verbose": "on"})
     page = response.content.decode()
-    assert outcomes(response) == [("keyword_blocklist", "dropped", True, False),
-                                  ("test_shout", "transformed", False, True), ("max_size", "dropped", False, True)]
+    assert outcomes(response) == [
+        ("keyword_blocklist", "dropped", True, False),
+        ("test_shout", "transformed", False, True),
+        ("max_size", "dropped", False, True),
+    ]
     assert response.context["result"].verdict == "rejected"
     assert page.count(">decided the run<") == 1 and page.count(">ran only because of verbose mode<") == 2
     assert "The payload after this hook:" in page and "&quot;SPAM IT&quot;" in page
@@ -67,8 +77,10 @@ def test_verbose_runs_every_hook_marks_the_decider_and_shows_each_transformed_pa
 
 def test_without_verbose_the_run_stops_at_the_first_drop(admin_client, audit):
     response = admin_client.post(simulate_url(audit), {"payload": '{"text": "spam"}'})
-    assert outcomes(response) == [("require_fields", "kept", False, False),
-                                  ("keyword_blocklist", "dropped", True, False)]
+    assert outcomes(response) == [
+        ("require_fields", "kept", False, False),
+        ("keyword_blocklist", "dropped", True, False),
+    ]
     assert "ran only because of verbose mode" not in response.content.decode()
 
 
@@ -79,8 +91,9 @@ def test_simulate_runs_on_an_existing_items_current_payload(admin_client, audit)
     item = judge(audit, text="hello")
     Content.objects.filter(pk=item.pk).update(payload={"text": "now spam"})  # its current payload
     before = snapshot()
-    response = admin_client.post(simulate_url(audit), {"payload": '{"text": "ignored"}', "content_id": str(item.pk),
-                                                       "verbose": "on"})
+    response = admin_client.post(
+        simulate_url(audit), {"payload": '{"text": "ignored"}', "content_id": str(item.pk), "verbose": "on"}
+    )
     assert response.context["result"].verdict == "rejected"
     assert response.context["result"].reason == "contains blocked word 'spam' in text"
     page = response.content.decode()
@@ -90,10 +103,11 @@ def test_simulate_runs_on_an_existing_items_current_payload(admin_client, audit)
 
 def test_simulate_refuses_an_item_of_another_stash_and_an_unknown_one(admin_client, audit, make_stash):
     other = judge(make_stash("other"), text="elsewhere")
-    for content_id, message in [(str(other.pk), f"Item {other.pk} belongs to the stash other, not to audit."),
-                                ("00000000-0000-4000-8000-000000000000",
-                                 "There is no item 00000000-0000-4000-8000-000000000000."),
-                                ("not-an-id", "Enter a valid UUID.")]:
+    for content_id, message in [
+        (str(other.pk), f"Item {other.pk} belongs to the stash other, not to audit."),
+        ("00000000-0000-4000-8000-000000000000", "There is no item 00000000-0000-4000-8000-000000000000."),
+        ("not-an-id", "Enter a valid UUID."),
+    ]:
         response = admin_client.post(simulate_url(audit), {"payload": "", "content_id": content_id})
         assert response.status_code == 200
         assert response.context["form"].errors["content_id"] == [message]
@@ -122,8 +136,10 @@ def draft_post(stash, rows, **fields):
 
 def test_the_stash_page_has_the_draft_button_for_those_who_may_change_hooks(admin_client, django_user_model, audit):
     page = admin_client.get(change_url(audit)).content.decode()
-    assert f'name="_draft" value="Simulate with these hooks (unsaved)"\n           formaction="{simulate_url(audit)}"' \
-           in page
+    assert (
+        f'name="_draft" value="Simulate with these hooks (unsaved)"\n           formaction="{simulate_url(audit)}"'
+        in page
+    )
     viewer = staff(django_user_model, "viewer", "view_stash", "change_stash", "view_hookconfig")
     assert 'name="_draft"' not in viewer.get(change_url(audit)).content.decode()
 
@@ -137,8 +153,10 @@ def test_a_draft_with_a_bad_param_shows_the_error_and_saves_nothing(admin_client
     assert response.status_code == 200
     draft = response.context["draft"]
     assert not draft.valid and response.context["result"] is None
-    assert any(error.startswith("Hook 2 (keyword_blocklist): params: ") and "is not of type 'array'" in error
-               for error in draft.errors), draft.errors
+    assert any(
+        error.startswith("Hook 2 (keyword_blocklist): params: ") and "is not of type 'array'" in error
+        for error in draft.errors
+    ), draft.errors
     assert any(error.startswith("Hook 4 (Tiny): params: ") for error in draft.errors), draft.errors
     page = response.content.decode()
     assert "A save would refuse these hooks, so nothing was run." in page
@@ -158,8 +176,7 @@ def test_a_draft_runs_the_hooks_as_edited_dragged_added_and_deleted_and_saves_no
     rows[1]["params"] = {"words": ["latest"]}  # the blocklist now blocks "latest"
     rows[1]["position"], rows[2]["position"] = 3, 1  # max_size dragged to the top
     rows[2]["mode"] = "observe"
-    rows.append({"hook": "require_fields", "label": "Needs a title", "params": {"fields": ["title"]},
-                 "position": ""})
+    rows.append({"hook": "require_fields", "label": "Needs a title", "params": {"fields": ["title"]}, "position": ""})
     before = snapshot()
     response = admin_client.post(simulate_url(audit), draft_post(audit, rows))
     assert response.status_code == 200
@@ -167,16 +184,20 @@ def test_a_draft_runs_the_hooks_as_edited_dragged_added_and_deleted_and_saves_no
     assert draft.valid, draft.errors
     # Straight from the stash page: the latest item's payload, verbose.
     assert [(e.title, e.position, e.outcome, e.stopped, e.after_stop) for e in response.context["result"].trail] == [
-        ("max_size", 1, "kept", False, False), ("keyword_blocklist", 2, "dropped", True, False),
-        ("Needs a title", 3, "dropped", False, True)]
+        ("max_size", 1, "kept", False, False),
+        ("keyword_blocklist", 2, "dropped", True, False),
+        ("Needs a title", 3, "dropped", False, True),
+    ]
     page = response.content.decode()
     assert "Draft hooks (not saved)" in page
-    assert "3 enabled hooks run, in this order: 1. max_size (observing) · 2. keyword_blocklist · 3. Needs a title" \
-           in page
+    assert (
+        "3 enabled hooks run, in this order: 1. max_size (observing) · 2. keyword_blocklist · 3. Needs a title" in page
+    )
     # The draft rides along with the next simulation, with the payload typed on this page.
     assert '<input type="hidden" name="hooks-1-params" value="{&quot;words&quot;: [&quot;latest&quot;]}">' in page
-    again = admin_client.post(simulate_url(audit), {**draft_post(audit, rows), "payload": '{"text": "fine", '
-                                                    '"title": "t"}', "verbose": "on"})
+    again = admin_client.post(
+        simulate_url(audit), {**draft_post(audit, rows), "payload": '{"text": "fine", "title": "t"}', "verbose": "on"}
+    )
     assert again.context["result"].verdict == "accepted"
     assert [e.title for e in again.context["result"].trail] == ["max_size", "keyword_blocklist", "Needs a title"]
     assert snapshot() == before
@@ -214,6 +235,8 @@ def test_a_draft_runs_in_the_order_its_save_then_gives(admin_client, audit):
     drafted = admin_client.post(simulate_url(audit), draft_post(audit, rows, payload=payload)).context["result"]
     assert admin_client.post(change_url(audit), stash_post(audit, rows)).status_code == 302
     saved = admin_client.post(simulate_url(audit), {"payload": payload}).context["result"]
-    assert [(e.title, e.position, e.outcome) for e in drafted.trail] == \
-           [(e.title, e.position, e.outcome) for e in saved.trail] == \
-           [("max_size", 1, "kept"), ("require_fields", 2, "kept"), ("No scam", 3, "dropped")]
+    assert (
+        [(e.title, e.position, e.outcome) for e in drafted.trail]
+        == [(e.title, e.position, e.outcome) for e in saved.trail]
+        == [("max_size", 1, "kept"), ("require_fields", 2, "kept"), ("No scam", 3, "dropped")]
+    )

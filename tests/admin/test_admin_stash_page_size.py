@@ -1,6 +1,7 @@
 """The stash's admin page at the hooks limit: each hook adds a small row of its own, and what the
 hook picker shows of every registered hook (its choice, params, schema, defaults) is on the page
 once, not in every row."""
+
 import json
 import re
 
@@ -14,8 +15,11 @@ from .test_admin import staff
 pytestmark = pytest.mark.django_db
 
 # Three hooks with a params form, in turn: rows of each kind.
-KINDS = [("max_size", {"max_bytes": 65536}), ("require_fields", {"fields": ["text"]}),
-         ("keyword_blocklist", {"words": ["spam", "free money"]})]
+KINDS = [
+    ("max_size", {"max_bytes": 65536}),
+    ("require_fields", {"fields": ["text"]}),
+    ("keyword_blocklist", {"words": ["spam", "free money"]}),
+]
 # A row: its dozen inputs, each named for screen readers ("Hook 42 (Size 42): enabled"), its params
 # as a form and as raw JSON, its counters and drag handles: about 7 KB. Listing every registered
 # hook with its schema and defaults in each row made it 35 KB; its choices alone would be 3 KB more.
@@ -23,8 +27,9 @@ ROW_BYTES = 10_000
 
 
 def stash_page(client, make_stash, slug, count):
-    stash = make_stash(slug, hooks=[{"hook": KINDS[n % 3][0], "label": f"Hook {n}", "params": KINDS[n % 3][1]}
-                                    for n in range(count)])
+    stash = make_stash(
+        slug, hooks=[{"hook": KINDS[n % 3][0], "label": f"Hook {n}", "params": KINDS[n % 3][1]} for n in range(count)]
+    )
     response = client.get(reverse("admin:stash_stash_change", args=[stash.pk]))
     assert response.status_code == 200
     return response.content.decode()
@@ -51,8 +56,9 @@ def test_the_picker_offers_every_registered_hook_once_for_all_the_rows(admin_cli
     hooks = picker_data(page)
     assert [hook["name"] for hook in hooks] == [cls.name for cls in registry.all()]
     blocklist = next(hook for hook in hooks if hook["name"] == "keyword_blocklist")
-    assert blocklist["label"] == ("keyword_blocklist (filter): Drop content whose text contains a blocked word or "
-                                  "phrase (case-insensitive).")
+    assert blocklist["label"] == (
+        "keyword_blocklist (filter): Drop content whose text contains a blocked word or phrase (case-insensitive)."
+    )
     assert blocklist["defaults"] == '{\n  "whole_word": false\n}'
     assert blocklist["params"].startswith("words (list of string, required): ")
     assert json.loads(blocklist["schema"]) == registry.get("keyword_blocklist").params_schema
@@ -60,8 +66,11 @@ def test_the_picker_offers_every_registered_hook_once_for_all_the_rows(admin_cli
     # page's list); the empty row that "Add another" copies, only the empty choice.
     rows = re.findall(r'<select name="hooks-(\d+|__prefix__)-hook"[^>]*>(.*?)</select>', page, re.S)
     assert [(row, re.findall(r'<option value="([^"]*)"', options)) for row, options in rows] == [
-        ("0", ["", "max_size"]), ("1", ["", "require_fields"]), ("2", ["", "keyword_blocklist"]),
-        ("__prefix__", [""])]
+        ("0", ["", "max_size"]),
+        ("1", ["", "require_fields"]),
+        ("2", ["", "keyword_blocklist"]),
+        ("__prefix__", [""]),
+    ]
     # A hook no row uses is described once, in the page's list.
     assert page.count("Drop (or hold) content when a CEL condition over payload and meta holds.") == 1
 

@@ -1,4 +1,5 @@
 """A stash's simulate and replay pages: what the hooks would do, with nothing saved."""
+
 import json
 
 import pytest
@@ -70,11 +71,14 @@ def test_simulate_shows_a_transformed_payload(admin_client, make_stash, register
     assert "Payload after the transforms" in page and "&quot;HI&quot;" in page
 
 
-@pytest.mark.parametrize("payload, message", [
-    ("{oops", "Enter a valid JSON."),
-    ("[1, 2]", "The payload must be a JSON object, not list."),
-    (json.dumps({"text": "x" * 300}), "this stash takes at most 100"),
-])
+@pytest.mark.parametrize(
+    "payload, message",
+    [
+        ("{oops", "Enter a valid JSON."),
+        ("[1, 2]", "The payload must be a JSON object, not list."),
+        (json.dumps({"text": "x" * 300}), "this stash takes at most 100"),
+    ],
+)
 def test_simulate_refuses_bad_payloads_on_the_field(admin_client, make_stash, payload, message):
     stash = make_stash("small", hooks=HOOKS, max_payload_bytes=100)
     response = admin_client.post(simulate_url(stash), {"payload": payload})
@@ -102,11 +106,14 @@ def test_replay_says_what_the_current_hooks_would_change(admin_client, audit):
     before = counters()
     response = admin_client.post(replay_url(audit), {"last_n": 10})
     page = response.content.decode()
-    assert "Of the latest 4 items, the current hooks would newly reject 1, would newly accept 1, " \
-           "would newly hold 0." in page
+    assert (
+        "Of the latest 4 items, the current hooks would newly reject 1, would newly accept 1, "
+        "would newly hold 0." in page
+    )
     assert "2 unchanged." in page
-    changes = {change.content.pk: (change.before, change.result.verdict)
-               for change in response.context["report"].changes}
+    changes = {
+        change.content.pk: (change.before, change.result.verdict) for change in response.context["report"].changes
+    }
     assert changes == {spam.pk: ("rejected", "accepted"), scam.pk: ("accepted", "rejected")}
     assert reverse("admin:stash_content_change", args=[scam.pk]) in page
     assert PipelineRun.objects.count() == 4 and counters() == before
@@ -153,40 +160,56 @@ def test_replay_refuses_a_bad_count(admin_client, audit, last_n):
 
 # --- replay: each change explained, and judged again ---------------------------------------------
 
-def test_replay_shows_each_changed_item_with_a_preview_and_old_and_new_verdicts_with_their_hooks(admin_client,
-                                                                                                audit):
+
+def test_replay_shows_each_changed_item_with_a_preview_and_old_and_new_verdicts_with_their_hooks(admin_client, audit):
     spam = judge(audit, text="spam " + "and more words " * 10)
     picture = judge(audit, text="a scam picture", filename="cat.png", b64_file=b64(PNG))
     HookConfig.objects.filter(hook="keyword_blocklist").update(params={"words": ["scam"]}, label="No scam")
     response = admin_client.post(replay_url(audit), {"last_n": 10})
     page = response.content.decode()
-    rows = {change.content.pk: (change.before, change.decided_before, change.result.verdict, change.decided_now)
-            for change, _preview in response.context["rows"]}
-    assert rows == {spam.pk: ("rejected", "No scam", "accepted", ""),
-                    picture.pk: ("accepted", "", "rejected", "No scam")}
+    rows = {
+        change.content.pk: (change.before, change.decided_before, change.result.verdict, change.decided_now)
+        for change, _preview in response.context["rows"]
+    }
+    assert rows == {
+        spam.pk: ("rejected", "No scam", "accepted", ""),
+        picture.pk: ("accepted", "", "rejected", "No scam"),
+    }
     assert "spam and more words and more words" in page and "…" in page  # an excerpt, not the whole text
     assert '<span class="stash-filename">cat.png</span>' in page
     assert f'<img class="stash-thumbnail" src="data:image/png;base64,{b64(PNG)}" alt="cat.png">' in page
-    assert '<span class="stash-badge stash-badge-rejected">rejected</span> <span class="quiet">(by No scam)</span>' \
-           in page
-    assert '→ <span class="stash-badge stash-badge-rejected">rejected</span> <span class="quiet">(by No scam)</span>' \
-           in page
+    assert (
+        '<span class="stash-badge stash-badge-rejected">rejected</span> <span class="quiet">(by No scam)</span>' in page
+    )
+    assert (
+        '→ <span class="stash-badge stash-badge-rejected">rejected</span> <span class="quiet">(by No scam)</span>'
+        in page
+    )
     assert page.count('<input type="hidden" name="ids"') == 2
 
 
-def test_judge_these_items_again_sends_the_changed_items_to_the_workers(admin_client, audit, make_stash, broker,
-                                                                       django_capture_on_commit_callbacks):
+def test_judge_these_items_again_sends_the_changed_items_to_the_workers(
+    admin_client, audit, make_stash, broker, django_capture_on_commit_callbacks
+):
     # Created without signals, so the page's own after-commit batch is the only one.
-    spam, fine, other = Content.objects.bulk_create([
-        Content(stash=audit, payload={"text": "spam"}, status="rejected"),
-        Content(stash=audit, payload={"text": "fine"}, status="accepted"),
-        Content(stash=make_stash("other"), payload={"text": "x"}, status="rejected")])
+    spam, fine, other = Content.objects.bulk_create(
+        [
+            Content(stash=audit, payload={"text": "spam"}, status="rejected"),
+            Content(stash=audit, payload={"text": "fine"}, status="accepted"),
+            Content(stash=make_stash("other"), payload={"text": "x"}, status="rejected"),
+        ]
+    )
     with django_capture_on_commit_callbacks(execute=True):
-        response = admin_client.post(replay_url(audit), {"_judge_again": "Judge these items again",
-                                                         "ids": [str(spam.pk), str(other.pk)]}, follow=True)
+        response = admin_client.post(
+            replay_url(audit),
+            {"_judge_again": "Judge these items again", "ids": [str(spam.pk), str(other.pk)]},
+            follow=True,
+        )
     assert response.redirect_chain == [(replay_url(audit), 302)]
     assert [str(m) for m in response.context["messages"]] == [
-        "1 item sent to be judged again.", "1 item was left alone: it is not an item of this stash."]
+        "1 item sent to be judged again.",
+        "1 item was left alone: it is not an item of this stash.",
+    ]
     assert broker.ids == [str(spam.pk)]
     assert Content.objects.get(pk=spam.pk).status == "pending"
     assert [Content.objects.get(pk=item.pk).status for item in (fine, other)] == ["accepted", "rejected"]
@@ -196,7 +219,8 @@ def test_judge_again_refuses_what_is_not_a_list_of_ids(admin_client, audit, brok
     item = judge(audit, text="spam")
     response = admin_client.post(replay_url(audit), {"_judge_again": "1", "ids": [str(item.pk), "nope"]}, follow=True)
     assert [str(m) for m in response.context["messages"]] == [
-        "Nothing was sent: the list of items is not one of item ids."]
+        "Nothing was sent: the list of items is not one of item ids."
+    ]
     assert Content.objects.get(pk=item.pk).status == "rejected"
 
 

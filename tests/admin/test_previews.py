@@ -1,12 +1,14 @@
 """A payload in one line of a list (``short_preview``): an excerpt, a filename, a thumbnail only for real
 images. No database."""
+
 import base64
 
 from stash.admin.previews import EXCERPT_CHARS, MAX_THUMBNAIL_BYTES, ShortPreview, short_preview
 
 # A 1x1 PNG.
-PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5Er"
-                       "kJggg==")
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
 
 
 def b64(data):
@@ -34,8 +36,7 @@ def test_an_image_file_is_shown_as_a_thumbnail_of_its_own_type():
 
 def test_files_that_are_not_images_or_too_large_or_not_base64_get_no_thumbnail():
     svg = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
-    for value in (b64(b"%PDF-1.7 ..."), b64(svg), "not base64!", "", 42,
-                  b64(PNG + b"\0" * (MAX_THUMBNAIL_BYTES + 1))):
+    for value in (b64(b"%PDF-1.7 ..."), b64(svg), "not base64!", "", 42, b64(PNG + b"\0" * (MAX_THUMBNAIL_BYTES + 1))):
         assert short_preview({"b64_file": value}).image == "", value if isinstance(value, int) else value[:20]
 
 

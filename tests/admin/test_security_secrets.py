@@ -1,5 +1,6 @@
 """Secret params (a webhook's ``secret``) are written, never shown back: not to view-only staff, not
 to editors, not by the API or the simulate pages; editing a config without retyping one keeps it."""
+
 import json
 
 import pytest
@@ -19,8 +20,13 @@ URL = "https://example.com/in"
 
 @pytest.fixture
 def audit(make_stash):
-    return make_stash("audit", hooks=[("require_fields", {"fields": ["text"]}),
-                                      ("webhook", {"url": URL, "secret": SECRET, "events": ["accept"]})])
+    return make_stash(
+        "audit",
+        hooks=[
+            ("require_fields", {"fields": ["text"]}),
+            ("webhook", {"url": URL, "secret": SECRET, "events": ["accept"]}),
+        ],
+    )
 
 
 @pytest.fixture
@@ -30,18 +36,34 @@ def webhook(audit):
 
 def form_post(config, params, **fields):
     """The hook config page as the browser posts it."""
-    return {"hook": config.hook, "label": config.label, "params": json.dumps(params), "enabled": "on",
-            "mode": "enforce", "on_error": "inherit", "condition": "", "timeout_ms": 2000, **fields}
+    return {
+        "hook": config.hook,
+        "label": config.label,
+        "params": json.dumps(params),
+        "enabled": "on",
+        "mode": "enforce",
+        "on_error": "inherit",
+        "condition": "",
+        "timeout_ms": 2000,
+        **fields,
+    }
 
 
-@pytest.mark.parametrize("codenames", [
-    ("view_stash", "view_hookconfig"),  # view-only: params shown read-only
-    ("view_stash", "change_stash", "view_hookconfig", "change_hookconfig"),  # editors: params in an editor
-])
+@pytest.mark.parametrize(
+    "codenames",
+    [
+        ("view_stash", "view_hookconfig"),  # view-only: params shown read-only
+        ("view_stash", "change_stash", "view_hookconfig", "change_hookconfig"),  # editors: params in an editor
+    ],
+)
 def test_no_admin_page_shows_a_secret(django_user_model, audit, webhook, codenames):
     client = staff(django_user_model, "someone", *codenames)
-    for url in (change_url(webhook), change_url(audit), reverse("admin:stash_hookconfig_changelist"),
-                reverse("admin:stash_stash_simulate", args=[audit.pk])):
+    for url in (
+        change_url(webhook),
+        change_url(audit),
+        reverse("admin:stash_hookconfig_changelist"),
+        reverse("admin:stash_stash_simulate", args=[audit.pk]),
+    ):
         page = client.get(url)
         assert page.status_code == 200, url
         assert SECRET not in page.content.decode(), url
@@ -61,15 +83,17 @@ def test_the_api_shows_no_secret_to_viewers_nor_in_a_simulation(django_user_mode
     listing = client.get("/api/stashes/audit/hooks/")
     assert listing.status_code == 200
     assert [hook["params"] for hook in listing.json() if hook["hook"] == "webhook"] == [
-        {"url": URL, "events": ["accept"]}]
+        {"url": URL, "events": ["accept"]}
+    ]
     simulated = client.post("/api/stashes/audit/simulate/", {"payload": {"text": "hi"}}, format="json")
     assert simulated.status_code == 200
     assert SECRET not in simulated.content.decode()
 
 
 def test_editing_a_config_without_retyping_its_secret_keeps_it(admin_client, webhook):
-    response = admin_client.post(change_url(webhook), form_post(webhook, {"url": "https://example.com/other",
-                                                                          "events": ["reject"]}))
+    response = admin_client.post(
+        change_url(webhook), form_post(webhook, {"url": "https://example.com/other", "events": ["reject"]})
+    )
     assert response.status_code == 302
     webhook.refresh_from_db()
     assert webhook.params == {"url": "https://example.com/other", "secret": SECRET, "events": ["reject"]}
@@ -94,8 +118,7 @@ def test_editing_the_stash_page_without_the_secret_keeps_it(admin_client, audit,
 
 
 def test_a_config_switched_to_another_hook_keeps_no_old_secret(admin_client, webhook):
-    response = admin_client.post(change_url(webhook), form_post(webhook, {"fields": ["text"]},
-                                                                hook="require_fields"))
+    response = admin_client.post(change_url(webhook), form_post(webhook, {"fields": ["text"]}, hook="require_fields"))
     assert response.status_code == 302
     assert HookConfig.objects.get(pk=webhook.pk).params == {"fields": ["text"]}
 

@@ -1,4 +1,5 @@
 """API fixtures: the stash "audit", users holding given permissions, clients that send their token."""
+
 import contextlib
 import functools
 
@@ -21,8 +22,9 @@ def _fresh_throttles():
 
 @pytest.fixture
 def audit(make_stash):
-    return make_stash("audit", hooks=[("require_fields", {"fields": ["text"]}),
-                                      ("keyword_blocklist", {"words": ["spam"]})])
+    return make_stash(
+        "audit", hooks=[("require_fields", {"fields": ["text"]}), ("keyword_blocklist", {"words": ["spam"]})]
+    )
 
 
 @pytest.fixture
@@ -102,10 +104,23 @@ def cache_round_trips(monkeypatch):
                             return method(*args, **kwargs)
                         finally:
                             depth[0] -= 1
+
                     return call
 
-                for name in ("add", "get", "set", "touch", "delete", "has_key", "get_many", "set_many",
-                             "delete_many", "incr", "decr", "clear"):
+                for name in (
+                    "add",
+                    "get",
+                    "set",
+                    "touch",
+                    "delete",
+                    "has_key",
+                    "get_many",
+                    "set_many",
+                    "delete_many",
+                    "incr",
+                    "decr",
+                    "clear",
+                ):
                     patched.setattr(type(backend), name, counted(getattr(type(backend), name)))
             yield trips
 

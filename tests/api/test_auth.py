@@ -1,4 +1,5 @@
 """Token and session authentication; failures are JSON with a message."""
+
 import json
 
 import pytest
@@ -23,10 +24,16 @@ def test_a_username_and_password_give_the_token_that_then_authenticates(submitte
     assert again.json() == {"token": token}
 
 
-@pytest.mark.parametrize("body, errors", [
-    ({"username": "sam", "password": "wrong"}, {"non_field_errors": ["Unable to log in with provided credentials."]}),
-    ({"username": "sam"}, {"password": ["This field is required."]}),
-])
+@pytest.mark.parametrize(
+    "body, errors",
+    [
+        (
+            {"username": "sam", "password": "wrong"},
+            {"non_field_errors": ["Unable to log in with provided credentials."]},
+        ),
+        ({"username": "sam"}, {"password": ["This field is required."]}),
+    ],
+)
 def test_wrong_or_missing_credentials_are_a_400(submitter, body, errors):
     response = APIClient().post(TOKEN, body, format="json")
     assert response.status_code == 400
@@ -37,8 +44,9 @@ def test_wrong_or_missing_credentials_are_a_400(submitter, body, errors):
 def test_token_requests_are_throttled(submitter, settings):
     settings.STASH_THROTTLE_RATES = {**settings.STASH_THROTTLE_RATES, "auth_token": "3/minute"}
     client = APIClient()
-    statuses = [client.post(TOKEN, {"username": "sam", "password": "guess"}, format="json").status_code
-                for _ in range(4)]
+    statuses = [
+        client.post(TOKEN, {"username": "sam", "password": "guess"}, format="json").status_code for _ in range(4)
+    ]
     assert statuses == [400, 400, 400, 429]
 
 

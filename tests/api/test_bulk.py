@@ -1,4 +1,5 @@
 """/api/contents/bulk/: up to 1,000 items in one request and one transaction, judged in batches."""
+
 import pytest
 
 from stash import processing
@@ -24,11 +25,12 @@ def test_a_thousand_items_are_saved_pending_and_all_judged(api, audit, submitter
     saved = Content.objects.filter(pk__in=body["ids"])
     assert saved.count() == 1000
     assert set(saved.values_list("status", "revision", "source", "submitted_by")) == {
-        ("pending", 1, "api", submitter.pk)}
+        ("pending", 1, "api", submitter.pk)
+    }
     assert all(content.content_hash and content.lease_until for content in saved)
 
     for start in range(0, 1000, settings.STASH_BATCH_SIZE):  # as the workers take them, batch by batch
-        processing.judge(body["ids"][start:start + settings.STASH_BATCH_SIZE])
+        processing.judge(body["ids"][start : start + settings.STASH_BATCH_SIZE])
     assert Content.objects.filter(status="accepted").count() == 900
     assert Content.objects.filter(status="rejected").count() == 100
     assert PipelineRun.objects.count() == 1000
@@ -44,12 +46,20 @@ def test_more_than_a_thousand_items_are_refused_whole(api, audit, submitter):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("items, errors", [
-    ([], {"items": ["Ensure this field has at least 1 elements."]}),
-    ([{"text": "ok"}, ["not", "an object"]], {"items": {"1": ["The payload must be a JSON object, not an array."]}}),
-    ([{"text": "ok"}, {"text": "nul \u0000"}],
-     {"items": {"1": ["The payload contains a NUL character (\\u0000), which cannot be stored."]}}),
-])
+@pytest.mark.parametrize(
+    "items, errors",
+    [
+        ([], {"items": ["Ensure this field has at least 1 elements."]}),
+        (
+            [{"text": "ok"}, ["not", "an object"]],
+            {"items": {"1": ["The payload must be a JSON object, not an array."]}},
+        ),
+        (
+            [{"text": "ok"}, {"text": "nul \u0000"}],
+            {"items": {"1": ["The payload contains a NUL character (\\u0000), which cannot be stored."]}},
+        ),
+    ],
+)
 def test_one_bad_item_refuses_the_whole_request(api, audit, submitter, items, errors):
     response = api(submitter).post(URL, {"stash": "audit", "items": items}, format="json")
     assert response.status_code == 400
@@ -93,13 +103,18 @@ def test_a_worker_judges_a_bulk_of_a_thousand_sent_in_chunks(api, audit, submitt
     response = api(submitter).post(URL, {"stash": "audit", "items": payloads(1000)}, format="json")
     assert response.status_code == 201
 
-    wait_for(lambda: not Content.objects.filter(status__in=["pending", "processing"]).exists(), timeout=120,
-             message="1,000 verdicts")
+    wait_for(
+        lambda: not Content.objects.filter(status__in=["pending", "processing"]).exists(),
+        timeout=120,
+        message="1,000 verdicts",
+    )
     assert Content.objects.filter(status="accepted").count() == 900
     assert Content.objects.filter(status="rejected").count() == 100
     assert PipelineRun.objects.count() == 1000
     # The worker logs a batch after committing it: wait for the last line too.
-    log = wait_for(lambda: (text := worker.read_log()[log_start:]).count("batch: 250 ids") >= 4 and text,
-                   message="the worker's log of four batches")
+    log = wait_for(
+        lambda: (text := worker.read_log()[log_start:]).count("batch: 250 ids") >= 4 and text,
+        message="the worker's log of four batches",
+    )
     assert log.count("batch: 250 ids") == 4  # four messages for the whole request, not 1,000
     assert "batch: 1 ids" not in log

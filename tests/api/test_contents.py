@@ -1,4 +1,5 @@
 """/api/contents/: submitting, listing, reading with the trail, editing, judging again."""
+
 import pytest
 from django.contrib.auth.models import Group, Permission
 from rest_framework.renderers import JSONRenderer
@@ -31,8 +32,12 @@ def test_a_submitter_posts_an_item_and_gets_it_back_pending_with_its_location(ap
     content = Content.objects.get()
     assert body["id"] == str(content.pk)
     assert response["Location"] == f"http://testserver{URL}{content.pk}/"
-    assert (body["stash"], body["payload"], body["status"], body["revision"]) == ("audit", {"text": "hello"},
-                                                                                 "pending", 1)
+    assert (body["stash"], body["payload"], body["status"], body["revision"]) == (
+        "audit",
+        {"text": "hello"},
+        "pending",
+        1,
+    )
     assert (body["source"], body["submitted_by"]) == ("api", "sam")
     assert (content.source, content.submitted_by, content.payload) == ("api", submitter, {"text": "hello"})
 
@@ -87,19 +92,25 @@ def test_authenticated_submitters_are_not_throttled_as_anonymous(api, audit, sub
     assert [post(client, {"stash": "audit", "payload": {"n": n}}).status_code for n in range(3)] == [201] * 3
 
 
-@pytest.mark.parametrize("body, field, message", [
-    ({"stash": "audit", "payload": [1, 2]}, "payload", "The payload must be a JSON object, not an array."),
-    ({"stash": "audit", "payload": "text"}, "payload", "The payload must be a JSON object, not a string."),
-    ({"stash": "audit", "payload": None}, "payload", "This field may not be null."),
-    ({"stash": "audit"}, "payload", "This field is required."),
-    ({"stash": "nowhere", "payload": {}}, "stash", "There is no stash slug=nowhere."),
-    ({"stash": "au\u0000dit", "payload": {}}, "stash", "There is no stash slug=au\u0000dit."),
-    ({"stash": 5, "payload": {}}, "stash", "Give the slug of a stash, as a string."),
-    ({"stash": ["audit"], "payload": {}}, "stash", "Give the slug of a stash, as a string."),
-    ({"payload": {}}, "stash", "This field is required."),
-    ({"stash": "audit", "payload": {"text": "a\u0000b"}}, "payload",
-     "The payload contains a NUL character (\\u0000), which cannot be stored."),
-])
+@pytest.mark.parametrize(
+    "body, field, message",
+    [
+        ({"stash": "audit", "payload": [1, 2]}, "payload", "The payload must be a JSON object, not an array."),
+        ({"stash": "audit", "payload": "text"}, "payload", "The payload must be a JSON object, not a string."),
+        ({"stash": "audit", "payload": None}, "payload", "This field may not be null."),
+        ({"stash": "audit"}, "payload", "This field is required."),
+        ({"stash": "nowhere", "payload": {}}, "stash", "There is no stash slug=nowhere."),
+        ({"stash": "au\u0000dit", "payload": {}}, "stash", "There is no stash slug=au\u0000dit."),
+        ({"stash": 5, "payload": {}}, "stash", "Give the slug of a stash, as a string."),
+        ({"stash": ["audit"], "payload": {}}, "stash", "Give the slug of a stash, as a string."),
+        ({"payload": {}}, "stash", "This field is required."),
+        (
+            {"stash": "audit", "payload": {"text": "a\u0000b"}},
+            "payload",
+            "The payload contains a NUL character (\\u0000), which cannot be stored.",
+        ),
+    ],
+)
 def test_bad_input_is_a_400_naming_the_field_and_nothing_is_saved(api, audit, submitter, body, field, message):
     response = post(api(submitter), body)
     assert response.status_code == 400
@@ -113,11 +124,14 @@ def test_a_body_that_is_not_a_json_object_is_a_400(api, audit, submitter):
     assert response.json() == {"non_field_errors": ["Invalid data. Expected a dictionary, but got list."]}
 
 
-@pytest.mark.parametrize("raw, message", [
-    ('{"stash": "audit", "payload": {', "JSON parse error"),
-    ('{"stash": "audit", "payload": {"x": NaN}}', "JSON parse error"),
-    ("[" * 100_000 + "]" * 100_000, "JSON parse error - the document is nested too deeply."),
-])
+@pytest.mark.parametrize(
+    "raw, message",
+    [
+        ('{"stash": "audit", "payload": {', "JSON parse error"),
+        ('{"stash": "audit", "payload": {"x": NaN}}', "JSON parse error"),
+        ("[" * 100_000 + "]" * 100_000, "JSON parse error - the document is nested too deeply."),
+    ],
+)
 def test_malformed_json_is_a_400_with_the_parse_error(api, audit, submitter, raw, message):
     response = api(submitter).post(URL, raw, content_type="application/json")
     assert response.status_code == 400
@@ -125,12 +139,17 @@ def test_malformed_json_is_a_400_with_the_parse_error(api, audit, submitter, raw
     assert not Content.objects.exists()
 
 
-@pytest.mark.parametrize("payload, message", [
-    ('{"x": 1e999}', "The payload contains a number too large for JSON."),
-    ('{"deep": ' + "[" * 120 + "]" * 120 + "}", "The payload nests deeper than 100 levels."),
-    ('{"text": "\\ud800"}',
-     "The payload contains an unpaired surrogate (\\ud800-\\udfff), which is not valid Unicode."),
-])
+@pytest.mark.parametrize(
+    "payload, message",
+    [
+        ('{"x": 1e999}', "The payload contains a number too large for JSON."),
+        ('{"deep": ' + "[" * 120 + "]" * 120 + "}", "The payload nests deeper than 100 levels."),
+        (
+            '{"text": "\\ud800"}',
+            "The payload contains an unpaired surrogate (\\ud800-\\udfff), which is not valid Unicode.",
+        ),
+    ],
+)
 def test_json_that_no_database_can_store_is_a_400(api, audit, submitter, payload, message):
     raw = '{"stash": "audit", "payload": %s}' % payload
     response = api(submitter).post(URL, raw, content_type="application/json")
@@ -175,8 +194,10 @@ def test_a_superuser_may_submit_without_the_permission(api, audit, django_user_m
 
 
 def test_other_authentication_backends_decide_by_has_perm(api, audit, submitter, make_user, settings):
-    settings.AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend",
-                                        "django.contrib.auth.backends.AllowAllUsersModelBackend"]
+    settings.AUTHENTICATION_BACKENDS = [
+        "django.contrib.auth.backends.ModelBackend",
+        "django.contrib.auth.backends.AllowAllUsersModelBackend",
+    ]
     assert post(api(submitter), {"stash": "audit", "payload": {"text": "hi"}}).status_code == 201
     assert post(api(make_user("nobody")), {"stash": "audit", "payload": {"text": "hi"}}).status_code == 403
 
@@ -225,7 +246,8 @@ def test_a_keyed_submission_takes_three_queries_and_a_savepoint(api, audit, subm
 # served (a transaction test), so that each submission publishes, or joins a message, as it returns.
 @pytest.mark.django_db(transaction=True)
 def test_a_submission_takes_one_cache_round_trip_and_two_to_join_a_waiting_message(
-        api, audit, submitter, broker, cache_round_trips):
+    api, audit, submitter, broker, cache_round_trips
+):
     client = api(submitter)
     broker.held = True  # the first item's message waits in the queue: the next submission joins it
     with cache_round_trips() as first:
@@ -302,13 +324,16 @@ def test_the_list_filters_by_stash_and_status(api, items, viewer):
     assert len(ids(client.get(URL, {"stash": "audit", "status": "pending"}))) == 2
 
 
-@pytest.mark.parametrize("params, field, message", [
-    ({"status": "great"}, "status", '"great" is not a valid choice.'),
-    ({"stash": "nowhere"}, "stash", "There is no stash slug=nowhere."),
-    ({"stash": "\x00"}, "stash", "There is no stash slug=\x00."),
-    ({"stash": ""}, "stash", "Give a value, or leave the parameter out."),
-    ({"status": ""}, "status", "Give a value, or leave the parameter out."),
-])
+@pytest.mark.parametrize(
+    "params, field, message",
+    [
+        ({"status": "great"}, "status", '"great" is not a valid choice.'),
+        ({"stash": "nowhere"}, "stash", "There is no stash slug=nowhere."),
+        ({"stash": "\x00"}, "stash", "There is no stash slug=\x00."),
+        ({"stash": ""}, "stash", "Give a value, or leave the parameter out."),
+        ({"status": ""}, "status", "Give a value, or leave the parameter out."),
+    ],
+)
 def test_an_unknown_filter_value_is_a_400(api, items, viewer, params, field, message):
     response = api(viewer).get(URL, params)
     assert response.status_code == 400
@@ -351,7 +376,9 @@ def test_an_item_reads_with_the_trail_of_its_latest_run(api, items, submitter):
     assert body["decided_by"]["hook"] == "keyword_blocklist"
     assert body["run"]["outcome"] == "rejected"
     assert [(step["hook"], step["outcome"], step["message"]) for step in body["run"]["trail"]] == [
-        ("require_fields", "kept", ""), ("keyword_blocklist", "dropped", "contains blocked word 'spam' in text")]
+        ("require_fields", "kept", ""),
+        ("keyword_blocklist", "dropped", "contains blocked word 'spam' in text"),
+    ]
 
 
 def test_a_pending_item_has_no_run_yet(api, items, submitter):
@@ -448,12 +475,15 @@ def test_reprocess_needs_the_change_permission(api, items, submitter):
     assert Content.objects.get(pk=items["spam"].pk).status == "rejected"
 
 
-@pytest.mark.parametrize("page_size, message", [
-    ("null", "A valid integer is required."),
-    ("0", "Ensure this value is greater than or equal to 1."),
-    ("501", "Ensure this value is less than or equal to 500."),
-    ("", "Give a value, or leave the parameter out."),
-])
+@pytest.mark.parametrize(
+    "page_size, message",
+    [
+        ("null", "A valid integer is required."),
+        ("0", "Ensure this value is greater than or equal to 1."),
+        ("501", "Ensure this value is less than or equal to 500."),
+        ("", "Give a value, or leave the parameter out."),
+    ],
+)
 def test_a_page_size_that_is_not_1_to_500_is_a_400(api, audit, submitter, page_size, message):
     response = api(submitter).get(URL, {"page_size": page_size})
     assert response.status_code == 400

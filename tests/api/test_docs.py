@@ -1,17 +1,34 @@
 """/api/schema/ (OpenAPI 3) and /api/docs/ (Swagger UI, served from our own static files)."""
+
 import pytest
 from django.contrib.staticfiles import finders
 
 pytestmark = pytest.mark.django_db
 
-PATHS = ["/api/auth/token/", "/api/contents/", "/api/contents/{id}/", "/api/contents/{id}/reprocess/",
-         "/api/contents/bulk/", "/api/hooks/", "/api/stashes/", "/api/stashes/{slug}/", "/api/stashes/{slug}/queue/",
-         "/api/stashes/{slug}/simulate/", "/api/stashes/{stash_slug}/hooks/", "/api/stashes/{stash_slug}/hooks/{id}/",
-         "/api/stashes/{stash_slug}/hooks/reorder/", "/api/stashes/{stash_slug}/pipeline/",
-         "/api/stashes/{stash_slug}/versions/", "/api/stashes/{stash_slug}/versions/{number}/",
-         "/api/stashes/{stash_slug}/versions/{number}/restore/", "/api/stashes/{stash_slug}/versions/diff/",
-         "/api/stashes/{stash_slug}/examples/", "/api/stashes/{stash_slug}/examples/{id}/",
-         "/api/stashes/{stash_slug}/examples/run/", "/api/contents/{id}/example/"]
+PATHS = [
+    "/api/auth/token/",
+    "/api/contents/",
+    "/api/contents/{id}/",
+    "/api/contents/{id}/reprocess/",
+    "/api/contents/bulk/",
+    "/api/hooks/",
+    "/api/stashes/",
+    "/api/stashes/{slug}/",
+    "/api/stashes/{slug}/queue/",
+    "/api/stashes/{slug}/simulate/",
+    "/api/stashes/{stash_slug}/hooks/",
+    "/api/stashes/{stash_slug}/hooks/{id}/",
+    "/api/stashes/{stash_slug}/hooks/reorder/",
+    "/api/stashes/{stash_slug}/pipeline/",
+    "/api/stashes/{stash_slug}/versions/",
+    "/api/stashes/{stash_slug}/versions/{number}/",
+    "/api/stashes/{stash_slug}/versions/{number}/restore/",
+    "/api/stashes/{stash_slug}/versions/diff/",
+    "/api/stashes/{stash_slug}/examples/",
+    "/api/stashes/{stash_slug}/examples/{id}/",
+    "/api/stashes/{stash_slug}/examples/run/",
+    "/api/contents/{id}/example/",
+]
 
 
 def test_the_schema_is_openapi_3_and_describes_every_endpoint_and_its_errors(client):

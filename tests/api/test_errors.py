@@ -1,4 +1,5 @@
 """Errors anywhere under /api/ are JSON with a message, never an HTML page or a 500."""
+
 import pytest
 from django.test import Client
 
@@ -39,11 +40,18 @@ def test_an_oversized_form_on_a_web_page_is_a_413_page(settings, audit, make_use
     assert b"The request body is larger than the 100 bytes this server accepts." in response.content
 
 
-@pytest.mark.parametrize("url, body, expected", [
-    ("/api/contents/", '{"stash": "\\ud800", "payload": {}}', {"stash": ["There is no stash slug=\ud800."]}),
-    ("/api/contents/bulk/", '{"stash": "a\\udfffb", "items": [{}]}', {"stash": ["There is no stash slug=a\udfffb."]}),
-    ("/api/stashes/audit/hooks/", '{"hook": "\\ud800"}', {"hook": ['"\ud800" is not a valid choice.']}),
-])
+@pytest.mark.parametrize(
+    "url, body, expected",
+    [
+        ("/api/contents/", '{"stash": "\\ud800", "payload": {}}', {"stash": ["There is no stash slug=\ud800."]}),
+        (
+            "/api/contents/bulk/",
+            '{"stash": "a\\udfffb", "items": [{}]}',
+            {"stash": ["There is no stash slug=a\udfffb."]},
+        ),
+        ("/api/stashes/audit/hooks/", '{"hook": "\\ud800"}', {"hook": ['"\ud800" is not a valid choice.']}),
+    ],
+)
 def test_an_error_quoting_a_lone_surrogate_is_json_that_escapes_it(audit, make_user, api, url, body, expected):
     user = make_user("root", is_superuser=True)
     response = api(user).post(url, body, content_type="application/json")

@@ -2,6 +2,7 @@
 while the examples run (a dry run, an import, a hook change), it re-checks a change that another
 one overtook, and only examples a change breaks refuse it (a user who may only add examples cannot
 veto every change with a wrong or a slow one)."""
+
 import threading
 import time
 
@@ -32,10 +33,14 @@ def adder(make_user):
 @pytest.fixture
 def slow_audit(make_stash):
     """audit, with a hook that sleeps ``seconds`` on a payload that says "sleep"."""
-    return make_stash("audit", hooks=[("require_fields", {"fields": ["text"]}),
-                                      {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"]}},
-                                      {"hook": "test_sleep", "label": "Slow", "params": {"seconds": 2.5},
-                                       "timeout_ms": 0}])
+    return make_stash(
+        "audit",
+        hooks=[
+            ("require_fields", {"fields": ["text"]}),
+            {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"]}},
+            {"hook": "test_sleep", "label": "Slow", "params": {"seconds": 2.5}, "timeout_ms": 0},
+        ],
+    )
 
 
 def without_examples(document):
@@ -53,11 +58,17 @@ def statuses(response):
 def test_a_user_who_may_only_add_examples_cannot_veto_every_change(api, owner, adder, slow_audit, settings):
     settings.STASH_EXAMPLES_TIMEOUT = 1
     adding = api(adder)
-    answers = [adding.post(EXAMPLES, example, format="json") for example in [
-        {"name": "a spam", "payload": {"text": "buy spam"}, "verdict": "rejected"},
-        {"name": "b wrong", "payload": {"text": "hello"}, "verdict": "rejected"},  # a wrong expectation
-        *[{"name": f"c slow {n}", "payload": {"text": "zzz", "sleep": True}, "verdict": "accepted"} for n in (1, 2, 3)],
-    ]]
+    answers = [
+        adding.post(EXAMPLES, example, format="json")
+        for example in [
+            {"name": "a spam", "payload": {"text": "buy spam"}, "verdict": "rejected"},
+            {"name": "b wrong", "payload": {"text": "hello"}, "verdict": "rejected"},  # a wrong expectation
+            *[
+                {"name": f"c slow {n}", "payload": {"text": "zzz", "sleep": True}, "verdict": "accepted"}
+                for n in (1, 2, 3)
+            ],
+        ]
+    ]
     assert [answer.status_code for answer in answers] == [201] * 5
     client = api(owner)
     spam = slow_audit.hooks.get(label="No spam")
@@ -67,10 +78,17 @@ def test_a_user_who_may_only_add_examples_cannot_veto_every_change(api, owner, a
     document["hooks"][1]["params"] = {"words": ["spam", "eggs"]}
     dry = client.put(f"{PIPELINE}?dry_run=1", document, format="json")
     assert dry.status_code == 200
-    assert statuses(dry) == {"a spam": "passed", "b wrong": "already failing", "c slow 1": "not run in time",
-                             "c slow 2": "not run in time", "c slow 3": "not run in time"}
+    assert statuses(dry) == {
+        "a spam": "passed",
+        "b wrong": "already failing",
+        "c slow 1": "not run in time",
+        "c slow 2": "not run in time",
+        "c slow 3": "not run in time",
+    }
     assert [result["problems"] for result in dry.json()["examples"]][1:3] == [
-        ["expected rejected, got accepted"], ["not run in time"]]
+        ["expected rejected, got accepted"],
+        ["not run in time"],
+    ]
     changed = client.patch(f"{HOOKS}{spam.pk}/", {"params": {"words": ["spam", "eggs"]}}, format="json")
     assert changed.status_code == 200
     assert client.put(PIPELINE, document, format="json").status_code == 200
@@ -138,6 +156,7 @@ def in_thread(work):
             work()
         finally:
             connection.close()
+
     thread = threading.Thread(target=run)
     thread.start()
     time.sleep(0.4)  # under way: its examples are running
@@ -155,10 +174,15 @@ def test_saves_to_the_stash_do_not_wait_for_its_examples(api, owner, slow_audit,
     spam = slow_audit.hooks.get(label="No spam")
     answers = []
     started = time.monotonic()
-    busy = in_thread(lambda: answers.append(
-        other.put(f"{PIPELINE}?dry_run=1", document, format="json") if change == "dry run" else
-        other.put(PIPELINE, document, format="json") if change == "import" else
-        other.patch(f"{HOOKS}{spam.pk}/", {"params": {"words": ["spam", "eggs"]}}, format="json")))
+    busy = in_thread(
+        lambda: answers.append(
+            other.put(f"{PIPELINE}?dry_run=1", document, format="json")
+            if change == "dry run"
+            else other.put(PIPELINE, document, format="json")
+            if change == "import"
+            else other.patch(f"{HOOKS}{spam.pk}/", {"params": {"words": ["spam", "eggs"]}}, format="json")
+        )
+    )
     took = saves_while(busy, client, slow_audit)
     busy.join()
     assert answers[0].status_code == 200, answers[0].content
@@ -173,15 +197,22 @@ def test_a_change_overtaken_while_its_examples_run_is_checked_again(api, owner, 
     """Blocking "eggs" in a disabled hook breaks nothing; enabling that hook breaks nothing; both do.
     The first change, overtaken by the second while its examples run, is checked again against
     what the second left, and refused."""
-    stash = make_stash("audit", hooks=[
-        {"hook": "keyword_blocklist", "label": "Words", "params": {"words": ["spam"]}, "enabled": False},
-        {"hook": "test_sleep", "label": "Slow", "params": {"seconds": 1}, "timeout_ms": 0}])
+    stash = make_stash(
+        "audit",
+        hooks=[
+            {"hook": "keyword_blocklist", "label": "Words", "params": {"words": ["spam"]}, "enabled": False},
+            {"hook": "test_sleep", "label": "Slow", "params": {"seconds": 1}, "timeout_ms": 0},
+        ],
+    )
     Example.objects.create(stash=stash, name="eggs", payload={"text": "eggs"}, verdict="accepted")
     Example.objects.create(stash=stash, name="slow", payload={"text": "zzz", "sleep": True}, verdict="accepted")
     words = stash.hooks.get(label="Words")
     answers = []
-    busy = in_thread(lambda: answers.append(api(owner).patch(f"{HOOKS}{words.pk}/",
-                                                             {"params": {"words": ["spam", "eggs"]}}, format="json")))
+    busy = in_thread(
+        lambda: answers.append(
+            api(owner).patch(f"{HOOKS}{words.pk}/", {"params": {"words": ["spam", "eggs"]}}, format="json")
+        )
+    )
     HookConfig.objects.filter(pk=words.pk).update(enabled=True)  # another change, kept while the examples run
     busy.join()
     assert answers[0].status_code == 409, answers[0].content

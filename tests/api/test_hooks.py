@@ -1,4 +1,5 @@
 """/api/hooks/ (the registry) and /api/stashes/<slug>/hooks/ (configured hooks: CRUD, reorder)."""
+
 import pytest
 
 from stash import hooks, processing
@@ -12,8 +13,9 @@ HOOKS = "/api/stashes/audit/hooks/"
 
 @pytest.fixture
 def manager(make_user):
-    return make_user("max", "stash.view_hookconfig", "stash.add_hookconfig", "stash.change_hookconfig",
-                     "stash.delete_hookconfig")
+    return make_user(
+        "max", "stash.view_hookconfig", "stash.add_hookconfig", "stash.change_hookconfig", "stash.delete_hookconfig"
+    )
 
 
 def version(slug="audit"):
@@ -41,8 +43,12 @@ def test_the_registry_is_read_at_request_time(api, audit, manager, register_temp
 
     register_temporarily("test_late", Late)
     client = api(manager)
-    assert {"name": "test_late", "kind": "filter", "description": "Registered after start-up.",
-            "params_schema": Late.params_schema} in client.get("/api/hooks/").json()
+    assert {
+        "name": "test_late",
+        "kind": "filter",
+        "description": "Registered after start-up.",
+        "params_schema": Late.params_schema,
+    } in client.get("/api/hooks/").json()
     assert client.post(HOOKS, {"hook": "test_late"}, format="json").status_code == 201
 
 
@@ -56,15 +62,20 @@ def test_the_registry_needs_authentication(api):
 def test_the_hooks_of_a_stash_list_in_order(api, audit, manager):
     body = api(manager).get(HOOKS).json()
     assert [(hook["hook"], hook["position"], hook["missing"]) for hook in body] == [
-        ("require_fields", 1, False), ("keyword_blocklist", 2, False)]
+        ("require_fields", 1, False),
+        ("keyword_blocklist", 2, False),
+    ]
     one = api(manager).get(f"{HOOKS}{body[1]['id']}/").json()
     assert one["params"] == {"words": ["spam"]}
 
 
 def test_adding_a_hook_appends_it_and_changes_the_stash_version(api, audit, manager):
     before = version()
-    response = api(manager).post(HOOKS, {"hook": "max_size", "label": "Small", "params": {"max_bytes": 100},
-                                         "condition": "has(payload.text)"}, format="json")
+    response = api(manager).post(
+        HOOKS,
+        {"hook": "max_size", "label": "Small", "params": {"max_bytes": 100}, "condition": "has(payload.text)"},
+        format="json",
+    )
     assert response.status_code == 201
     body = response.json()
     assert (body["hook"], body["label"], body["position"], body["enabled"]) == ("max_size", "Small", 3, True)
@@ -73,28 +84,50 @@ def test_adding_a_hook_appends_it_and_changes_the_stash_version(api, audit, mana
     assert (config.stash.slug, config.params, config.condition) == ("audit", {"max_bytes": 100}, "has(payload.text)")
 
 
-@pytest.mark.parametrize("body, field, message", [
-    ({"hook": "os.system", "params": {}}, "hook", '"os.system" is not a valid choice.'),
-    ({"hook": "stash.hooks.filters.MaxSize"}, "hook", '"stash.hooks.filters.MaxSize" is not a valid choice.'),
-    ({"hook": "max_size", "params": {"max_bytes": "big"}}, "params",
-     "Invalid params for hook 'max_size': max_bytes: 'big' is not of type 'integer'"),
-    ({"hook": "max_size", "params": {}}, "params",
-     "Invalid params for hook 'max_size': params: 'max_bytes' is a required property"),
-    ({"hook": "max_size", "params": {"max_bytes": 1}, "condition": '__import__("os")'}, "condition", ""),
-    ({"hook": "max_size", "params": {"max_bytes": 1}, "mode": "destroy"}, "mode", '"destroy" is not a valid choice.'),
-    ({"hook": "max_size", "params": {"max_bytes": 1}, "timeout_ms": -1}, "timeout_ms",
-     "Ensure this value is greater than or equal to 0."),
-    ({"hook": "keyword_blocklist", "params": {"words": ["a\u0000"]}}, "params",
-     "The params contains a NUL character (\\u0000), which cannot be stored."),
-    ({"hook": "keyword_blocklist", "params": None}, "params", "This field may not be null."),
-    ({"hook": "keyword_blocklist", "params": ["spam"]}, "params", "The params must be a JSON object, not an array."),
-    ({"hook": "log", "condition": "payload.text == '\u0000'"}, "condition",
-     "Null characters are not allowed."),
-    ({"hook": "log", "condition": 0}, "condition", "Not a valid string."),
-    ({"hook": "log", "label": 7}, "label", "Not a valid string."),
-    ({"hook": "log", "enabled": 0}, "enabled", "Must be a valid boolean."),
-    ({"hook": "log", "timeout_ms": "500"}, "timeout_ms", "A valid integer is required."),
-])
+@pytest.mark.parametrize(
+    "body, field, message",
+    [
+        ({"hook": "os.system", "params": {}}, "hook", '"os.system" is not a valid choice.'),
+        ({"hook": "stash.hooks.filters.MaxSize"}, "hook", '"stash.hooks.filters.MaxSize" is not a valid choice.'),
+        (
+            {"hook": "max_size", "params": {"max_bytes": "big"}},
+            "params",
+            "Invalid params for hook 'max_size': max_bytes: 'big' is not of type 'integer'",
+        ),
+        (
+            {"hook": "max_size", "params": {}},
+            "params",
+            "Invalid params for hook 'max_size': params: 'max_bytes' is a required property",
+        ),
+        ({"hook": "max_size", "params": {"max_bytes": 1}, "condition": '__import__("os")'}, "condition", ""),
+        (
+            {"hook": "max_size", "params": {"max_bytes": 1}, "mode": "destroy"},
+            "mode",
+            '"destroy" is not a valid choice.',
+        ),
+        (
+            {"hook": "max_size", "params": {"max_bytes": 1}, "timeout_ms": -1},
+            "timeout_ms",
+            "Ensure this value is greater than or equal to 0.",
+        ),
+        (
+            {"hook": "keyword_blocklist", "params": {"words": ["a\u0000"]}},
+            "params",
+            "The params contains a NUL character (\\u0000), which cannot be stored.",
+        ),
+        ({"hook": "keyword_blocklist", "params": None}, "params", "This field may not be null."),
+        (
+            {"hook": "keyword_blocklist", "params": ["spam"]},
+            "params",
+            "The params must be a JSON object, not an array.",
+        ),
+        ({"hook": "log", "condition": "payload.text == '\u0000'"}, "condition", "Null characters are not allowed."),
+        ({"hook": "log", "condition": 0}, "condition", "Not a valid string."),
+        ({"hook": "log", "label": 7}, "label", "Not a valid string."),
+        ({"hook": "log", "enabled": 0}, "enabled", "Must be a valid boolean."),
+        ({"hook": "log", "timeout_ms": "500"}, "timeout_ms", "A valid integer is required."),
+    ],
+)
 def test_an_invalid_hook_config_is_a_400_naming_the_field(api, audit, manager, body, field, message):
     before = version()
     response = api(manager).post(HOOKS, body, format="json")
@@ -126,8 +159,9 @@ def test_a_hook_config_is_checked_once_per_request(api, audit, manager, register
     register_temporarily("test_counted", Counted)
     config = HookConfig.objects.create(stash=audit, hook="test_counted")
     checked.clear()
-    response = getattr(api(manager), method)(HOOKS + path.format(pk=config.pk),
-                                             {"hook": "test_counted", "params": {"n": 2}}, format="json")
+    response = getattr(api(manager), method)(
+        HOOKS + path.format(pk=config.pk), {"hook": "test_counted", "params": {"n": 2}}, format="json"
+    )
     assert response.status_code in (200, 201), response.content
     assert checked == [{"n": 2}]
 
@@ -157,8 +191,9 @@ def test_a_hook_config_is_changed_and_checked_again(api, audit, manager):
 
 
 @pytest.mark.parametrize("method", ["put", "patch"])
-def test_changing_a_hook_config_deleted_meanwhile_is_a_404_and_brings_nothing_back(api, audit, manager, method,
-                                                                                   register_temporarily, monkeypatch):
+def test_changing_a_hook_config_deleted_meanwhile_is_a_404_and_brings_nothing_back(
+    api, audit, manager, method, register_temporarily, monkeypatch
+):
     class Vanishing(hooks.Filter):
         """Its config is deleted (by another request) after the change to it was read, before it is saved."""
 
@@ -176,8 +211,9 @@ def test_changing_a_hook_config_deleted_meanwhile_is_a_404_and_brings_nothing_ba
     config = HookConfig.objects.create(stash=audit, hook="test_vanishing")
     save_hook = processing.save_hook
     monkeypatch.setattr(processing, "save_hook", deleted_first)
-    response = getattr(api(manager), method)(f"{HOOKS}{config.pk}/", {"hook": "test_vanishing", "params": {"n": 1}},
-                                             format="json")
+    response = getattr(api(manager), method)(
+        f"{HOOKS}{config.pk}/", {"hook": "test_vanishing", "params": {"n": 1}}, format="json"
+    )
     assert response.status_code == 404
     assert response.json() == {"detail": "This hook config was deleted meanwhile."}
     assert not HookConfig.objects.filter(hook="test_vanishing").exists()
@@ -212,8 +248,10 @@ def test_an_unknown_stash_has_no_hooks(api, manager):
     assert response.json() == {"detail": "No Stash matches the given query."}
 
 
-@pytest.mark.parametrize("perm, method, allowed", [
-    ("view", "get", 200), ("add", "post", 201), ("change", "patch", 200), ("delete", "delete", 204)])
+@pytest.mark.parametrize(
+    "perm, method, allowed",
+    [("view", "get", 200), ("add", "post", 201), ("change", "patch", 200), ("delete", "delete", 204)],
+)
 def test_each_method_needs_its_model_permission(api, audit, make_user, perm, method, allowed):
     target = audit.hooks.get(hook="keyword_blocklist")
     url = HOOKS if method == "post" else f"{HOOKS}{target.pk}/"
@@ -257,17 +295,21 @@ def test_reorder_based_on_an_old_version_is_a_409_and_moves_nothing(api, audit, 
     response = reorder(api(manager), [blocklist.pk, require.pk], seen)
 
     assert response.status_code == 409
-    assert response.json() == {"detail": f"The hooks of audit changed since version {seen} (now {version()}): "
-                                         "reload them and try again."}
+    assert response.json() == {
+        "detail": f"The hooks of audit changed since version {seen} (now {version()}): reload them and try again."
+    }
     assert list(audit.hooks.in_order().values_list("pk", flat=True)) == [require.pk, blocklist.pk]
 
 
-@pytest.mark.parametrize("order", [
-    lambda require, blocklist: [],
-    lambda require, blocklist: [require.pk],
-    lambda require, blocklist: [require.pk, require.pk],
-    lambda require, blocklist: [require.pk, blocklist.pk, 999_999],
-])
+@pytest.mark.parametrize(
+    "order",
+    [
+        lambda require, blocklist: [],
+        lambda require, blocklist: [require.pk],
+        lambda require, blocklist: [require.pk, require.pk],
+        lambda require, blocklist: [require.pk, blocklist.pk, 999_999],
+    ],
+)
 def test_reorder_must_name_every_hook_once(api, audit, manager, order):
     require, blocklist = audit.hooks.in_order()
     response = reorder(api(manager), order(require, blocklist), version())
@@ -287,8 +329,9 @@ def test_reorder_needs_the_change_permission(api, audit, make_user):
 def test_a_webhook_secret_is_stored_but_never_shown_and_survives_edits(api, audit, manager):
     client = api(manager)
     secret = "s3cret-s3cret-s3cret"
-    created = client.post(HOOKS, {"hook": "webhook", "params": {"url": "https://example.com/in", "secret": secret}},
-                          format="json")
+    created = client.post(
+        HOOKS, {"hook": "webhook", "params": {"url": "https://example.com/in", "secret": secret}}, format="json"
+    )
     assert created.status_code == 201
     assert created.json()["params"] == {"url": "https://example.com/in"}
     url = f"{HOOKS}{created.json()['id']}/"

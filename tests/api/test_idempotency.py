@@ -1,4 +1,5 @@
 """Idempotency-Key on POST /api/contents/: a retry returns the first item; another body is a 409."""
+
 import threading
 
 import pytest
@@ -35,8 +36,9 @@ def test_the_same_key_with_another_body_is_a_409_and_saves_nothing(api, audit, s
     response = post(client, {"stash": "audit", "payload": {"text": "bye"}}, "order-1")
 
     assert response.status_code == 409
-    assert response.json() == {"detail": "This idempotency key was already used for another stash or payload "
-                                         f"(item {first['id']})."}
+    assert response.json() == {
+        "detail": f"This idempotency key was already used for another stash or payload (item {first['id']})."
+    }
     assert list(Content.objects.values_list("payload", flat=True)) == [{"text": "hi"}]
 
 

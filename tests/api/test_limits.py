@@ -1,5 +1,6 @@
 """How big a stash may grow, through the API: hooks per stash, golden examples, the bytes of a
 pipeline document, a hook's timeout; each refused with a 4xx naming the limit, nothing changed."""
+
 import json
 
 import pytest
@@ -8,8 +9,11 @@ from stash.models import Content, Example
 
 pytestmark = pytest.mark.django_db
 
-THREE = [("require_fields", {"fields": ["text"]}), ("keyword_blocklist", {"words": ["spam"]}),
-         ("max_size", {"max_bytes": 1000})]
+THREE = [
+    ("require_fields", {"fields": ["text"]}),
+    ("keyword_blocklist", {"words": ["spam"]}),
+    ("max_size", {"max_bytes": 1000}),
+]
 TOO_MANY_HOOKS = "A stash has at most 3 hooks (STASH_MAX_HOOKS); this would make 4."
 TOO_MANY_EXAMPLES = "A stash has at most 2 golden examples (STASH_MAX_EXAMPLES); this would make 3."
 TIMEOUT_REFUSAL = "At most 30,000 ms: the hard time limit of a judging message (STASH_TIME_LIMIT, 30 s)."
@@ -30,9 +34,13 @@ def client(api, admin_user):
 
 
 def document(hooks=4, **fields):
-    return {"format": "stash.pipeline", "format_version": 1,
-            "hooks": [{"hook": "max_size", "label": f"Size {n}", "params": {"max_bytes": 100 + n}, **fields}
-                      for n in range(hooks)]}
+    return {
+        "format": "stash.pipeline",
+        "format_version": 1,
+        "hooks": [
+            {"hook": "max_size", "label": f"Size {n}", "params": {"max_bytes": 100 + n}, **fields} for n in range(hooks)
+        ],
+    }
 
 
 def test_a_hook_past_the_limit_is_a_400(client, full):
@@ -64,17 +72,26 @@ def test_a_document_past_the_byte_limit_is_a_413_before_it_is_parsed(client, ful
     for text in (body, "{" * 2000):
         response = client.generic("PUT", "/api/stashes/full/pipeline/", text, content_type="application/json")
         assert response.status_code == 413
-        assert response.json() == {"detail": "A pipeline document has at most 1,000 bytes (STASH_MAX_DOCUMENT_BYTES); "
-                                             f"this one has {len(text):,}."}
+        assert response.json() == {
+            "detail": "A pipeline document has at most 1,000 bytes (STASH_MAX_DOCUMENT_BYTES); "
+            f"this one has {len(text):,}."
+        }
     assert full.hooks.count() == 3
 
 
 def test_an_example_past_the_limit_is_a_400_made_or_taken_from_an_item(client, full):
-    assert client.post("/api/stashes/full/examples/", {"name": "two", "payload": {"text": "2"},
-                                                       "verdict": "accepted"}, format="json").status_code == 201
+    assert (
+        client.post(
+            "/api/stashes/full/examples/",
+            {"name": "two", "payload": {"text": "2"}, "verdict": "accepted"},
+            format="json",
+        ).status_code
+        == 201
+    )
 
-    response = client.post("/api/stashes/full/examples/", {"name": "three", "payload": {"text": "3"},
-                                                           "verdict": "accepted"}, format="json")
+    response = client.post(
+        "/api/stashes/full/examples/", {"name": "three", "payload": {"text": "3"}, "verdict": "accepted"}, format="json"
+    )
     assert response.status_code == 400
     assert response.json() == {"non_field_errors": [TOO_MANY_EXAMPLES]}
     item = Content.objects.create(stash=full, payload={"text": "hi"})
@@ -94,8 +111,11 @@ def test_a_timeout_past_the_time_limit_is_a_400_on_every_write(client, full):
     assert response.status_code == 400
     assert response.json()["hooks"] == {"0": {"timeout_ms": [f"Size 0 (max_size): {TIMEOUT_REFUSAL}"]}}
     config.delete()
-    response = client.post("/api/stashes/full/hooks/", {"hook": "max_size", "params": {"max_bytes": 5},
-                                                        "timeout_ms": 30_001}, format="json")
+    response = client.post(
+        "/api/stashes/full/hooks/",
+        {"hook": "max_size", "params": {"max_bytes": 5}, "timeout_ms": 30_001},
+        format="json",
+    )
     assert (response.status_code, response.json()) == (400, {"timeout_ms": [TIMEOUT_REFUSAL]})
     assert list(full.hooks.values_list("timeout_ms", flat=True)) == [2000, 2000]
     response = client.patch(f"/api/stashes/full/hooks/{full.hooks.first().pk}/", {"timeout_ms": 30_000}, format="json")

@@ -1,5 +1,6 @@
 """/api/stashes/<slug>/pipeline/ (the pipeline document), versions/ (list, read, compare, restore),
 examples/ (golden examples: CRUD, run) and /api/contents/<id>/example/."""
+
 import pytest
 
 from stash import processing
@@ -48,18 +49,34 @@ def without_slug(document):
 def test_the_document_lists_settings_hooks_in_order_and_examples(client, audit):
     spam_example(audit, reason_code="blocked_word")
     document = client.get(PIPELINE).json()
-    assert (document["format"], document["format_version"], document["stash"]["slug"]) == ("stash.pipeline", 1,
-                                                                                           "audit")
+    assert (document["format"], document["format_version"], document["stash"]["slug"]) == ("stash.pipeline", 1, "audit")
     assert [(hook["hook"], hook["position"], hook["params"]) for hook in document["hooks"]] == [
-        ("require_fields", 1, {"fields": ["text"]}), ("keyword_blocklist", 2, {"words": ["spam"]})]
+        ("require_fields", 1, {"fields": ["text"]}),
+        ("keyword_blocklist", 2, {"words": ["spam"]}),
+    ]
     assert "id" not in document["hooks"][0]
-    assert document["examples"] == [{"name": "spam", "payload": {"text": "buy spam"}, "verdict": "rejected",
-                                     "reason_code": "blocked_word", "hook": ""}]
+    assert document["examples"] == [
+        {
+            "name": "spam",
+            "payload": {"text": "buy spam"},
+            "verdict": "rejected",
+            "reason_code": "blocked_word",
+            "hook": "",
+        }
+    ]
 
 
 def test_a_document_put_into_another_stash_reads_back_the_same(client, audit, make_stash):
-    HookConfig.objects.create(stash=audit, hook="max_size", label="Small", params={"max_bytes": 500}, mode="observe",
-                              condition="has(payload.text)", timeout_ms=300, on_error="skip")
+    HookConfig.objects.create(
+        stash=audit,
+        hook="max_size",
+        label="Small",
+        params={"max_bytes": 500},
+        mode="observe",
+        condition="has(payload.text)",
+        timeout_ms=300,
+        on_error="skip",
+    )
     spam_example(audit)
     make_stash("copy", hooks=[("max_size", {"max_bytes": 1})])
     document = client.get(PIPELINE).json()
@@ -90,13 +107,18 @@ def test_a_document_with_one_bad_hook_is_refused_naming_its_index_and_field_and_
     assert list(audit.hooks.values_list("label", flat=True)) == ["", ""]
 
 
-@pytest.mark.parametrize("document, field", [
-    ([], "document"),
-    ({"format": "other", "format_version": 1, "hooks": []}, "format"),
-    ({"format": "stash.pipeline", "format_version": True, "hooks": []}, "format_version"),
-    ({"format": "stash.pipeline", "format_version": 1, "hooks": [{"hook": "max_size", "label": "a\x00b"}]},
-     "document"),
-])
+@pytest.mark.parametrize(
+    "document, field",
+    [
+        ([], "document"),
+        ({"format": "other", "format_version": 1, "hooks": []}, "format"),
+        ({"format": "stash.pipeline", "format_version": True, "hooks": []}, "format_version"),
+        (
+            {"format": "stash.pipeline", "format_version": 1, "hooks": [{"hook": "max_size", "label": "a\x00b"}]},
+            "document",
+        ),
+    ],
+)
 def test_a_malformed_document_is_a_400_naming_the_field(client, audit, document, field):
     before = version()
     response = client.put(PIPELINE, document, format="json")
@@ -120,8 +142,14 @@ def test_a_dry_run_says_what_would_change_and_changes_nothing(client, audit):
     before, count = version(), versions()
     response = client.put(f"{PIPELINE}?dry_run=1", document, format="json")
     assert response.status_code == 200
-    assert response.json() == {"stash": "audit", "created": False, "changes": ["removed require_fields"],
-                               "applied": False, "version": None, "examples": []}
+    assert response.json() == {
+        "stash": "audit",
+        "created": False,
+        "changes": ["removed require_fields"],
+        "applied": False,
+        "version": None,
+        "examples": [],
+    }
     assert (version(), versions(), audit.hooks.count()) == (before, count, 2)
 
 
@@ -149,7 +177,8 @@ def test_a_change_that_breaks_an_example_is_refused_with_the_broken_ones(client,
     body = response.json()
     assert "breaks 1 golden example" in body["detail"]
     assert [(result["name"], result["passed"], result["problems"]) for result in body["examples"]] == [
-        ("spam", False, ["expected rejected, got accepted"])]
+        ("spam", False, ["expected rejected, got accepted"])
+    ]
     assert (version(), versions(), audit.hooks.count()) == (before, count, 2)
 
 
@@ -217,12 +246,15 @@ def test_two_versions_compare_as_phrases_and_a_diff(client, changed):
     assert SECRET not in client.get(f"{VERSIONS}diff/?from=1&to={changed}").content.decode()
 
 
-@pytest.mark.parametrize("query, field, message", [
-    ("from=1", "to", "This field is required."),
-    ("from=x&to=1", "from", "A valid integer is required."),
-    ("from=1&to=99", "to", "audit has no version 99."),
-    ("from=0&to=1", "from", "Ensure this value is greater than or equal to 1."),
-])
+@pytest.mark.parametrize(
+    "query, field, message",
+    [
+        ("from=1", "to", "This field is required."),
+        ("from=x&to=1", "from", "A valid integer is required."),
+        ("from=1&to=99", "to", "audit has no version 99."),
+        ("from=0&to=1", "from", "Ensure this value is greater than or equal to 1."),
+    ],
+)
 def test_a_bad_diff_parameter_is_a_400_naming_it(client, changed, query, field, message):
     response = client.get(f"{VERSIONS}diff/?{query}")
     assert response.status_code == 400
@@ -269,8 +301,11 @@ def test_a_runs_config_version_names_the_version_that_judged_it(client, api, aud
 
 
 def test_examples_are_added_read_changed_and_removed(client, audit, owner):
-    response = client.post(EXAMPLES, {"name": "spam", "payload": {"text": "spam"}, "verdict": "rejected",
-                                      "reason_code": "blocked_word"}, format="json")
+    response = client.post(
+        EXAMPLES,
+        {"name": "spam", "payload": {"text": "spam"}, "verdict": "rejected", "reason_code": "blocked_word"},
+        format="json",
+    )
     assert response.status_code == 201
     created = response.json()
     assert (created["name"], created["created_by"], created["content"], created["hook"]) == ("spam", "olga", None, "")
@@ -280,21 +315,33 @@ def test_examples_are_added_read_changed_and_removed(client, audit, owner):
     assert client.patch(url, {"hook": "keyword_blocklist"}, format="json").json()["hook"] == "keyword_blocklist"
     replaced = client.put(url, {"name": "ham", "payload": {"text": "ham"}, "verdict": "accepted"}, format="json")
     assert replaced.status_code == 200
-    assert (replaced.json()["name"], replaced.json()["verdict"], replaced.json()["reason_code"]) == ("ham", "accepted",
-                                                                                                     "blocked_word")
+    assert (replaced.json()["name"], replaced.json()["verdict"], replaced.json()["reason_code"]) == (
+        "ham",
+        "accepted",
+        "blocked_word",
+    )
     assert client.delete(url).status_code == 204
     assert client.get(url).status_code == 404
     assert not Example.objects.exists()
 
 
-@pytest.mark.parametrize("body, field, message", [
-    ({"name": "spam", "payload": {"text": "x"}, "verdict": "accepted"}, "name",
-     "This stash already has an example named 'spam'."),
-    ({"name": "x", "payload": [1], "verdict": "accepted"}, "payload",
-     "The payload must be a JSON object, not an array."),
-    ({"name": "x", "payload": {"text": "x"}, "verdict": "maybe"}, "verdict", '"maybe" is not a valid choice.'),
-    ({"name": 5, "payload": {"text": "x"}, "verdict": "accepted"}, "name", "Not a valid string."),
-])
+@pytest.mark.parametrize(
+    "body, field, message",
+    [
+        (
+            {"name": "spam", "payload": {"text": "x"}, "verdict": "accepted"},
+            "name",
+            "This stash already has an example named 'spam'.",
+        ),
+        (
+            {"name": "x", "payload": [1], "verdict": "accepted"},
+            "payload",
+            "The payload must be a JSON object, not an array.",
+        ),
+        ({"name": "x", "payload": {"text": "x"}, "verdict": "maybe"}, "verdict", '"maybe" is not a valid choice.'),
+        ({"name": 5, "payload": {"text": "x"}, "verdict": "accepted"}, "name", "Not a valid string."),
+    ],
+)
 def test_a_bad_example_is_a_400_naming_the_field(client, audit, body, field, message):
     spam_example(audit)
     response = client.post(EXAMPLES, body, format="json")
@@ -305,8 +352,9 @@ def test_a_bad_example_is_a_400_naming_the_field(client, audit, body, field, mes
 
 def test_an_example_payload_over_the_stash_limit_is_a_413(client, audit):
     Stash.objects.filter(pk=audit.pk).update(max_payload_bytes=10)
-    response = client.post(EXAMPLES, {"name": "big", "payload": {"text": "more than ten"}, "verdict": "accepted"},
-                           format="json")
+    response = client.post(
+        EXAMPLES, {"name": "big", "payload": {"text": "more than ten"}, "verdict": "accepted"}, format="json"
+    )
     assert response.status_code == 413
     assert not Example.objects.exists()
 
@@ -319,7 +367,9 @@ def test_running_the_examples_says_which_pass(client, audit):
     body = response.json()
     assert body["passed"] is False
     assert [(result["name"], result["passed"], result["problems"]) for result in body["results"]] == [
-        ("spam", True, []), ("wrong", False, ["expected held, got accepted"])]
+        ("spam", True, []),
+        ("wrong", False, ["expected held, got accepted"]),
+    ]
     Example.objects.filter(name="wrong").update(verdict="accepted")
     assert client.post(f"{EXAMPLES}run/").json()["passed"] is True
 
@@ -343,13 +393,18 @@ def test_hook_changes_through_the_api_that_break_an_example_are_refused(client, 
     assert broken_names(answers[0]) == broken_names(answers[1]) == [("spam", ["expected rejected, got accepted"])]
     assert broken_names(answers[2]) == [("plain", ["expected accepted, got rejected"])]
     assert (version(), versions(), list(audit.hooks.in_order().values_list("pk", "enabled"))) == (
-        before, count, [(require.pk, True), (blocklist.pk, True)])
+        before,
+        count,
+        [(require.pk, True), (blocklist.pk, True)],
+    )
 
     # A reorder that changes which hook decides an example, too.
-    Example.objects.create(stash=audit, name="no text", payload={"note": "spam"}, verdict="rejected",
-                           hook="require_fields")
-    response = client.post(f"{hooks}reorder/", {"order": [blocklist.pk, require.pk], "config_version": before},
-                           format="json")
+    Example.objects.create(
+        stash=audit, name="no text", payload={"note": "spam"}, verdict="rejected", hook="require_fields"
+    )
+    response = client.post(
+        f"{hooks}reorder/", {"order": [blocklist.pk, require.pk], "config_version": before}, format="json"
+    )
     assert response.status_code == 409
     assert broken_names(response) == [("no text", ["expected 'require_fields' to decide, got 'keyword_blocklist'"])]
     assert list(audit.hooks.in_order().values_list("pk", flat=True)) == [require.pk, blocklist.pk]
@@ -371,7 +426,12 @@ def test_an_item_with_a_verdict_becomes_an_example(client, audit, owner):
     assert response.status_code == 201
     body = response.json()
     assert (body["payload"], body["verdict"], body["reason_code"], body["hook"], body["content"]) == (
-        {"text": "cheap spam"}, "rejected", "blocked_word", "keyword_blocklist", str(content.pk))
+        {"text": "cheap spam"},
+        "rejected",
+        "blocked_word",
+        "keyword_blocklist",
+        str(content.pk),
+    )
     assert client.post(f"{EXAMPLES}run/").json()["passed"] is True
     assert client.get(f"{EXAMPLES}{body['id']}/").json() == body
 

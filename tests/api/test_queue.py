@@ -1,4 +1,5 @@
 """/api/stashes/<slug>/queue/: accepted items in acceptance order; a cursor that never skips or repeats."""
+
 import threading
 import time
 
@@ -43,11 +44,16 @@ def test_the_queue_holds_accepted_items_in_acceptance_order(api, audit, consumer
     body = api(consumer).get(URL).json()
 
     assert [(item["seq"], item["id"], item["payload"]) for item in body["results"]] == [
-        (1, str(first.pk), {"text": "first"}), (2, str(second.pk), {"text": "second"})]
+        (1, str(first.pk), {"text": "first"}),
+        (2, str(second.pk), {"text": "second"}),
+    ]
     assert body["next_after"] == 2
     assert body["next"] == "http://testserver/api/stashes/audit/queue/?after=2&limit=100"
     assert api(consumer).get(body["next"]).json() == {
-        "results": [], "next_after": 2, "next": "http://testserver/api/stashes/audit/queue/?after=2&limit=100"}
+        "results": [],
+        "next_after": 2,
+        "next": "http://testserver/api/stashes/audit/queue/?after=2&limit=100",
+    }
 
 
 @pytest.mark.django_db
@@ -97,9 +103,17 @@ def test_reading_the_queue_needs_the_view_permission(api, audit, submitter):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("params, field", [({"after": -1}, "after"), ({"after": "x"}, "after"),
-                                           ({"limit": 0}, "limit"), ({"limit": 1001}, "limit"),
-                                           ({"after": ""}, "after"), ({"limit": ""}, "limit")])
+@pytest.mark.parametrize(
+    "params, field",
+    [
+        ({"after": -1}, "after"),
+        ({"after": "x"}, "after"),
+        ({"limit": 0}, "limit"),
+        ({"limit": 1001}, "limit"),
+        ({"after": ""}, "after"),
+        ({"limit": ""}, "limit"),
+    ],
+)
 def test_bad_paging_parameters_are_a_400(api, audit, consumer, params, field):
     response = api(consumer).get(URL, params)
     assert response.status_code == 400

@@ -1,5 +1,6 @@
 """``POST /api/contents/<id>/reprocess/`` leaves a person's decision alone (409) unless
 ``include_reviewed=true``; then the decision is kept in the item's history and no longer named."""
+
 import pytest
 
 from stash import processing
@@ -26,24 +27,31 @@ def url(item, query=""):
     return f"/api/contents/{item.pk}/reprocess/{query}"
 
 
-def test_reprocess_refuses_an_item_a_person_decided_and_changes_nothing(api, editor, rejected, broker,
-                                                                       django_capture_on_commit_callbacks):
+def test_reprocess_refuses_an_item_a_person_decided_and_changes_nothing(
+    api, editor, rejected, broker, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         response = api(editor).post(url(rejected))
     assert response.status_code == 409
-    assert response.json() == {"detail": "Not judged again: this item's status was decided in review (by alice). "
-                                         "Send ?include_reviewed=true to replace that decision (the item's history "
-                                         "keeps it); nothing was changed."}
+    assert response.json() == {
+        "detail": "Not judged again: this item's status was decided in review (by alice). "
+        "Send ?include_reviewed=true to replace that decision (the item's history "
+        "keeps it); nothing was changed."
+    }
     item = Content.objects.get(pk=rejected.pk)
     assert (item.status, item.reviewed_by.username, item.review_note, item.overturned) == (
-        "rejected", "alice", "off topic", True)
+        "rejected",
+        "alice",
+        "off topic",
+        True,
+    )
     assert broker.ids == []
     assert api(editor).get(f"/api/contents/{rejected.pk}/").json()["reviewed_by"] == "alice"
 
 
-def test_reprocess_with_include_reviewed_replaces_the_decision_and_keeps_it_in_the_history(api, editor, rejected,
-                                                                                          django_capture_on_commit_callbacks,
-                                                                                          broker):
+def test_reprocess_with_include_reviewed_replaces_the_decision_and_keeps_it_in_the_history(
+    api, editor, rejected, django_capture_on_commit_callbacks, broker
+):
     with django_capture_on_commit_callbacks(execute=True):
         response = api(editor).post(url(rejected, "?include_reviewed=true"))
     assert response.status_code == 202
@@ -54,7 +62,11 @@ def test_reprocess_with_include_reviewed_replaces_the_decision_and_keeps_it_in_t
     assert (item.status, item.reviewed_by, item.review_note, item.overturned) == ("accepted", None, "", False)
     [review] = Review.objects.filter(content=item)
     assert (review.decision, review.status, review.reviewer.username, review.note) == (
-        "overturn", "rejected", "alice", "off topic")
+        "overturn",
+        "rejected",
+        "alice",
+        "off topic",
+    )
     assert review.replaced_at is not None
 
 

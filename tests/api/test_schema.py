@@ -4,6 +4,7 @@ Generated requests (valid ones and deliberately broken ones) go to every operati
 through the WSGI app, authenticated as a superuser so that they reach past the permission checks,
 with a demo stash ("audit", the example slug the schema gives) holding hooks and judged items.
 """
+
 import pytest
 import schemathesis
 from django.core.signals import request_finished, request_started

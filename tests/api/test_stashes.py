@@ -1,4 +1,5 @@
 """/api/stashes/: the stashes you may submit to; /simulate/: a verdict and trail, nothing saved."""
+
 import pytest
 
 from stash.models import Content, HookConfig, PipelineRun
@@ -8,8 +9,11 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def stashes(audit, make_stash):
-    return {"audit": audit, "open": make_stash("open", allow_anonymous=True),
-            "closed": make_stash("closed", is_active=False, allow_anonymous=True)}
+    return {
+        "audit": audit,
+        "open": make_stash("open", allow_anonymous=True),
+        "closed": make_stash("closed", is_active=False, allow_anonymous=True),
+    }
 
 
 def slugs(response):
@@ -31,10 +35,19 @@ def test_the_view_permission_lists_every_stash(api, stashes, make_user):
 
 def test_a_stash_reads_with_its_settings(api, stashes, submitter, settings):
     body = api(submitter).get("/api/stashes/audit/").json()
-    assert body == {"slug": "audit", "name": "Audit", "description": "", "is_active": True, "allow_anonymous": False,
-                    "on_error": "reject", "max_payload_bytes": 1024 * 1024,
-                    "config_version": stashes["audit"].config_version, "queue_head": 0,
-                    "queue": "", "effective_queue": settings.STASH_QUEUE}
+    assert body == {
+        "slug": "audit",
+        "name": "Audit",
+        "description": "",
+        "is_active": True,
+        "allow_anonymous": False,
+        "on_error": "reject",
+        "max_payload_bytes": 1024 * 1024,
+        "config_version": stashes["audit"].config_version,
+        "queue_head": 0,
+        "queue": "",
+        "effective_queue": settings.STASH_QUEUE,
+    }
 
 
 def test_a_stash_you_may_not_submit_to_is_not_found(api, stashes):
@@ -67,11 +80,16 @@ def test_simulate_answers_the_verdict_and_trail_and_saves_nothing(api, audit, te
 
     assert response.status_code == 200
     body = response.json()
-    assert (body["verdict"], body["reason"], body["code"]) == ("rejected", "contains blocked word 'spam' in text",
-                                                               "blocked_word")
+    assert (body["verdict"], body["reason"], body["code"]) == (
+        "rejected",
+        "contains blocked word 'spam' in text",
+        "blocked_word",
+    )
     assert body["decided_by"] == audit.hooks.get(hook="keyword_blocklist").pk
-    assert [(step["hook"], step["outcome"]) for step in body["trail"]] == [("require_fields", "kept"),
-                                                                           ("keyword_blocklist", "dropped")]
+    assert [(step["hook"], step["outcome"]) for step in body["trail"]] == [
+        ("require_fields", "kept"),
+        ("keyword_blocklist", "dropped"),
+    ]
     assert (body["transformed"], body["payload"]) == (False, {"text": "buy spam"})
     assert not Content.objects.exists() and not PipelineRun.objects.exists()
     assert list(HookConfig.objects.values_list("runs_count", flat=True)) == counters_before
@@ -114,8 +132,14 @@ def shouting(make_stash, register_temporarily):
             return {**item.payload, "text": item.payload["text"].upper()}
 
     register_temporarily("test_shout", Shout)
-    return make_stash("shouting", hooks=[("keyword_blocklist", {"words": ["spam"]}), ("test_shout", {}),
-                                         ("require_fields", {"fields": ["title"]})])
+    return make_stash(
+        "shouting",
+        hooks=[
+            ("keyword_blocklist", {"words": ["spam"]}),
+            ("test_shout", {}),
+            ("require_fields", {"fields": ["title"]}),
+        ],
+    )
 
 
 @pytest.mark.parametrize("how", ["body", "query"])
@@ -130,10 +154,14 @@ def test_verbose_simulate_runs_every_hook_and_shows_the_payload_after_each_trans
     assert [(e["hook"], e["outcome"], e["stopped"], e["after_stop"], e["payload"]) for e in result["trail"]] == [
         ("keyword_blocklist", "dropped", True, False, None),
         ("test_shout", "transformed", False, True, {"text": "BUY SPAM"}),
-        ("require_fields", "dropped", False, True, None)]
+        ("require_fields", "dropped", False, True, None),
+    ]
     # The verdict is a normal run's: the first drop decides, on the payload as it was then.
     assert (result["verdict"], result["reason"], result["payload"]) == (
-        "rejected", "contains blocked word 'spam' in text", {"text": "buy spam"})
+        "rejected",
+        "contains blocked word 'spam' in text",
+        {"text": "buy spam"},
+    )
     assert result["decided_by"] == shouting.hooks.get(hook="keyword_blocklist").pk
     assert not Content.objects.exists() and not PipelineRun.objects.exists()
 
@@ -146,8 +174,9 @@ def test_simulate_without_verbose_stops_at_the_first_drop(api, shouting, tester)
 
 
 def test_simulate_refuses_a_verbose_that_is_not_a_boolean(api, audit, tester):
-    response = api(tester).post("/api/stashes/audit/simulate/?verbose=maybe", {"payload": {"text": "hi"}},
-                                format="json")
+    response = api(tester).post(
+        "/api/stashes/audit/simulate/?verbose=maybe", {"payload": {"text": "hi"}}, format="json"
+    )
     assert (response.status_code, response.json()) == (400, {"verbose": ["Must be a valid boolean."]})
 
 
@@ -157,8 +186,9 @@ def test_simulate_runs_on_the_current_payload_of_an_existing_item(api, audit, te
     reader = make_user("rita", "stash.view_hookconfig", "stash.view_content")
     runs, statuses = PipelineRun.objects.count(), list(Content.objects.values_list("status", flat=True))
 
-    response = api(reader).post("/api/stashes/audit/simulate/", {"content_id": str(item.pk), "verbose": True},
-                                format="json")
+    response = api(reader).post(
+        "/api/stashes/audit/simulate/", {"content_id": str(item.pk), "verbose": True}, format="json"
+    )
 
     assert response.status_code == 200, response.content
     result = response.json()
@@ -166,8 +196,7 @@ def test_simulate_runs_on_the_current_payload_of_an_existing_item(api, audit, te
     assert PipelineRun.objects.count() == runs and list(Content.objects.values_list("status", flat=True)) == statuses
 
 
-def test_simulate_refuses_an_item_of_another_stash_or_unknown_or_unreadable(api, audit, make_stash, make_user,
-                                                                              tester):
+def test_simulate_refuses_an_item_of_another_stash_or_unknown_or_unreadable(api, audit, make_stash, make_user, tester):
     other = Content.objects.create(stash=make_stash("other"), payload={"text": "elsewhere"})
     mine = Content.objects.create(stash=audit, payload={"text": "hi"})
     reader = api(make_user("rita", "stash.view_hookconfig", "stash.view_content"))
@@ -178,7 +207,8 @@ def test_simulate_refuses_an_item_of_another_stash_or_unknown_or_unreadable(api,
         return response.json()
 
     assert refused(reader, str(other.pk)) == {
-        "content_id": [f"Item {other.pk} belongs to the stash other, not to audit."]}
+        "content_id": [f"Item {other.pk} belongs to the stash other, not to audit."]
+    }
     unknown = "00000000-0000-4000-8000-000000000000"
     assert refused(reader, unknown) == {"content_id": [f"There is no item {unknown}."]}
     assert refused(reader, "nope") == {"content_id": ["Must be a valid UUID."]}
@@ -186,11 +216,16 @@ def test_simulate_refuses_an_item_of_another_stash_or_unknown_or_unreadable(api,
     assert refused(api(tester), str(mine.pk)) == {"content_id": [f"There is no item {mine.pk}."]}
 
 
-@pytest.mark.parametrize("body, message", [
-    ({}, "Give a payload or a content_id."),
-    ({"payload": {"text": "hi"}, "content_id": "00000000-0000-4000-8000-000000000000"},
-     "Give a payload or a content_id, not both."),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({}, "Give a payload or a content_id."),
+        (
+            {"payload": {"text": "hi"}, "content_id": "00000000-0000-4000-8000-000000000000"},
+            "Give a payload or a content_id, not both.",
+        ),
+    ],
+)
 def test_simulate_needs_a_payload_or_an_item_not_both(api, audit, tester, body, message):
     response = api(tester).post("/api/stashes/audit/simulate/", body, format="json")
     assert (response.status_code, response.json()) == (400, {"non_field_errors": [message]})

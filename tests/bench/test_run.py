@@ -4,6 +4,7 @@ The runner starts its own worker and gunicorn, on a database or var directory of
 after this run's, so the two passes of `make test` and `make bench` never share one), and drives
 them with real saves and wrk. Behaviour only is asserted here, never a timing.
 """
+
 import json
 import os
 import subprocess
@@ -17,14 +18,35 @@ from django.conf import settings
 ROOT = Path(__file__).resolve().parents[2]
 BENCH_REDIS_DB = 11  # `make bench` uses 12, the suites 15 (and 13 by hand)
 ROWS = {
-    "services": ["| bulk:", "| single saves:", "| ORM saves in transactions:", "| latency p50:", "| latency p95:",
-                 "| latency p99:", "| API: wrk", "| live saves under a bulk backlog:", "| … bulk items still open",
-                 "| a fast stash while another's webhook receiver takes", "| … the slow stash's deliveries",
-                 "| tracing on vs off: single saves", "| tracing on vs off: save → verdict p99", "| worker RSS"],
-    "embedded": ["| single saves:", "| latency p50:", "| latency p95:", "| latency p99:", "| 20 quick POSTs",
-                 "| live saves under a bulk backlog:", "| … bulk items still open",
-                 "| a fast stash while another's webhook receiver takes", "| … the slow stash's deliveries",
-                 "| tracing on vs off: single saves", "| tracing on vs off: save → verdict p99"],
+    "services": [
+        "| bulk:",
+        "| single saves:",
+        "| ORM saves in transactions:",
+        "| latency p50:",
+        "| latency p95:",
+        "| latency p99:",
+        "| API: wrk",
+        "| live saves under a bulk backlog:",
+        "| … bulk items still open",
+        "| a fast stash while another's webhook receiver takes",
+        "| … the slow stash's deliveries",
+        "| tracing on vs off: single saves",
+        "| tracing on vs off: save → verdict p99",
+        "| worker RSS",
+    ],
+    "embedded": [
+        "| single saves:",
+        "| latency p50:",
+        "| latency p95:",
+        "| latency p99:",
+        "| 20 quick POSTs",
+        "| live saves under a bulk backlog:",
+        "| … bulk items still open",
+        "| a fast stash while another's webhook receiver takes",
+        "| … the slow stash's deliveries",
+        "| tracing on vs off: single saves",
+        "| tracing on vs off: save → verdict p99",
+    ],
 }
 
 
@@ -45,9 +67,23 @@ def quick_run(tmp_path_factory):
     backend, options = runner_options()
     out = tmp_path_factory.mktemp("bench")
     done = subprocess.run(
-        [sys.executable, "-m", "bench.run", "--quick", "--backend", backend, "--report", str(out / "BENCHMARKS.md"),
-         "--json", str(out / "bench.json"), *options],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "bench.run",
+            "--quick",
+            "--backend",
+            backend,
+            "--report",
+            str(out / "BENCHMARKS.md"),
+            "--json",
+            str(out / "bench.json"),
+            *options,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, f"bench.run failed:\n{done.stdout}\n{done.stderr}"
     results = json.loads((out / "bench.json").read_text())["backends"]

@@ -1,13 +1,21 @@
 """Real headless Chromium (Debian's /usr/bin/chromium) driven by Playwright, against live_server."""
+
 import os
 
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
 # Flags for a sandboxed machine with no network: no background calls home, no GPU.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
 # between browser steps are still plain synchronous calls.

@@ -4,6 +4,7 @@ Pages are listed as URL builders (``Page``): add one for a new page. The admin's
 forms and change forms are read from the admin site itself, so a newly registered model is checked
 without a line here (and fails the test if the demo data has no row of it to open).
 """
+
 from __future__ import annotations
 
 import json
@@ -59,10 +60,15 @@ def _replay(page):
 
 
 def _upload(page):
-    document = {"format": "stash.pipeline", "format_version": 1,
-                "hooks": [{"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}}]}
-    page.set_input_files("#id_file", files=[{"name": "pipeline.json", "mimeType": "application/json",
-                                             "buffer": json.dumps(document).encode()}])
+    document = {
+        "format": "stash.pipeline",
+        "format_version": 1,
+        "hooks": [{"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}}],
+    }
+    page.set_input_files(
+        "#id_file",
+        files=[{"name": "pipeline.json", "mimeType": "application/json", "buffer": json.dumps(document).encode()}],
+    )
     page.click("#upload input[type=submit]")
     page.wait_for_selector("#preview")
 
@@ -79,10 +85,13 @@ ANONYMOUS_PAGES = [
     Page("admin login", lambda demo: reverse("admin:login")),
 ]
 
+
 def per_status(name, url_name):
     """A page for an item of each status: ``url_name`` takes the item's id."""
-    return [Page(f"{name} ({status})", lambda demo, status=status: reverse(url_name, args=[demo.items[status].pk]))
-            for status in Content.Status.values]
+    return [
+        Page(f"{name} ({status})", lambda demo, status=status: reverse(url_name, args=[demo.items[status].pk]))
+        for status in Content.Status.values
+    ]
 
 
 def of_stash(url_name, query=""):
@@ -102,8 +111,10 @@ PAGES = [
     Page("simulate, with a result", of_stash("admin:stash_stash_simulate"), _simulate),
     Page("replay", of_stash("admin:stash_stash_replay")),
     Page("replay, with a result", of_stash("admin:stash_stash_replay"), _replay),
-    Page("hooks of one stash (drag to order)",
-         lambda demo: reverse("admin:stash_hookconfig_changelist") + f"?stash__id__exact={demo.stash.pk}"),
+    Page(
+        "hooks of one stash (drag to order)",
+        lambda demo: reverse("admin:stash_hookconfig_changelist") + f"?stash__id__exact={demo.stash.pk}",
+    ),
     Page("hook config page", lambda demo: reverse("admin:stash_hookconfig_change", args=[demo.config.pk])),
     Page("held items", lambda demo: reverse("admin:stash_content_changelist") + "?status__exact=held"),
     Page("review queue", of_stash("admin:stash_stash_review")),
@@ -142,13 +153,21 @@ def admin_pages(user):
 
 @pytest.fixture
 def demo(make_stash, admin_user, broker):
-    stash = make_stash("audit", name="Audit", allow_anonymous=True, hooks=[
-        {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
-        {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam", "free money"]}},
-        {"hook": "condition", "label": "Long ones wait", "params": {"expression": "size(payload.text) > 40",
-                                                                   "action": "hold"}},
-        {"hook": "max_size", "label": "At most 64 KB", "params": {"max_bytes": 65536}, "mode": "observe"},
-    ])
+    stash = make_stash(
+        "audit",
+        name="Audit",
+        allow_anonymous=True,
+        hooks=[
+            {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
+            {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam", "free money"]}},
+            {
+                "hook": "condition",
+                "label": "Long ones wait",
+                "params": {"expression": "size(payload.text) > 40", "action": "hold"},
+            },
+            {"hook": "max_size", "label": "At most 64 KB", "params": {"max_bytes": 65536}, "mode": "observe"},
+        ],
+    )
     texts = {"accepted": "hello", "rejected": "spam, spam", "held": "a long one, " * 5}
     items = {}
     for status, text in texts.items():
@@ -162,20 +181,30 @@ def demo(make_stash, admin_user, broker):
     for status in ("pending", "processing", "failed"):
         items[status] = Content.objects.create(stash=stash, payload={"text": f"waits: {status}"})
     Content.objects.filter(pk=items["processing"].pk).update(status="processing", attempts=1)
-    Content.objects.filter(pk=items["failed"].pk).update(status="failed", attempts=3,
-                                                          reason="No spam: the worker died 3 times")
+    Content.objects.filter(pk=items["failed"].pk).update(
+        status="failed", attempts=3, reason="No spam: the worker died 3 times"
+    )
     Example.objects.create(stash=stash, name="plain text", payload={"text": "hello"}, verdict="accepted")
     processing.example_from(items["rejected"], admin_user, verdict="rejected")
     Group.objects.create(name="Reviewers")
     # Someone else's failed logins, from elsewhere (the admin's own login would clear its own).
-    seen = {"username": "intruder", "ip_address": "203.0.113.9", "user_agent": "curl/8", "http_accept": "*/*",
-            "path_info": "/admin/login/"}
+    seen = {
+        "username": "intruder",
+        "ip_address": "203.0.113.9",
+        "user_agent": "curl/8",
+        "http_accept": "*/*",
+        "path_info": "/admin/login/",
+    }
     AccessAttempt.objects.create(**seen, get_data="", post_data="username=intruder", failures_since_start=2)
     AccessFailureLog.objects.create(**seen)
     AccessLog.objects.create(**seen)
     Token.objects.create(user=admin_user)
-    return Demo(stash=stash, items={status: Content.objects.get(pk=item.pk) for status, item in items.items()},
-                run=PipelineRun.objects.filter(content=items["held"]).first(), config=stash.hooks.first())
+    return Demo(
+        stash=stash,
+        items={status: Content.objects.get(pk=item.pk) for status, item in items.items()},
+        run=PipelineRun.objects.filter(content=items["held"]).first(),
+        config=stash.hooks.first(),
+    )
 
 
 def audit(page, url, then=None):
@@ -188,8 +217,10 @@ def audit(page, url, then=None):
     for violation in results.response["violations"]:
         if violation["impact"] in FAILING_IMPACTS:
             targets = ", ".join(" ".join(node["target"]) for node in violation["nodes"])
-            lines.append(f"  {violation['id']} ({violation['impact']}): {violation['help']}; "
-                         f"{len(violation['nodes'])} element(s): {targets}")
+            lines.append(
+                f"  {violation['id']} ({violation['impact']}): {violation['help']}; "
+                f"{len(violation['nodes'])} element(s): {targets}"
+            )
     return lines
 
 

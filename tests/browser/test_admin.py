@@ -1,4 +1,5 @@
 """The hook admin in real headless Chromium: pick and configure, drag into order, toggle, simulate."""
+
 import os
 from pathlib import Path
 
@@ -21,12 +22,20 @@ SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
 @pytest.fixture
 def audit(make_stash):
-    return make_stash("audit", name="Audit", description="Text required, no spam, 64 KB at most.", hooks=[
-        {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
-        {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam", "free money"],
-                                                                    "whole_word": True}},
-        {"hook": "max_size", "label": "At most 64 KB", "params": {"max_bytes": 65536}},
-    ])
+    return make_stash(
+        "audit",
+        name="Audit",
+        description="Text required, no spam, 64 KB at most.",
+        hooks=[
+            {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
+            {
+                "hook": "keyword_blocklist",
+                "label": "No spam",
+                "params": {"words": ["spam", "free money"], "whole_word": True},
+            },
+            {"hook": "max_size", "label": "At most 64 KB", "params": {"max_bytes": 65536}},
+        ],
+    )
 
 
 def labels(stash):
@@ -62,7 +71,8 @@ def test_adding_a_hook_shows_its_schema_refuses_bad_params_and_saves_good_ones(l
     expect(page.locator("#id_params")).to_have_value('{\n  "whole_word": false\n}')
     help_box = page.locator(".stash-hook-help")
     expect(page.locator("#id_hook option:checked")).to_have_text(
-        "keyword_blocklist (filter): Drop content whose text contains a blocked word or phrase (case-insensitive).")
+        "keyword_blocklist (filter): Drop content whose text contains a blocked word or phrase (case-insensitive)."
+    )
     expect(help_box).to_contain_text("words (list of string, required)")
     page.fill("#id_label", "No scam")
     page.click("input[name=_save]")
@@ -81,8 +91,9 @@ def test_dragging_a_hook_above_another_changes_the_order_the_next_item_is_judged
     page = logged_in
     for text in ("hello", "spam, spam", "free money"):
         judge(audit, {"text": text})
-    HookConfig.objects.create(stash=audit, hook="require_fields", label="Needs a title", enabled=False,
-                              params={"fields": ["title"]})
+    HookConfig.objects.create(
+        stash=audit, hook="require_fields", label="Needs a title", enabled=False, params={"fields": ["title"]}
+    )
     page.goto(f"{live_server.url}/admin/stash/stash/{audit.pk}/change/")
     rows = page.locator("#hooks-group tr.has_original")
     expect(rows).to_have_count(4)

@@ -1,5 +1,6 @@
 """Golden examples guarding the stash page and the hooks list in real Chromium, and the pipeline pages
 at 1280 px."""
+
 import json
 
 import pytest
@@ -14,10 +15,14 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def audit(make_stash):
-    stash = make_stash("audit", name="Audit", hooks=[
-        {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
-        {"hook": "max_size", "label": "At most 64 KB", "params": {"max_bytes": 65536}},
-    ])
+    stash = make_stash(
+        "audit",
+        name="Audit",
+        hooks=[
+            {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
+            {"hook": "max_size", "label": "At most 64 KB", "params": {"max_bytes": 65536}},
+        ],
+    )
     Example.objects.create(stash=stash, name="plain text", payload={"text": "hello there"}, verdict="accepted")
     return stash
 
@@ -27,7 +32,8 @@ def size_limit():
 
 
 def test_an_edit_that_breaks_an_example_is_refused_then_saved_with_a_warning_once_the_stash_warns(
-        logged_in, live_server, audit):
+    logged_in, live_server, audit
+):
     page = logged_in
     page.goto(f"{live_server.url}/admin/stash/stash/{audit.pk}/change/")
     expect(page.locator("#id_examples_policy")).to_have_value("block")
@@ -48,21 +54,25 @@ def test_an_edit_that_breaks_an_example_is_refused_then_saved_with_a_warning_onc
     page.select_option("#id_examples_policy", "warn")
     page.click("input[name=_save]")
     warning = page.locator(".messagelist .warning")
-    expect(warning).to_contain_text("Saved, but this change breaks a golden example: Example “plain text”: "
-                                    "expected accepted, got rejected")
+    expect(warning).to_contain_text(
+        "Saved, but this change breaks a golden example: Example “plain text”: expected accepted, got rejected"
+    )
     assert size_limit() == {"max_bytes": 10}
     assert Stash.objects.get(pk=audit.pk).examples_policy == "warn"
 
 
-def test_a_drag_in_the_hooks_list_that_breaks_an_example_is_undone_and_says_why(logged_in, live_server,
-                                                                               make_stash):
+def test_a_drag_in_the_hooks_list_that_breaks_an_example_is_undone_and_says_why(logged_in, live_server, make_stash):
     page = logged_in
-    stash = make_stash("sized", hooks=[
-        {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
-        {"hook": "max_size", "label": "At most 10 B", "params": {"max_bytes": 10}},
-    ])
-    Example.objects.create(stash=stash, name="no text", payload={"note": "a long note, and no text"},
-                           verdict="rejected", hook="Needs text")
+    stash = make_stash(
+        "sized",
+        hooks=[
+            {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
+            {"hook": "max_size", "label": "At most 10 B", "params": {"max_bytes": 10}},
+        ],
+    )
+    Example.objects.create(
+        stash=stash, name="no text", payload={"note": "a long note, and no text"}, verdict="rejected", hook="Needs text"
+    )
     page.goto(f"{live_server.url}/admin/stash/hookconfig/?stash__id__exact={stash.pk}")
     handles = page.locator("#result_list div.drag.handle")
     expect(handles).to_have_count(2)
@@ -70,8 +80,9 @@ def test_a_drag_in_the_hooks_list_that_breaks_an_example_is_undone_and_says_why(
 
     # Refused: the list is loaded again, in the order that holds, with the reason on top.
     error = page.locator(".messagelist .error")
-    expect(error).to_contain_text("Nothing was changed. It breaks golden examples of sized, which refuses such "
-                                  "changes.")
+    expect(error).to_contain_text(
+        "Nothing was changed. It breaks golden examples of sized, which refuses such changes."
+    )
     expect(error).to_contain_text("Example “no text”: expected 'Needs text' to decide, got 'At most 10 B'")
     expect(page.locator("#result_list tbody .field-title")).to_have_text(["Needs text", "At most 10 B"])
     assert list(stash.hooks.in_order().values_list("label", flat=True)) == ["Needs text", "At most 10 B"]

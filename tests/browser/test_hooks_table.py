@@ -1,4 +1,5 @@
 """The stash's table of hooks at 1280 px and the params form made from each hook's schema, in real Chromium."""
+
 import pytest
 from playwright.sync_api import expect
 
@@ -16,15 +17,29 @@ LONG_LABEL = "Drops every item whose text mentions any of the words the moderato
 
 @pytest.fixture
 def audit(make_stash):
-    return make_stash("audit", name="Audit", hooks=[
-        {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
-        {"hook": "keyword_blocklist", "label": LONG_LABEL,
-         "params": {"words": ["spam", "free money", "a rather long phrase that nobody should write"]}},
-        {"hook": "max_size", "label": "At most 64 KB", "params": {"max_bytes": 65536}},
-        {"hook": "webhook", "label": "Notify", "condition": "has(payload.data) && payload.data.probability > 0.5",
-         "params": {"url": "https://example.com/hooks/stash/accepted/with/a/long/path", "secret": SECRET,
-                    "events": ["accept", "reject"]}},
-    ])
+    return make_stash(
+        "audit",
+        name="Audit",
+        hooks=[
+            {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
+            {
+                "hook": "keyword_blocklist",
+                "label": LONG_LABEL,
+                "params": {"words": ["spam", "free money", "a rather long phrase that nobody should write"]},
+            },
+            {"hook": "max_size", "label": "At most 64 KB", "params": {"max_bytes": 65536}},
+            {
+                "hook": "webhook",
+                "label": "Notify",
+                "condition": "has(payload.data) && payload.data.probability > 0.5",
+                "params": {
+                    "url": "https://example.com/hooks/stash/accepted/with/a/long/path",
+                    "secret": SECRET,
+                    "events": ["accept", "reject"],
+                },
+            },
+        ],
+    )
 
 
 def overflow(page):
@@ -49,8 +64,18 @@ def test_the_hooks_table_fits_a_1280_px_window_with_every_field_labelled(logged_
     expect(rows).to_have_count(4)
     expect(page.locator("#nav-sidebar")).to_be_visible()  # the admin's sidebar takes its share
     assert max(overflow(page).values()) <= 0, overflow(page)
-    for name in ("Hook", "Label", "Enabled", "Mode", "On error", "Timeout (ms)", "Params", "Condition", "Counters",
-                 "Delete?"):
+    for name in (
+        "Hook",
+        "Label",
+        "Enabled",
+        "Mode",
+        "On error",
+        "Timeout (ms)",
+        "Params",
+        "Condition",
+        "Counters",
+        "Delete?",
+    ):
         expect(page.locator("#hooks-group thead th", has_text=name).first).to_be_visible()
     # Each hook's params are one line until opened; opened, they still fit.
     notify = rows.nth(3)
@@ -66,11 +91,13 @@ def test_the_hooks_table_fits_a_1280_px_window_with_every_field_labelled(logged_
     for cell in ("td.field-hook_counters", "td.delete", "td.field-timeout_ms"):
         box = notify.locator(cell).bounding_box()
         assert box["x"] + box["width"] <= page.evaluate(
-            "document.querySelector('#hooks-group fieldset').getBoundingClientRect().right"), cell
+            "document.querySelector('#hooks-group fieldset').getBoundingClientRect().right"
+        ), cell
 
 
 def test_a_bad_value_in_the_params_form_shows_its_error_and_saves_nothing_then_a_good_one_saves(
-        logged_in, live_server, audit):
+    logged_in, live_server, audit
+):
     page = logged_in
     rows = stash_page(page, live_server, audit)
     size = rows.nth(2)
@@ -81,7 +108,8 @@ def test_a_bad_value_in_the_params_form_shows_its_error_and_saves_nothing_then_a
     expect(page.locator(".errornote")).to_be_visible()
     size = page.locator("#hooks-2")
     expect(size.locator("td.field-params > .errorlist")).to_have_text(
-        "Invalid params for hook 'max_size': max_bytes: 0 is less than the minimum of 1")
+        "Invalid params for hook 'max_size': max_bytes: 0 is less than the minimum of 1"
+    )
     expect(size.locator(".stash-params-form")).to_be_visible()  # opened where the error is
     expect(size.locator(".stash-params-form")).to_contain_text("0 is less than the minimum of 1")
     assert HookConfig.objects.get(hook="max_size").params == {"max_bytes": 65536}
@@ -108,9 +136,11 @@ def test_the_hook_config_page_edits_params_in_the_form_or_as_raw_json(logged_in,
     editor.get_by_label("edit as raw JSON").check()
     raw = page.locator("#id_params")
     expect(raw).to_be_visible()
-    expect(raw).to_have_value('{\n  "words": [\n    "spam",\n    "free money",\n'
-                              '    "a rather long phrase that nobody should write",\n    "scam"\n  ],\n'
-                              '  "whole_word": true\n}')
+    expect(raw).to_have_value(
+        '{\n  "words": [\n    "spam",\n    "free money",\n'
+        '    "a rather long phrase that nobody should write",\n    "scam"\n  ],\n'
+        '  "whole_word": true\n}'
+    )
     raw.fill('{"words": ["scam", "spam"], "whole_word": true}')
     editor.get_by_label("edit as raw JSON").uncheck()
     expect(words).to_have_count(2)  # the two words; the list of fields is empty
@@ -172,7 +202,8 @@ def test_picking_another_hook_switches_its_params_to_raw_json_until_saved(logged
 
 
 def test_a_row_of_the_hooks_table_offers_every_hook_and_a_new_row_gets_the_picked_ones_defaults(
-        logged_in, live_server, audit):
+    logged_in, live_server, audit
+):
     page = logged_in
     rows = stash_page(page, live_server, audit)
     picker = rows.nth(0).locator("select[name$=-hook]")

@@ -1,5 +1,6 @@
 """The review queue in real headless Chromium: from the admin index's panel, approve, reject,
 overturn, skip and judge again, with the mouse and with the keyboard."""
+
 from datetime import timedelta
 
 import pytest
@@ -25,9 +26,14 @@ class HoldLinks(hooks.Filter):
 def held(make_stash, register_temporarily):
     """Five held items of the stash Audit, "http://1" the oldest."""
     register_temporarily("test_hold_links", HoldLinks)
-    audit = make_stash("audit", name="Audit", hooks=[
-        {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"]}},
-        {"hook": "test_hold_links", "label": "Links"}])
+    audit = make_stash(
+        "audit",
+        name="Audit",
+        hooks=[
+            {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"]}},
+            {"hook": "test_hold_links", "label": "Links"},
+        ],
+    )
     start = timezone.now() - timedelta(hours=1)
     items = []
     for n in range(1, 6):
@@ -81,7 +87,8 @@ def test_reviewing_held_items_with_the_mouse_and_the_keyboard(logged_in, live_se
     page.keyboard.press("Escape")
     page.keyboard.press("o")
     expect(page.locator(".messagelist")).to_have_text(
-        f"Overturned the verdict on item {str(three.pk)[:8]}: it is accepted now.")
+        f"Overturned the verdict on item {str(three.pk)[:8]}: it is accepted now."
+    )
     three.refresh_from_db()
     assert (three.status, three.overturned, three.review_note) == ("accepted", True, "ok really")
     assert three.decided_by.overturned_count == 1

@@ -1,4 +1,5 @@
 """Simulate and replay in real Chromium: verbose runs, an existing item, a draft of the hooks, judging again."""
+
 import json
 
 import pytest
@@ -12,12 +13,16 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def audit(make_stash):
-    return make_stash("audit", name="Audit", hooks=[
-        {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
-        {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"], "whole_word": True}},
-        {"hook": "normalize_text", "label": "Lower", "params": {"lowercase": True}},
-        {"hook": "max_size", "label": "At most 64 KB", "params": {"max_bytes": 65536}},
-    ])
+    return make_stash(
+        "audit",
+        name="Audit",
+        hooks=[
+            {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
+            {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"], "whole_word": True}},
+            {"hook": "normalize_text", "label": "Lower", "params": {"lowercase": True}},
+            {"hook": "max_size", "label": "At most 64 KB", "params": {"max_bytes": 65536}},
+        ],
+    )
 
 
 def judge(stash, payload):
@@ -67,7 +72,8 @@ def test_simulate_on_an_existing_item(logged_in, live_server, audit, make_stash)
     page.fill("#id_content_id", str(other.pk))
     page.click("input[type=submit]")
     expect(page.locator(".field-content_id .errorlist, .errorlist")).to_contain_text(
-        f"Item {other.pk} belongs to the stash other, not to audit.")
+        f"Item {other.pk} belongs to the stash other, not to audit."
+    )
     expect(page.locator("#simulation")).to_have_count(0)
 
     page.fill("#id_content_id", str(item.pk))
@@ -100,7 +106,8 @@ def test_a_draft_of_the_hooks_runs_from_the_stash_page_and_saves_nothing(logged_
     draft.wait_for_load_state()
     expect(draft.locator("#draft h2")).to_have_text("Draft hooks (not saved)")
     expect(draft.locator("#content-main > p.help").first).to_contain_text(
-        "3 enabled hooks run, in this order: 1. Needs text · 2. No spam · 4. At most 64 KB")
+        "3 enabled hooks run, in this order: 1. Needs text · 2. No spam · 4. At most 64 KB"
+    )
     # Straight away on the latest item's payload, with every hook shown.
     expect(draft.locator("#simulation h2")).to_have_text("Verdict: rejected — contains blocked word 'hello' in text")
     expect(trail_rows(draft)).to_have_count(3)
@@ -125,7 +132,7 @@ def test_a_draft_of_the_hooks_runs_from_the_stash_page_and_saves_nothing(logged_
 
 def test_replay_explains_each_change_and_judges_the_items_again(logged_in, live_server, audit, broker):
     page = logged_in
-    png = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
     spam = judge(audit, {"text": "spam, the whole " + "long story " * 12})
     picture = judge(audit, {"text": "a scam", "filename": "cat.png", "b64_file": png})
     judge(audit, {"text": "fine"})
@@ -134,7 +141,8 @@ def test_replay_explains_each_change_and_judges_the_items_again(logged_in, live_
     page.click("text=Replay")
     page.click("input[type=submit]")
     expect(page.locator("#replay h2")).to_have_text(
-        "Of the latest 3 items, the current hooks would newly reject 1, would newly accept 1, would newly hold 0.")
+        "Of the latest 3 items, the current hooks would newly reject 1, would newly accept 1, would newly hold 0."
+    )
     rows = page.locator("#replay tbody tr")
     expect(rows).to_have_count(2)
     photo = rows.filter(has_text="cat.png")

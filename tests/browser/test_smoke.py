@@ -1,4 +1,5 @@
 """The browser set-up itself: Chromium logs in to the admin."""
+
 import pytest
 
 pytestmark = pytest.mark.django_db(transaction=True)

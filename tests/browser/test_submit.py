@@ -1,4 +1,5 @@
 """In Chromium: log in, submit through the form, and watch the status page turn into the verdict."""
+
 import pytest
 from django.contrib.auth.models import Permission
 from playwright.sync_api import expect
@@ -11,10 +12,14 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture
 def audit(make_stash):
-    return make_stash("audit", name="Audit", hooks=[
-        {"hook": "require_fields", "params": {"fields": ["text"]}, "label": "Needs text"},
-        {"hook": "keyword_blocklist", "params": {"words": ["spam"]}, "label": "No spam"},
-    ])
+    return make_stash(
+        "audit",
+        name="Audit",
+        hooks=[
+            {"hook": "require_fields", "params": {"fields": ["text"]}, "label": "Needs text"},
+            {"hook": "keyword_blocklist", "params": {"words": ["spam"]}, "label": "No spam"},
+        ],
+    )
 
 
 @pytest.fixture
@@ -48,8 +53,7 @@ class HeldBroker:
             self.real.send_task(name, args=args, **options)
 
 
-def test_a_submission_turns_into_its_verdict_without_a_reload(page, live_server, worker, audit, submitter,
-                                                              monkeypatch):
+def test_a_submission_turns_into_its_verdict_without_a_reload(page, live_server, worker, audit, submitter, monkeypatch):
     broker = HeldBroker(publishing.current_app)
     monkeypatch.setattr(publishing, "current_app", broker)  # so that the page is seen waiting first
     log_in_to_submit(page, live_server)
@@ -77,11 +81,13 @@ def test_a_rejected_file_submission_shows_the_hook_and_the_reason(page, live_ser
     page.get_by_role("button", name="Submit").click()
     page.wait_for_url(f"{live_server.url}/c/*/")
 
-    expect(page.locator("#verdict .status")).to_have_text("Rejected: contains blocked word 'spam' in text",
-                                                          timeout=30_000)
+    expect(page.locator("#verdict .status")).to_have_text(
+        "Rejected: contains blocked word 'spam' in text", timeout=30_000
+    )
     expect(page.locator("#verdict .reason")).to_have_text("contains blocked word 'spam' in text")
     expect(page.locator("#verdict ol.trail li").nth(1)).to_have_text(
-        "No spam dropped it: contains blocked word 'spam' in text.")
+        "No spam dropped it: contains blocked word 'spam' in text."
+    )
     expect(page.get_by_text("File: note.txt")).to_be_visible()
     expect(page.locator("pre.data")).to_have_text('{\n  "channel": "browser"\n}')
     assert Content.objects.get().payload["data"] == {"channel": "browser"}

@@ -3,6 +3,7 @@
 ``STASH_CHAOS_SCALE=long`` (``make chaos``) runs more items; the short run is part of ``make test``.
 ``STASH_CHAOS_FIGURES=<path>`` writes the figures as JSON for ``tests.chaos.report``.
 """
+
 import json
 import os
 import uuid
@@ -33,12 +34,16 @@ def pytest_terminal_summary(terminalreporter):
     if not FIGURES:
         return
     terminalreporter.section("chaos figures")
-    terminalreporter.write_line(f"{'scenario':58} {'backend':10} {'items':>5} {'lost':>4} {'twice':>5} "
-                                f"{'wrong':>5} {'queue':>5} {'recovery s':>10} {'restarts':>8}")
+    terminalreporter.write_line(
+        f"{'scenario':58} {'backend':10} {'items':>5} {'lost':>4} {'twice':>5} "
+        f"{'wrong':>5} {'queue':>5} {'recovery s':>10} {'restarts':>8}"
+    )
     for f in FIGURES:
         recovery = "-" if f.recovery_seconds is None else f"{f.recovery_seconds:.1f}"
-        terminalreporter.write_line(f"{f.scenario:58} {f.backend:10} {f.items:5} {f.lost:4} {f.judged_twice:5} "
-                                    f"{f.wrong:5} {f.queue_faults:5} {recovery:>10} {f.worker_restarts:8}")
+        terminalreporter.write_line(
+            f"{f.scenario:58} {f.backend:10} {f.items:5} {f.lost:4} {f.judged_twice:5} "
+            f"{f.wrong:5} {f.queue_faults:5} {recovery:>10} {f.worker_restarts:8}"
+        )
         if f.measured:
             terminalreporter.write_line("    " + ", ".join(f"{name} {value}" for name, value in f.measured.items()))
 

@@ -12,6 +12,7 @@ counts what went wrong:
 Recovery is the time from the end of the fault to the last verdict. A worker that exits on its
 own meanwhile is started again, as a supervisor would, and counted.
 """
+
 from __future__ import annotations
 
 import os
@@ -137,13 +138,23 @@ class Scenario:
         return figures
 
     def count(self, ids) -> Figures:
-        figures = Figures(self.name, backend(), SCALE, items=len(ids), worker_restarts=self.worker_restarts,
-                          expected_failure=self.expected_failure)
+        figures = Figures(
+            self.name,
+            backend(),
+            SCALE,
+            items=len(ids),
+            worker_restarts=self.worker_restarts,
+            expected_failure=self.expected_failure,
+        )
         found = {c.pk: c for c in Content.objects.filter(pk__in=ids)}
         for pk in ids:
             item = found.get(pk)
-            if item is None or item.status in WAITING or item.processed_revision != item.revision and (
-                    item.status != Content.Status.FAILED):
+            if (
+                item is None
+                or item.status in WAITING
+                or item.processed_revision != item.revision
+                and (item.status != Content.Status.FAILED)
+            ):
                 figures.lost += 1
                 figures.problems.append(f"{pk}: no verdict ({item.status if item else 'gone'})")
                 continue
@@ -153,8 +164,12 @@ class Scenario:
             if item.status not in expected:
                 figures.wrong += 1
                 figures.problems.append(f"{pk}: {item.status}, not {sorted(expected)} ({item.reason})")
-        twice = (PipelineRun.objects.filter(content_id__in=ids).values("content_id", "revision")
-                 .annotate(runs=Count("id")).filter(runs__gt=1))
+        twice = (
+            PipelineRun.objects.filter(content_id__in=ids)
+            .values("content_id", "revision")
+            .annotate(runs=Count("id"))
+            .filter(runs__gt=1)
+        )
         for row in twice:
             figures.judged_twice += 1
             figures.problems.append(f"{row['content_id']} r{row['revision']}: {row['runs']} runs")
@@ -167,8 +182,9 @@ class Scenario:
         """Numbers are handed out 1..head, one per accepting run; those of items accepted and then
         edited are gone from the queue, every other must be held by exactly one item."""
         head = Stash.objects.get(pk=stash_id).queue_head
-        seqs = list(Content.objects.filter(stash_id=stash_id, queue_seq__isnull=False)
-                    .values_list("queue_seq", flat=True))
+        seqs = list(
+            Content.objects.filter(stash_id=stash_id, queue_seq__isnull=False).values_list("queue_seq", flat=True)
+        )
         accepted_runs = PipelineRun.objects.filter(content__stash_id=stash_id, outcome="accepted")
         superseded = sum(1 for run in accepted_runs.select_related("content") if run.revision != run.content.revision)
         repeats = len(seqs) - len(set(seqs))
@@ -176,8 +192,10 @@ class Scenario:
         gaps = head - len(set(seqs)) - superseded
         faults = repeats + beyond + abs(gaps) + abs(accepted_runs.count() - head)
         if faults:
-            problems.append(f"stash {stash_id}: head {head}, numbers {sorted(seqs)[:20]}..., {repeats} repeated, "
-                            f"{beyond} beyond the head, {gaps} missing, {accepted_runs.count()} accepting runs")
+            problems.append(
+                f"stash {stash_id}: head {head}, numbers {sorted(seqs)[:20]}..., {repeats} repeated, "
+                f"{beyond} beyond the head, {gaps} missing, {accepted_runs.count()} accepting runs"
+            )
         return faults
 
 

@@ -1,4 +1,5 @@
 """The processes a chaos scenario owns: a Redis server it may stop, restart or flush, and workers."""
+
 import os
 import signal
 import socket
@@ -40,14 +41,35 @@ class RedisServer:
 
     def as_cache(self, settings):
         """``CACHES`` with this server as the cache, as the settings make it for ``CACHE_URL``."""
-        return {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": self.url, "KEY_PREFIX": "stash",
-                            "OPTIONS": settings.REDIS_CACHE_OPTIONS}}
+        return {
+            "default": {
+                "BACKEND": "django_redis.cache.RedisCache",
+                "LOCATION": self.url,
+                "KEY_PREFIX": "stash",
+                "OPTIONS": settings.REDIS_CACHE_OPTIONS,
+            }
+        }
 
     def start(self, timeout=20):
         with open(self.log_path, "a") as log:
             self.process = subprocess.Popen(
-                [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                 "--daemonize", "no"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                [
+                    REDIS_SERVER,
+                    "--port",
+                    str(self.port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--daemonize",
+                    "no",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:

@@ -1,7 +1,8 @@
 """Write the chaos figures into docs/RELIABILITY.md, between its markers; the rest is hand-written.
 
-    python -m tests.chaos.report docs/RELIABILITY.md var/chaos/embedded.json var/chaos/services.json
+python -m tests.chaos.report docs/RELIABILITY.md var/chaos/embedded.json var/chaos/services.json
 """
+
 import argparse
 import datetime
 import json
@@ -10,22 +11,30 @@ from pathlib import Path
 
 START = "<!-- chaos-figures:start (written by `make chaos`; edit outside these markers) -->"
 END = "<!-- chaos-figures:end -->"
-BACKENDS = {"sqlite": "embedded (SQLite; filesystem broker, or our own Redis where the broker fails)",
-            "postgresql": "services (PostgreSQL; Redis)"}
+BACKENDS = {
+    "sqlite": "embedded (SQLite; filesystem broker, or our own Redis where the broker fails)",
+    "postgresql": "services (PostgreSQL; Redis)",
+}
 
 
 def table(rows):
-    lines = [("| scenario | items | lost | judged twice | wrong verdicts | queue faults | recovery (s) "
-              "| worker restarts | result |"),
-             "|---|--:|--:|--:|--:|--:|--:|--:|---|"]
+    lines = [
+        (
+            "| scenario | items | lost | judged twice | wrong verdicts | queue faults | recovery (s) "
+            "| worker restarts | result |"
+        ),
+        "|---|--:|--:|--:|--:|--:|--:|--:|---|",
+    ]
     for row in rows:
         clean = not (row["lost"] or row["judged_twice"] or row["wrong"] or row["queue_faults"])
         result = "ok" if clean else "**fails**"
         if row.get("expected_failure"):
             result += f" (expected until fixed: {row['expected_failure']})"
         recovery = "–" if row["recovery_seconds"] is None else f"{row['recovery_seconds']:.1f}"
-        lines.append(f"| {row['scenario']} | {row['items']} | {row['lost']} | {row['judged_twice']} | {row['wrong']} "
-                     f"| {row['queue_faults']} | {recovery} | {row.get('worker_restarts', 0)} | {result} |")
+        lines.append(
+            f"| {row['scenario']} | {row['items']} | {row['lost']} | {row['judged_twice']} | {row['wrong']} "
+            f"| {row['queue_faults']} | {recovery} | {row.get('worker_restarts', 0)} | {result} |"
+        )
     return lines
 
 
@@ -37,8 +46,10 @@ def section(figures, command, when):
         if rows:
             lines += [f"**{title}**", "", *table(rows), ""]
             measured = [row for row in rows if row.get("measured")]
-            lines += [f"- {row['scenario']}: " + ", ".join(f"{name} {value}" for name, value in row["measured"].items())
-                      for row in measured] + ([""] if measured else [])
+            lines += [
+                f"- {row['scenario']}: " + ", ".join(f"{name} {value}" for name, value in row["measured"].items())
+                for row in measured
+            ] + ([""] if measured else [])
     if not figures:
         lines += ["No figures: the run recorded none.", ""]
     return "\n".join([*lines, END])

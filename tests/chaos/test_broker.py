@@ -1,4 +1,5 @@
 """The broker fails: down at save time, refusing in on_commit, flushed, restarted, delivering thrice."""
+
 import threading
 import time
 

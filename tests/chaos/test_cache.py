@@ -1,6 +1,7 @@
 """The cache fails while anonymous callers submit, log in for tokens and post the submit form: the
 cache is a Redis of our own, stopped, or full under noeviction. No answer is a 5xx, every saved
 item is judged, and lockouts (in the database) still refuse a guesser."""
+
 import json
 from collections import Counter
 
@@ -44,10 +45,12 @@ def traffic(chaos, stash, rounds):
         if response.status_code == 302:
             saved.append(response["Location"].rstrip("/").rsplit("/", 1)[-1])
         response = APIClient(raise_request_exception=False, REMOTE_ADDR="198.51.100.1").post(
-            "/api/auth/token/", {"username": "sam", "password": PASSWORD}, format="json")
+            "/api/auth/token/", {"username": "sam", "password": PASSWORD}, format="json"
+        )
         statuses[f"token {response.status_code}"] += 1
         response = APIClient(raise_request_exception=False, REMOTE_ADDR="203.0.113.66").post(
-            "/api/auth/token/", {"username": "sam", "password": f"guess {n}"}, format="json")
+            "/api/auth/token/", {"username": "sam", "password": f"guess {n}"}, format="json"
+        )
         statuses[f"guess {response.status_code}"] += 1
     chaos.track(list(Content.objects.filter(pk__in=saved)))
     return statuses
@@ -60,8 +63,14 @@ def check(chaos, statuses, rounds, settings):
     assert guesses <= settings.AXES_FAILURE_LIMIT and guesses + statuses["guess 429"] == rounds, statuses
     figures = chaos.settle()
     assert len(chaos.items) == 2 * rounds
-    figures.measured.update({"requests": sum(statuses.values()), "5xx": 0, "guesses checked": guesses,
-                             "guesses refused": statuses["guess 429"]})
+    figures.measured.update(
+        {
+            "requests": sum(statuses.values()),
+            "5xx": 0,
+            "guesses checked": guesses,
+            "guesses refused": statuses["guess 429"],
+        }
+    )
 
 
 def test_cache_down(chaos, own_cache, settings):

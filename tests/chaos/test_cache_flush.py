@@ -1,5 +1,6 @@
 """The cache is flushed while single saves share their stash's waiting message: they are judged
 within a sweep interval, each once, not a lease later."""
+
 import time
 
 import pytest
@@ -33,17 +34,27 @@ def test_cache_flushed_mid_run(chaos, own_cache):
     made meanwhile joined it: once it has judged its own item, nothing says they wait, and the
     sweeper's next pass sends them. Recovery is counted from the end of that message, with the
     first pass a whole interval after it; saves after the flush (another stash) are judged too."""
-    blockers = [chaos.stash(f"cache-flushed-busy-{n}", hooks=[*CHECKS, {
-        "hook": "test_sleep", "params": {"seconds": BUSY_SECONDS}, "timeout_ms": 5000}]) for n in range(2)]
+    blockers = [
+        chaos.stash(
+            f"cache-flushed-busy-{n}",
+            hooks=[*CHECKS, {"hook": "test_sleep", "params": {"seconds": BUSY_SECONDS}, "timeout_ms": 5000}],
+        )
+        for n in range(2)
+    ]
     busy = [chaos.submit(blocker, [payload(n, sleep=True)])[0] for n, blocker in enumerate(blockers)]
-    wait_for(lambda: Content.objects.filter(pk__in=[c.pk for c in busy], status="processing").count() == 2,
-             message="both pool processes busy")
+    wait_for(
+        lambda: Content.objects.filter(pk__in=[c.pk for c in busy], status="processing").count() == 2,
+        message="both pool processes busy",
+    )
     stash, other = chaos.stash("cache-flushed"), chaos.stash("cache-flushed-other")
     (first, *joined) = chaos.submit(stash, [payload(i, spam=i % 5 == 0) for i in range(scaled(30, 300))])
     own_cache.client().flushall()
     chaos.submit(other, [payload(i, spam=i % 5 == 0) for i in range(scaled(5, 50))])
-    wait_for(lambda: not Content.objects.filter(pk=first.pk, status__in=["pending", "processing"]).exists(),
-             timeout=20, message="the end of the message that held the marker")
+    wait_for(
+        lambda: not Content.objects.filter(pk=first.pk, status__in=["pending", "processing"]).exists(),
+        timeout=20,
+        message="the end of the message that held the marker",
+    )
     assert Content.objects.filter(pk__in=[c.pk for c in joined], status="pending").exists()
     chaos.healed()
     time.sleep(SWEEP_INTERVAL)  # beat's next pass may come a whole interval later: count the worst case

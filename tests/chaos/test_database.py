@@ -1,5 +1,6 @@
 """The database misbehaves: its connections are cut, it is written by fifty submitters at once,
 and items are edited while they are judged."""
+
 import sqlite3
 import threading
 import time
@@ -36,8 +37,13 @@ def test_database_connections_cut(chaos, chaos_worker):
     cut = 0
     for _ in range(3):
         cut += cut_connections() if connection.vendor == "postgresql" else hold_the_write_lock(seconds=2)
-        wait_for(lambda: Content.objects.filter(stash=stash, status="processing").exists()
-                 or not Content.objects.filter(stash=stash, status="pending").exists(), message="another claim")
+        wait_for(
+            lambda: (
+                Content.objects.filter(stash=stash, status="processing").exists()
+                or not Content.objects.filter(stash=stash, status="pending").exists()
+            ),
+            message="another claim",
+        )
     assert cut
     chaos.healed()
     chaos.settle()
@@ -46,8 +52,10 @@ def test_database_connections_cut(chaos, chaos_worker):
 def cut_connections():
     """Terminate this database's other backends (never another database's, never this one); how many."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        cursor.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
         return cursor.fetchone()[0]
 
 
@@ -79,8 +87,9 @@ def test_fifty_concurrent_submissions(chaos, chaos_worker):
             start.wait()
             for r in range(rounds):
                 i = n * rounds + r
-                response = client.post("/api/contents/", {"stash": stash.slug, "payload": payload(i, spam=i % 5 == 0)},
-                                       format="json")
+                response = client.post(
+                    "/api/contents/", {"stash": stash.slug, "payload": payload(i, spam=i % 5 == 0)}, format="json"
+                )
                 answers.append((response.status_code, response.content[:300]))
         finally:
             connections.close_all()

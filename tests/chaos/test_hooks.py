@@ -1,4 +1,5 @@
 """Hooks misbehave: one raises, one hangs in Python, one hangs inside C code."""
+
 import pytest
 
 from stash.models import Content
@@ -26,8 +27,10 @@ def test_raising_hook(chaos, chaos_worker):
 def test_hanging_hook(chaos, chaos_worker):
     """A hook sleeps far past its timeout_ms: it is stopped, its policy (hold) decides, the other
     items and stashes go on."""
-    stash = chaos.stash("hanging", hooks=[*CHECKS, {"hook": "test_sleep", "params": {"seconds": 60},
-                                                   "timeout_ms": 300, "on_error": "hold"}])
+    stash = chaos.stash(
+        "hanging",
+        hooks=[*CHECKS, {"hook": "test_sleep", "params": {"seconds": 60}, "timeout_ms": 300, "on_error": "hold"}],
+    )
     other = chaos.stash("hanging-other")
     hanging = [{"text": f"hangs {i}", "sleep": True, "expect": "held"} for i in range(scaled(2, 4))]
     chaos.submit_bulk(stash, hanging + [payload(i, spam=i % 5 == 0) for i in range(scaled(20, 200))])
@@ -40,8 +43,19 @@ def test_hanging_hook(chaos, chaos_worker):
 def test_hanging_hook_in_c(chaos, chaos_worker):
     """A hook blocks inside C code, where the timeout's signal handler cannot run: the item still
     gets its verdict (by the hook's policy, or failed naming the hook) and other stashes flow."""
-    stash = chaos.stash("stuck-in-c", hooks=[*CHECKS, {"hook": "test_hang_in_c", "params": {"seconds": 600},
-                                                      "timeout_ms": 500, "on_error": "hold", "label": "Stuck in C"}])
+    stash = chaos.stash(
+        "stuck-in-c",
+        hooks=[
+            *CHECKS,
+            {
+                "hook": "test_hang_in_c",
+                "params": {"seconds": 600},
+                "timeout_ms": 500,
+                "on_error": "hold",
+                "label": "Stuck in C",
+            },
+        ],
+    )
     other = chaos.stash("stuck-in-c-other")
     try:
         chaos.submit(stash, [{"text": "hangs in C", "hang": True, "expect": ["held", "failed"]}])

@@ -3,6 +3,7 @@ token API and the admin's login page, while the real admin logs in from a third 
 one. Each round is followed by a jump of almost a lockout's length, as an attacker who comes back
 every 14 minutes would: the admin gets in every time (while they guess, once they are locked out,
 and 14 minutes later), the attackers are limited every time."""
+
 import functools
 import threading
 from collections import Counter
@@ -26,13 +27,15 @@ ATTACKER_A, ATTACKER_B, ADMIN = "198.51.100.10", "203.0.113.20", "192.0.2.30"
 
 def token(address, password):
     response = APIClient(raise_request_exception=False, REMOTE_ADDR=address).post(
-        "/api/auth/token/", {"username": "admin", "password": password}, format="json")
+        "/api/auth/token/", {"username": "admin", "password": password}, format="json"
+    )
     return response.status_code
 
 
 def page(path, address, password):
     response = Client(raise_request_exception=False, REMOTE_ADDR=address).post(
-        path, {"username": "admin", "password": password})
+        path, {"username": "admin", "password": password}
+    )
     return response.status_code
 
 
@@ -56,17 +59,23 @@ def in_parallel(*parties):
 
 def attacker(name, address, login, round_, guesses):
     """``guesses`` wrong passwords for admin from ``address``, one after the other."""
+
     def guess():
         return Counter(f"{name} {login(address, f'{name}-{round_}-{n}')}" for n in range(guesses))
+
     guess.__name__ = name
     return guess
 
 
 def admin():
     """The real admin, from an address of their own, on every login path."""
-    return Counter([f"admin token {token(ADMIN, PASSWORD)}",
-                    f"admin page {page('/admin/login/', ADMIN, PASSWORD)}",
-                    f"admin site {page('/accounts/login/', ADMIN, PASSWORD)}"])
+    return Counter(
+        [
+            f"admin token {token(ADMIN, PASSWORD)}",
+            f"admin page {page('/admin/login/', ADMIN, PASSWORD)}",
+            f"admin site {page('/accounts/login/', ADMIN, PASSWORD)}",
+        ]
+    )
 
 
 def failures(address):
@@ -88,8 +97,11 @@ def test_three_party_lockout_attempt(chaos, settings):
     by_page = functools.partial(page, "/admin/login/")
     totals, checked = Counter(), 0
     for round_ in range(rounds):
-        results = in_parallel(attacker("A", ATTACKER_A, token, round_, guesses),
-                              attacker("B", ATTACKER_B, by_page, round_, guesses), admin)
+        results = in_parallel(
+            attacker("A", ATTACKER_A, token, round_, guesses),
+            attacker("B", ATTACKER_B, by_page, round_, guesses),
+            admin,
+        )
         assert set(results) == {"A", "B", "admin"}, "a party did not finish"
         # The admin logs in while they guess, and again once both have run into their lockouts.
         counts = sum(results.values(), admin())
@@ -111,5 +123,12 @@ def test_three_party_lockout_attempt(chaos, settings):
     assert not [key for key in totals if key.split()[-1].startswith("5")], totals
     figures = chaos.settle()
     admin_logins = totals["admin token 200"] + totals["admin page 302"] + totals["admin site 302"]
-    figures.measured.update({"rounds": rounds, "admin logins": admin_logins + 3 * rounds, "admin logins refused": 0,
-                             "guesses": 2 * rounds * (guesses + 1), "guesses checked": checked})
+    figures.measured.update(
+        {
+            "rounds": rounds,
+            "admin logins": admin_logins + 3 * rounds,
+            "admin logins refused": 0,
+            "guesses": 2 * rounds * (guesses + 1),
+            "guesses checked": checked,
+        }
+    )

@@ -1,4 +1,5 @@
 """Workers die: SIGKILL and SIGTERM mid-batch, and a poison item that kills its worker each time."""
+
 import pytest
 
 from stash.models import Content

@@ -1,4 +1,5 @@
 """The management commands: stash_hooks, stash_demo, stash_simulate, stash_reprocess, stash_sweep."""
+
 import io
 import json
 import re
@@ -26,8 +27,9 @@ def run(*args, **options):
 def sent(monkeypatch):
     """Ids handed to the broker (the publishing boundary)."""
     ids = []
-    monkeypatch.setattr(processing.publishing, "send",
-                        lambda batch, stash=None, queue="": ids.extend(str(pk) for pk in batch))
+    monkeypatch.setattr(
+        processing.publishing, "send", lambda batch, stash=None, queue="": ids.extend(str(pk) for pk in batch)
+    )
     return ids
 
 
@@ -41,8 +43,10 @@ def test_stash_hooks_lists_the_built_in_hooks_with_kind_and_description():
     for name in ("require_fields", "keyword_blocklist", "max_size"):
         [line] = [line for line in lines if line.split()[0] == name]
         assert re.fullmatch(rf"{name}\s+filter\s+{re.escape(registry.get(name).description())}", line), line
-    assert any(line.startswith("require_fields ") and "Drop content whose payload lacks any of the given fields"
-               in line for line in lines)
+    assert any(
+        line.startswith("require_fields ") and "Drop content whose payload lacks any of the given fields" in line
+        for line in lines
+    )
     assert any("keyword_blocklist" in line and "blocked word or phrase" in line for line in lines)
     assert any("max_size" in line and "larger than max_bytes" in line for line in lines)
     # Sorted by name, one line per registered hook.
@@ -53,7 +57,8 @@ def test_stash_hooks_json_gives_name_kind_description_and_params_schema():
     out, _ = run("stash_hooks", "--json")
     rows = {row["name"]: row for row in json.loads(out)}
     assert rows["max_size"] == {
-        "name": "max_size", "kind": "filter",
+        "name": "max_size",
+        "kind": "filter",
         "description": "Drop content whose JSON payload is larger than max_bytes.",
         "params_schema": registry.get("max_size").params_schema,
     }
@@ -144,10 +149,11 @@ def test_stash_demo_reset_puts_the_demo_back_and_keeps_the_items(sent):
     assert get_user_model().objects.get(username="admin").check_password("admin")
     assert Stash.objects.filter(slug="audit").count() == 1
     assert Stash.objects.get(slug="audit").description == "Demo stash: text required, no spam, 64 KB at most."
-    assert list(HookConfig.objects.in_order().values_list("position", "hook", "label", "enabled",
-                                                          "dropped_count")) == [
-        (1, "require_fields", "Needs text", True, 0), (2, "keyword_blocklist", "No spam", True, 0),
-        (3, "max_size", "At most 64 KB", True, 0)]
+    assert list(HookConfig.objects.in_order().values_list("position", "hook", "label", "enabled", "dropped_count")) == [
+        (1, "require_fields", "Needs text", True, 0),
+        (2, "keyword_blocklist", "No spam", True, 0),
+        (3, "max_size", "At most 64 KB", True, 0),
+    ]
     item = Content.objects.get(pk=item.pk)
     assert (item.status, item.decided_by) == ("rejected", None)
 
@@ -180,8 +186,12 @@ def demo(db):
 def assert_nothing_saved():
     assert Content.objects.count() == 0
     assert PipelineRun.objects.count() == 0
-    assert list(HookConfig.objects.values_list("runs_count", "kept_count", "dropped_count", "errors_count",
-                                               "time_total_us")) == [(0, 0, 0, 0, 0)] * 3
+    assert (
+        list(
+            HookConfig.objects.values_list("runs_count", "kept_count", "dropped_count", "errors_count", "time_total_us")
+        )
+        == [(0, 0, 0, 0, 0)] * 3
+    )
 
 
 def test_stash_simulate_prints_the_trail_and_verdict_and_saves_nothing(demo, tmp_path):
@@ -191,8 +201,9 @@ def test_stash_simulate_prints_the_trail_and_verdict_and_saves_nothing(demo, tmp
     lines = out.splitlines()
     assert len(lines) == 3
     assert re.fullmatch(r"\s*1  Needs text\s+kept\s+[\d.]+ ms\s*", lines[0]), lines[0]
-    assert re.fullmatch(r"\s*2  No spam\s+dropped\s+[\d.]+ ms  contains blocked word 'free money' in text",
-                        lines[1]), lines[1]
+    assert re.fullmatch(r"\s*2  No spam\s+dropped\s+[\d.]+ ms  contains blocked word 'free money' in text", lines[1]), (
+        lines[1]
+    )
     assert lines[2] == "verdict: rejected (contains blocked word 'free money' in text)"
     assert_nothing_saved()
 
@@ -201,7 +212,10 @@ def test_stash_simulate_reads_stdin(demo, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO('{"text": "hello there"}'))
     out, _ = run("stash_simulate", "audit", "-")
     assert [line.split()[:3] for line in out.splitlines()[:3]] == [
-        ["1", "Needs", "text"], ["2", "No", "spam"], ["3", "At", "most"]]
+        ["1", "Needs", "text"],
+        ["2", "No", "spam"],
+        ["3", "At", "most"],
+    ]
     assert all(" kept " in line for line in out.splitlines()[:3])
     assert out.splitlines()[-1] == "verdict: accepted"
     assert_nothing_saved()
@@ -227,12 +241,17 @@ def test_stash_simulate_verbose_runs_every_hook_marks_the_decider_and_prints_tra
     out, _ = run("stash_simulate", "audit", str(payload), "--verbose")
     lines = out.splitlines()
     assert len(lines) == 6, out
-    assert re.fullmatch(r"\s*2  No spam\s+dropped\s+[\d.]+ ms  contains blocked word 'free money' in text"
-                        r"  \[decided the run\]", lines[1]), lines[1]
-    assert re.fullmatch(r"\s*3  At most 64 KB\s+kept\s+[\d.]+ ms\s+\[after the verdict: ran for --verbose only\]",
-                        lines[2]), lines[2]
-    assert re.fullmatch(r"\s*4  Lower\s+transformed\s+[\d.]+ ms  changed text  \[after the verdict: .*\]",
-                        lines[3]), lines[3]
+    assert re.fullmatch(
+        r"\s*2  No spam\s+dropped\s+[\d.]+ ms  contains blocked word 'free money' in text"
+        r"  \[decided the run\]",
+        lines[1],
+    ), lines[1]
+    assert re.fullmatch(
+        r"\s*3  At most 64 KB\s+kept\s+[\d.]+ ms\s+\[after the verdict: ran for --verbose only\]", lines[2]
+    ), lines[2]
+    assert re.fullmatch(r"\s*4  Lower\s+transformed\s+[\d.]+ ms  changed text  \[after the verdict: .*\]", lines[3]), (
+        lines[3]
+    )
     assert lines[4] == '     payload: {"text": "get free money now"}'
     assert lines[5] == "verdict: rejected (contains blocked word 'free money' in text)"
     assert Content.objects.count() == 0 and PipelineRun.objects.count() == 0
@@ -244,15 +263,21 @@ def test_stash_simulate_verbose_json_carries_the_marks_and_payloads(demo, tmp_pa
     result = json.loads(run("stash_simulate", "audit", str(payload), "--json", "--verbose")[0])
     assert result["verbose"] is True and result["verdict"] == "rejected"
     assert [(e["outcome"], e["stopped"], e["after_stop"]) for e in result["trail"]] == [
-        ("dropped", True, False), ("kept", False, True), ("kept", False, True)]
+        ("dropped", True, False),
+        ("kept", False, True),
+        ("kept", False, True),
+    ]
     assert_nothing_saved()
 
 
-@pytest.mark.parametrize("text, message", [
-    ('{"text": "hi",\n "n": }', r"The payload is not valid JSON: Expecting value at line 2, column 7\."),
-    ("{'text': 'hi'}", r"not valid JSON: Expecting property name enclosed in double quotes at line 1, column 2\."),
-    ("", r"not valid JSON: Expecting value at line 1, column 1\."),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"text": "hi",\n "n": }', r"The payload is not valid JSON: Expecting value at line 2, column 7\."),
+        ("{'text': 'hi'}", r"not valid JSON: Expecting property name enclosed in double quotes at line 1, column 2\."),
+        ("", r"not valid JSON: Expecting value at line 1, column 1\."),
+    ],
+)
 def test_stash_simulate_refuses_malformed_json_with_line_and_column(demo, tmp_path, text, message):
     payload = tmp_path / "bad.json"
     payload.write_text(text)
@@ -313,7 +338,10 @@ def judged(make_stash, sent):
     }
     processing.judge([item.pk for item in items.values()])
     assert dict(Content.objects.values_list("payload__text", "status")) == {
-        "fine": "accepted", "spam": "rejected", "more spam": "rejected"}
+        "fine": "accepted",
+        "spam": "rejected",
+        "more spam": "rejected",
+    }
     sent.clear()
     return items
 
@@ -409,13 +437,20 @@ def test_stash_sweep_prints_the_counts(make_stash, settings, sent, django_captur
     stash = make_stash("audit")
     now = timezone.now()
     past, future = now - timedelta(seconds=1), now + timedelta(seconds=60)
-    lost, crashed, exhausted, _fresh = Content.objects.bulk_create([
-        Content(stash=stash, payload={"text": "1"}, lease_until=past),
-        Content(stash=stash, payload={"text": "2"}, status="processing", attempts=1, lease_until=past),
-        Content(stash=stash, payload={"text": "3"}, status="processing", attempts=settings.STASH_MAX_ATTEMPTS,
-                lease_until=past),
-        Content(stash=stash, payload={"text": "4"}, lease_until=future),
-    ])
+    lost, crashed, exhausted, _fresh = Content.objects.bulk_create(
+        [
+            Content(stash=stash, payload={"text": "1"}, lease_until=past),
+            Content(stash=stash, payload={"text": "2"}, status="processing", attempts=1, lease_until=past),
+            Content(
+                stash=stash,
+                payload={"text": "3"},
+                status="processing",
+                attempts=settings.STASH_MAX_ATTEMPTS,
+                lease_until=past,
+            ),
+            Content(stash=stash, payload={"text": "4"}, lease_until=future),
+        ]
+    )
     with django_capture_on_commit_callbacks(execute=True):
         out, _ = run("stash_sweep")
     assert out == "2 item(s) sent again, 1 failed.\n"

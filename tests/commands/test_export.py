@@ -1,4 +1,5 @@
 """stash_export: a stash's items as JSON Lines, accepted ones in queue order, streamed."""
+
 import io
 import json
 import tracemalloc
@@ -31,8 +32,10 @@ def audit(make_stash):
     """Judged items of "audit" whose acceptance order differs from their creation order."""
     stash = make_stash("audit", hooks=[("keyword_blocklist", {"words": ["spam"]})])
     other = make_stash("other")
-    items = {name: processing.submit(stash, {"text": text})[0]
-             for name, text in [("late", "draft"), ("spam", "spam"), ("early", "accepted first")]}
+    items = {
+        name: processing.submit(stash, {"text": text})[0]
+        for name, text in [("late", "draft"), ("spam", "spam"), ("early", "accepted first")]
+    }
     processing.judge([items["early"].pk])  # a batch takes its stash's other waiting items along
     # Edited after acceptance: it leaves the queue and comes back last, at its new revision.
     processing.edit_payload(Content.objects.get(pk=items["late"].pk), {"text": "accepted second"})
@@ -51,8 +54,14 @@ def test_each_line_is_one_item_with_its_fields_as_the_api_writes_them(audit, adm
     api = admin_client.get(f"/api/contents/{late.pk}/").json()
     assert list(rows[0]) == KEYS
     assert rows[0] == {
-        "id": str(late.pk), "stash": "audit", "status": "accepted", "payload": {"text": "accepted second"},
-        "reason": "", "queue_seq": 3, "revision": 2, "created_at": api["created_at"],
+        "id": str(late.pk),
+        "stash": "audit",
+        "status": "accepted",
+        "payload": {"text": "accepted second"},
+        "reason": "",
+        "queue_seq": 3,
+        "revision": 2,
+        "created_at": api["created_at"],
         "processed_at": api["processed_at"],
     }
     assert api["created_at"].endswith("Z") and rows[0]["created_at"] == late.created_at.isoformat()[:-6] + "Z"
@@ -64,7 +73,9 @@ def test_each_line_is_one_item_with_its_fields_as_the_api_writes_them(audit, adm
 def test_accepted_items_come_in_queue_order(audit):
     rows = export("audit", "--status", "accepted")
     assert [(row["queue_seq"], row["payload"]["text"]) for row in rows] == [
-        (audit["early"].queue_seq, "accepted first"), (3, "accepted second")]
+        (audit["early"].queue_seq, "accepted first"),
+        (3, "accepted second"),
+    ]
     assert audit["early"].queue_seq < 3 and audit["early"].created_at > audit["late"].created_at
 
 
@@ -78,15 +89,21 @@ def test_after_reads_the_queue_from_a_number_on(audit):
 def test_statuses_filter_and_combine(audit):
     assert [row["id"] for row in export("audit", "--status", "rejected")] == [str(audit["spam"].pk)]
     assert [row["status"] for row in export("audit", "--status", "pending", "--status", "rejected")] == [
-        "rejected", "pending"]
+        "rejected",
+        "pending",
+    ]
     assert export("audit", "--status", "held") == []
 
 
 def test_an_edited_item_is_exported_at_its_latest_revision(audit):
     processing.edit_payload(audit["late"], {"text": "changed"})
     [row] = export("audit", "--status", "pending", "--status", "accepted")[:1]
-    assert (row["payload"], row["revision"], row["status"], row["queue_seq"]) == ({"text": "changed"}, 3,
-                                                                                  "pending", None)
+    assert (row["payload"], row["revision"], row["status"], row["queue_seq"]) == (
+        {"text": "changed"},
+        3,
+        "pending",
+        None,
+    )
 
 
 def test_output_writes_a_file_and_says_how_many(audit, tmp_path):
@@ -107,14 +124,22 @@ def test_text_beyond_ascii_is_written_as_utf8(make_stash, tmp_path):
     assert json.loads(target.read_bytes())["payload"] == {"text": "Grüße, 東京 🎉"}
 
 
-@pytest.mark.parametrize("args, message", [
-    (["nope"], r"^No stash with slug 'nope'\.$"),
-    (["audit", "--status", "done"], r"argument --status: invalid choice: 'done'"),
-    (["audit", "--status", "rejected", "--after", "3"], (r"^--after is a queue number: use it with --status "
-                                                         r"accepted alone\.$")),
-    (["audit", "--after", "-1"], r"^--after must be 0 or more, not -1\.$"),
-    (["audit", "--after", "x"], r"argument --after: invalid int value: 'x'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["nope"], r"^No stash with slug 'nope'\.$"),
+        (["audit", "--status", "done"], r"argument --status: invalid choice: 'done'"),
+        (
+            ["audit", "--status", "rejected", "--after", "3"],
+            (
+                r"^--after is a queue number: use it with --status "
+                r"accepted alone\.$"
+            ),
+        ),
+        (["audit", "--after", "-1"], r"^--after must be 0 or more, not -1\.$"),
+        (["audit", "--after", "x"], r"argument --after: invalid int value: 'x'"),
+    ],
+)
 def test_bad_arguments_are_refused_naming_what_is_wrong(audit, args, message, tmp_path):
     target = tmp_path / "keep.jsonl"
     target.write_text("what was there\n")
@@ -135,8 +160,9 @@ def test_5000_items_stream_in_queue_order_in_little_memory(make_stash, tmp_path)
     now = timezone.now()
     # Created in the reverse of their queue order, so the order must come from queue_seq.
     Content.objects.bulk_create(
-        Content(stash=stash, payload={"n": n, "text": text}, status=Status.ACCEPTED, queue_seq=n + 1,
-                processed_at=now) for n in reversed(range(5000)))
+        Content(stash=stash, payload={"n": n, "text": text}, status=Status.ACCEPTED, queue_seq=n + 1, processed_at=now)
+        for n in reversed(range(5000))
+    )
     Stash.objects.filter(pk=stash.pk).update(queue_head=5000)
     target = tmp_path / "big.jsonl"
 

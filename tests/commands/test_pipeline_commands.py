@@ -1,4 +1,5 @@
 """The pipeline commands: stash_pipeline export|import and stash_test."""
+
 import io
 import json
 import re
@@ -22,11 +23,21 @@ def run(*args):
 
 @pytest.fixture
 def audit(make_stash):
-    stash = make_stash("audit", hooks=[
-        {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
-        {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"]}}])
-    Example.objects.create(stash=stash, name="spam", payload={"text": "buy spam"}, verdict="rejected",
-                           reason_code="blocked_word", hook="No spam")
+    stash = make_stash(
+        "audit",
+        hooks=[
+            {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
+            {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"]}},
+        ],
+    )
+    Example.objects.create(
+        stash=stash,
+        name="spam",
+        payload={"text": "buy spam"},
+        verdict="rejected",
+        reason_code="blocked_word",
+        hook="No spam",
+    )
     Example.objects.create(stash=stash, name="plain", payload={"text": "hello"}, verdict="accepted")
     return stash
 
@@ -42,9 +53,12 @@ def exported(audit, tmp_path):
 def state(slug="audit"):
     """What an import could change: the stash's version, how many versions, its hooks and examples."""
     stash = Stash.objects.get(slug=slug)
-    return (stash.config_version, stash.versions.count(),
-            list(stash.hooks.in_order().values_list("hook", "label", "params")),
-            list(stash.examples.values_list("name", "verdict")))
+    return (
+        stash.config_version,
+        stash.versions.count(),
+        list(stash.hooks.in_order().values_list("hook", "label", "params")),
+        list(stash.examples.values_list("name", "verdict")),
+    )
 
 
 def edited(path, change):
@@ -66,8 +80,9 @@ def test_export_prints_the_document_as_indented_json(audit):
 
 
 def test_export_leaves_out_secrets(audit):
-    HookConfig.objects.create(stash=audit, hook="webhook",
-                              params={"url": "https://example.com/in", "secret": "s3cret-s3cret-s3cret"})
+    HookConfig.objects.create(
+        stash=audit, hook="webhook", params={"url": "https://example.com/in", "secret": "s3cret-s3cret-s3cret"}
+    )
     out = run("stash_pipeline", "export", "audit")
     assert "s3cret" not in out
     assert json.loads(out)["hooks"][2]["params"] == {"url": "https://example.com/in"}
@@ -113,8 +128,11 @@ def test_import_reads_standard_input(audit, exported, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO(exported.read_text()))
     before = state()
     assert run("stash_pipeline", "import", "-").splitlines() == [
-        "no change", "example plain: passed", "example spam: passed",
-        f"nothing to apply: audit stays at version {before[0]}"]
+        "no change",
+        "example plain: passed",
+        "example spam: passed",
+        f"nothing to apply: audit stays at version {before[0]}",
+    ]
     assert state() == before
 
 
@@ -122,8 +140,12 @@ def test_a_dry_run_says_what_would_change_and_changes_nothing(audit, exported):
     edited(exported, lambda document: document["hooks"].pop(0))
     before = state()
     out = run("stash_pipeline", "import", str(exported), "--dry-run")
-    assert out.splitlines() == ["removed Needs text", "example plain: passed", "example spam: passed",
-                                "dry run: nothing changed"]
+    assert out.splitlines() == [
+        "removed Needs text",
+        "example plain: passed",
+        "example spam: passed",
+        "dry run: nothing changed",
+    ]
     assert state() == before
     run("stash_pipeline", "import", str(exported), "--stash", "fresh", "--dry-run")
     assert not Stash.objects.filter(slug="fresh").exists()
@@ -133,6 +155,7 @@ def test_a_bad_hook_is_refused_naming_hook_and_field_and_nothing_changes(audit, 
     def spoil(document):
         document["hooks"][1]["params"] = {"words": "spam"}
         document["hooks"][0]["condition"] = "__import__('os')"
+
     edited(exported, spoil)
     before = state()
     with pytest.raises(CommandError) as refused:
@@ -151,17 +174,25 @@ def test_a_change_that_breaks_an_example_is_refused_listing_it(audit, exported):
         run("stash_pipeline", "import", str(exported))
     assert str(refused.value).splitlines() == [
         "This change breaks 1 golden example(s) of audit, which refuses such changes; nothing was changed:",
-        ("  spam: expected rejected, got accepted; expected reason code 'blocked_word', got ''; "
-         "expected 'No spam' to decide, got 'no hook'")]
+        (
+            "  spam: expected rejected, got accepted; expected reason code 'blocked_word', got ''; "
+            "expected 'No spam' to decide, got 'no hook'"
+        ),
+    ]
     assert state() == before
 
 
-@pytest.mark.parametrize("text, message", [
-    ('{"format": ', r"^The document is not valid JSON: Expecting value at line 1, column 12\.$"),
-    ("[]", r"document: A pipeline document is a JSON object\."),
-    ('{"format": "stash.pipeline", "format_version": 2, "stash": {"slug": "audit"}, "hooks": {}}',
-     r"(?s)format_version: This server reads format version 1\..*hooks: Must be a list of hooks\."),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"format": ', r"^The document is not valid JSON: Expecting value at line 1, column 12\.$"),
+        ("[]", r"document: A pipeline document is a JSON object\."),
+        (
+            '{"format": "stash.pipeline", "format_version": 2, "stash": {"slug": "audit"}, "hooks": {}}',
+            r"(?s)format_version: This server reads format version 1\..*hooks: Must be a list of hooks\.",
+        ),
+    ],
+)
 def test_a_malformed_document_is_refused(audit, tmp_path, text, message):
     path = tmp_path / "bad.json"
     path.write_text(text)
@@ -188,8 +219,11 @@ def test_a_document_that_names_no_stash_needs_one(audit, exported):
 
 def test_stash_test_passes_when_every_example_passes(audit, make_stash):
     make_stash("empty")
-    assert run("stash_test").splitlines() == ["PASS  audit: plain", "PASS  audit: spam",
-                                              "2 example(s): 2 passed, 0 failed"]
+    assert run("stash_test").splitlines() == [
+        "PASS  audit: plain",
+        "PASS  audit: spam",
+        "2 example(s): 2 passed, 0 failed",
+    ]
     assert run("stash_test", "empty").splitlines() == ["empty: no golden examples", "0 example(s): 0 passed, 0 failed"]
 
 
@@ -231,12 +265,19 @@ def test_stash_test_against_a_document_changes_nothing(audit, exported):
 
 def test_stash_test_runs_the_stashs_examples_and_the_documents_own(audit, exported):
     def change(document):
-        document["examples"] = [{"name": "scam", "payload": {"text": "scam"}, "verdict": "rejected"},
-                                {"name": "plain", "payload": {"text": "hello"}, "verdict": "accepted"}]
+        document["examples"] = [
+            {"name": "scam", "payload": {"text": "scam"}, "verdict": "rejected"},
+            {"name": "plain", "payload": {"text": "hello"}, "verdict": "accepted"},
+        ]
         document["hooks"][1]["params"] = {"words": ["spam", "scam"]}
+
     edited(exported, change)
     assert run("stash_test", "audit", "--pipeline", str(exported)).splitlines() == [
-        "PASS  audit: plain", "PASS  audit: spam", "PASS  audit (document): scam", "3 example(s): 3 passed, 0 failed"]
+        "PASS  audit: plain",
+        "PASS  audit: spam",
+        "PASS  audit (document): scam",
+        "3 example(s): 3 passed, 0 failed",
+    ]
 
 
 def test_stash_test_against_a_document_tests_one_stash(audit, exported, make_stash):

@@ -1,5 +1,6 @@
 """Log lines as JSON (LOG_FORMAT=json) or text, with the item, stash, revision and hook they were
 written for; a worker's lines too (tests/integration/test_logs.py)."""
+
 import io
 import json
 import logging
@@ -43,8 +44,7 @@ class Breaks(Filter):
         raise RuntimeError("the spam service is down")
 
 
-def test_every_line_written_for_an_item_names_it_its_stash_revision_and_hook(make_stash, register_temporarily,
-                                                                             lines):
+def test_every_line_written_for_an_item_names_it_its_stash_revision_and_hook(make_stash, register_temporarily, lines):
     register_temporarily("breaks", Breaks)
     stash = make_stash("news", hooks=[{"hook": "breaks", "params": {}, "on_error": "skip"}, ("log", {})])
     breaks, log = stash.hooks.in_order()
@@ -60,11 +60,23 @@ def test_every_line_written_for_an_item_names_it_its_stash_revision_and_hook(mak
     by_event = {line["event"]: line for line in written}
     failed = by_event["Hook breaks: error: RuntimeError: the spam service is down"]
     assert {key: failed[key] for key in ("item", "stash", "revision", "hook", "hook_config", "level", "logger")} == {
-        "item": str(content.pk), "stash": "news", "revision": 2, "hook": "breaks", "hook_config": breaks.pk,
-        "level": "warning", "logger": "stash.processing.judging"}
+        "item": str(content.pk),
+        "stash": "news",
+        "revision": 2,
+        "hook": "breaks",
+        "hook_config": breaks.pk,
+        "level": "warning",
+        "logger": "stash.processing.judging",
+    }
     sink = by_event[f"news: item {content.pk} r2 accepted"]
     assert (sink["item"], sink["stash"], sink["revision"], sink["hook"], sink["hook_config"], sink["logger"]) == (
-        str(content.pk), "news", 2, "log", log.pk, "stash.hooks.sinks")
+        str(content.pk),
+        "news",
+        2,
+        "log",
+        log.pk,
+        "stash.hooks.sinks",
+    )
     assert "timestamp" in sink
     after = by_event["after the item"]
     assert not {"item", "stash", "revision", "hook", "hook_config"} & after.keys()
@@ -89,7 +101,13 @@ def test_a_sink_delivered_by_its_own_task_logs_with_its_item_and_hook(make_stash
 
     (line,) = [json.loads(line) for line in read() if "announced" in line]
     assert (line["event"], line["item"], line["stash"], line["revision"], line["hook"], line["hook_config"]) == (
-        "announced accept", str(content.pk), "news", 1, "announces", stash.hooks.get().pk)
+        "announced accept",
+        str(content.pk),
+        "news",
+        1,
+        "announces",
+        stash.hooks.get().pk,
+    )
     assert line["task"] == "stash.tasks.deliver_sink"
 
 
@@ -110,9 +128,14 @@ FORGED = "2026-12-03T14:02:11.503000Z [critical ] forged [stash.audit]"
 
 
 def test_a_newline_in_a_payload_key_or_a_regex_excerpt_starts_no_line_of_a_text_log(make_stash, lines):
-    stash = make_stash("news", hooks=[("regex", {"field": "text", "pattern": "spam[\\s\\S]*",
-                                                 "mode": "must_not_match"}),
-                                      ("keyword_blocklist", {"words": ["forbidden"]}), ("log", {})])
+    stash = make_stash(
+        "news",
+        hooks=[
+            ("regex", {"field": "text", "pattern": "spam[\\s\\S]*", "mode": "must_not_match"}),
+            ("keyword_blocklist", {"words": ["forbidden"]}),
+            ("log", {}),
+        ],
+    )
     read = lines("text")
     excerpt = Content.objects.create(stash=stash, payload={"text": f"spam\n{FORGED}"})
     key = Content.objects.create(stash=stash, payload={"text": "fine", f"note\r\n{FORGED}": "forbidden"})
@@ -138,8 +161,7 @@ def test_text_lines_escape_every_control_character_and_keep_an_exception_on_its_
         logger.exception("Could not do it")
 
     warning, error = read()
-    assert warning.endswith("clear \\x1b[2J screen, bell \\x07, tab \\t, C1 \\x85 and a separator \\u2028 here "
-                            "[stash]")
+    assert warning.endswith("clear \\x1b[2J screen, bell \\x07, tab \\t, C1 \\x85 and a separator \\u2028 here [stash]")
     assert "Could not do it [stash]\\nTraceback (most recent call last):\\n" in error
     assert error.endswith(f"ValueError: bad\\n{FORGED}")
     assert "logger = " not in error  # a plain traceback: no local values
@@ -163,8 +185,9 @@ def test_an_exception_is_one_json_line_with_its_traceback_and_no_local_values(li
 
 def test_an_unknown_log_format_stops_the_process_with_the_reason():
     env = {"LOG_FORMAT": "xml", "SECRET_KEY": "x", "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
 
     assert done.returncode != 0
     assert "LOG_FORMAT must be json or text, not 'xml'." in done.stderr

@@ -1,4 +1,5 @@
 """The hook registry: strict names, decorator or call, and no leaks out of the tests. No database."""
+
 import pytest
 from django.apps import apps
 
@@ -91,6 +92,7 @@ def test_duplicate_via_decorator_raises(clean_registry):
     registry.register("tmp_dup2", make_filter())
 
     with pytest.raises(AlreadyRegistered, match="tmp_dup2"):
+
         @registry.register("tmp_dup2")
         class Again(hooks.Filter):
             pass
@@ -138,10 +140,25 @@ def test_valid_names(clean_registry, name):
     assert registry.get(name) is cls
 
 
-@pytest.mark.parametrize("name", [
-    "", "Upper", "1starts_with_digit", "_underscore_first", "has space", "tab\there", "a" * 101,
-    "ünïcode", "slash/name", "trailing_newline\n", "\nleading_newline", None, 42, b"bytes",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "",
+        "Upper",
+        "1starts_with_digit",
+        "_underscore_first",
+        "has space",
+        "tab\there",
+        "a" * 101,
+        "ünïcode",
+        "slash/name",
+        "trailing_newline\n",
+        "\nleading_newline",
+        None,
+        42,
+        b"bytes",
+    ],
+)
 def test_invalid_names_are_refused(clean_registry, name):
     before = dict(registry._hooks)
 
@@ -153,11 +170,14 @@ def test_invalid_names_are_refused(clean_registry, name):
     assert registry._hooks == before
 
 
-@pytest.mark.parametrize("cls", [
-    type("NoKind", (), {}),
-    type("WrongKind", (), {"kind": "validator"}),
-    type("BaseHook", (hooks.Hook,), {}),  # kind "" - the abstract base
-])
+@pytest.mark.parametrize(
+    "cls",
+    [
+        type("NoKind", (), {}),
+        type("WrongKind", (), {"kind": "validator"}),
+        type("BaseHook", (hooks.Hook,), {}),  # kind "" - the abstract base
+    ],
+)
 def test_non_hook_class_is_refused(clean_registry, cls):
     with pytest.raises(TypeError, match=rf"{cls.__qualname__} is not a hook: subclass Filter, Transform or Sink"):
         registry.register("tmp_not_a_hook", cls)
@@ -167,6 +187,7 @@ def test_non_hook_class_is_refused(clean_registry, cls):
 
 def test_non_hook_class_refused_by_decorator(clean_registry):
     with pytest.raises(TypeError, match="is not a hook"):
+
         @registry.register("tmp_not_a_hook")
         class Plain:
             pass
@@ -195,8 +216,17 @@ def test_builtin_hooks_are_registered_after_django_setup():
 
 
 def make_sink_with_secret():
-    return type("Notifier", (hooks.Sink,), {"__doc__": "A sink with a token.", "params_schema": {
-        "type": "object", "properties": {"to": {"type": "string"}, "token": {"type": "string", "writeOnly": True}}}})
+    return type(
+        "Notifier",
+        (hooks.Sink,),
+        {
+            "__doc__": "A sink with a token.",
+            "params_schema": {
+                "type": "object",
+                "properties": {"to": {"type": "string"}, "token": {"type": "string", "writeOnly": True}},
+            },
+        },
+    )
 
 
 def test_params_a_hook_marks_write_only_are_shown_to_no_one(clean_registry):

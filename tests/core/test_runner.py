@@ -1,4 +1,5 @@
 """The pure pipeline runner: plain hooks and payloads in, a verdict and a trail out. No database."""
+
 from __future__ import annotations
 
 import signal
@@ -203,11 +204,7 @@ def test_empty_pipeline_accepts_the_payload_as_is():
 
 def test_steps_run_in_the_order_given():
     calls = []
-    result = run(
-        step(Keep(calls, "first"), "first"),
-        step(SetKey("a", 1, calls)),
-        step(Keep(calls, "third"), "third"),
-    )
+    result = run(step(Keep(calls, "first"), "first"), step(SetKey("a", 1, calls)), step(Keep(calls, "third"), "third"))
 
     assert calls == ["first", "set a", "third"]
     assert result.verdict == pipeline.ACCEPTED
@@ -360,8 +357,9 @@ def test_condition_false_skips_the_step_without_calling_it():
     assert result.verdict == pipeline.ACCEPTED
     assert (result.trail[0].outcome, result.trail[0].code) == ("skipped", "condition")
     assert result.trail[0].message == "condition not met"
-    assert seen == [{"payload": {"text": "hi"},
-                     "meta": {"stash": "inbox", "source": "form", "revision": 3, "submitted_by": ""}}]
+    assert seen == [
+        {"payload": {"text": "hi"}, "meta": {"stash": "inbox", "source": "form", "revision": 3, "submitted_by": ""}}
+    ]
 
 
 def test_condition_true_runs_the_step():
@@ -384,11 +382,9 @@ def _broken_condition(context):
     raise KeyError("data")
 
 
-@pytest.mark.parametrize(("on_error", "verdict"), [
-    ("reject", pipeline.REJECTED),
-    ("hold", pipeline.HELD),
-    ("skip", pipeline.ACCEPTED),
-])
+@pytest.mark.parametrize(
+    ("on_error", "verdict"), [("reject", pipeline.REJECTED), ("hold", pipeline.HELD), ("skip", pipeline.ACCEPTED)]
+)
 def test_condition_that_raises_is_handled_by_on_error(on_error, verdict):
     calls = []
     result = run(step(Keep(calls), "k", label="Guarded", on_error=on_error, condition=_broken_condition))
@@ -405,10 +401,7 @@ def test_condition_that_raises_is_handled_by_on_error(on_error, verdict):
 
 def test_observing_filter_records_what_it_would_drop_and_accepts():
     calls = []
-    result = run(
-        step(Drop("has spam", "spam"), mode=pipeline.OBSERVE, config_id=5),
-        step(Keep(calls)),
-    )
+    result = run(step(Drop("has spam", "spam"), mode=pipeline.OBSERVE, config_id=5), step(Keep(calls)))
 
     assert result.verdict == pipeline.ACCEPTED
     assert calls == ["keep"]
@@ -544,15 +537,20 @@ def test_slow_hook_is_interrupted_and_recorded_as_timeout():
 def test_a_stopped_step_times_out_at_once_and_its_policy_decides(on_error, verdict, after):
     calls = []
     stuck = Sleeps(60)  # stands for a hook that hung where no alarm reached it
-    original = Pipeline([step(stuck, label="Stuck", config_id=7, timeout=0.3, on_error=on_error,
-                              condition=lambda context: 1 / 0), step(Keep(calls), config_id=8)])
+    original = Pipeline(
+        [
+            step(stuck, label="Stuck", config_id=7, timeout=0.3, on_error=on_error, condition=lambda context: 1 / 0),
+            step(Keep(calls), config_id=8),
+        ]
+    )
 
     result = original.stopping(7, "stopped with its worker").run(Item(payload={"text": "hi"}))
 
     assert result.verdict == verdict
     assert [(e.label, e.outcome, e.code) for e in result.trail][0] == ("Stuck", "timeout", "timeout")
-    assert result.trail[0].message == ("Stuck: stopped with its worker" if on_error == "hold"
-                                       else "stopped with its worker")
+    assert result.trail[0].message == (
+        "Stuck: stopped with its worker" if on_error == "hold" else "stopped with its worker"
+    )
     assert calls == after
     assert original.steps[0].hook is stuck  # the original pipeline is untouched
 
@@ -630,9 +628,9 @@ def test_default_sigalrm_handler_is_restored():
 
 def test_timeout_outside_the_main_thread_is_recorded_after_the_fact():
     results = []
-    thread = threading.Thread(target=lambda: results.append(
-        run(step(Sleeps(0.3), label="Slow", timeout=0.1), step(Keep()))
-    ))
+    thread = threading.Thread(
+        target=lambda: results.append(run(step(Sleeps(0.3), label="Slow", timeout=0.1), step(Keep())))
+    )
     thread.start()
     thread.join(5)
 
@@ -659,40 +657,60 @@ def test_thread_without_timeout_overrun_is_fine():
 
 def test_verbose_runs_every_step_after_a_drop_and_marks_the_one_that_stopped_the_run():
     calls = []
-    steps = (step(Keep(calls, "first"), "first", config_id=1, position=1),
-             step(Drop("spam", "blocked", calls, "spam"), "spam", config_id=2, position=2),
-             step(Drop("too long", "size", calls, "size"), "size", config_id=3, position=3),
-             step(Keep(calls, "last"), "last", config_id=4, position=4))
+    steps = (
+        step(Keep(calls, "first"), "first", config_id=1, position=1),
+        step(Drop("spam", "blocked", calls, "spam"), "spam", config_id=2, position=2),
+        step(Drop("too long", "size", calls, "size"), "size", config_id=3, position=3),
+        step(Keep(calls, "last"), "last", config_id=4, position=4),
+    )
 
     normal, verbose = run(*steps), run(*steps, verbose=True)
 
     assert calls == ["first", "spam", "first", "spam", "size", "last"]
     assert [e.hook for e in normal.trail] == ["first", "spam"]
     assert [(e.hook, e.outcome, e.stopped, e.after_stop) for e in verbose.trail] == [
-        ("first", "kept", False, False), ("spam", "dropped", True, False),
-        ("size", "dropped", False, True), ("last", "kept", False, True)]
+        ("first", "kept", False, False),
+        ("spam", "dropped", True, False),
+        ("size", "dropped", False, True),
+        ("last", "kept", False, True),
+    ]
     # The verdict is the normal run's: the first drop decides, the later one changes nothing.
     for result in (normal, verbose):
         assert (result.verdict, result.reason, result.code, result.decided_by) == ("rejected", "spam", "blocked", 2)
 
 
 def test_verbose_goes_on_after_a_hold_and_after_an_error_that_rejects():
-    result = run(step(Hold("look at it"), "hold", config_id=1), step(Raises(), "raises", config_id=2),
-                 step(Keep(), "keep", config_id=3), verbose=True)
+    result = run(
+        step(Hold("look at it"), "hold", config_id=1),
+        step(Raises(), "raises", config_id=2),
+        step(Keep(), "keep", config_id=3),
+        verbose=True,
+    )
 
     assert [(e.outcome, e.stopped, e.after_stop) for e in result.trail] == [
-        ("held", True, False), ("error", False, True), ("kept", False, True)]
+        ("held", True, False),
+        ("error", False, True),
+        ("kept", False, True),
+    ]
     assert (result.verdict, result.reason, result.decided_by) == ("held", "look at it", 1)
 
     failed = run(step(Raises(), "raises", config_id=5, on_error="reject"), step(Keep(), "keep"), verbose=True)
-    assert [(e.outcome, e.stopped, e.after_stop) for e in failed.trail] == [("error", True, False),
-                                                                             ("kept", False, True)]
+    assert [(e.outcome, e.stopped, e.after_stop) for e in failed.trail] == [
+        ("error", True, False),
+        ("kept", False, True),
+    ]
     assert (failed.verdict, failed.decided_by) == ("rejected", 5)
 
 
 def test_verbose_records_the_payload_after_each_transform():
-    result = run(step(Upper(), "upper"), step(Keep(), "keep"), step(SetKey("n", 2), "set_n"),
-                 step(ReturnsSame(), "same"), payload={"text": "hi"}, verbose=True)
+    result = run(
+        step(Upper(), "upper"),
+        step(Keep(), "keep"),
+        step(SetKey("n", 2), "set_n"),
+        step(ReturnsSame(), "same"),
+        payload={"text": "hi"},
+        verbose=True,
+    )
 
     assert [e.payload for e in result.trail] == [{"text": "HI"}, None, {"text": "HI", "n": 2}, None]
     assert result.payload == {"text": "HI", "n": 2} and result.transformed
@@ -701,22 +719,29 @@ def test_verbose_records_the_payload_after_each_transform():
 
 def test_verbose_shows_transforms_after_the_stop_but_the_result_keeps_the_payload_it_was_decided_on():
     upper = Upper()
-    result = run(step(SetKey("n", 1), "set_n"), step(Drop(), "drop", config_id=2), step(upper, "upper"),
-                 payload={"text": "hi"}, verbose=True)
+    result = run(
+        step(SetKey("n", 1), "set_n"),
+        step(Drop(), "drop", config_id=2),
+        step(upper, "upper"),
+        payload={"text": "hi"},
+        verbose=True,
+    )
 
     assert upper.seen == [{"text": "hi", "n": 1}]  # the later transform sees the payload as changed
     assert [(e.hook, e.outcome, e.payload) for e in result.trail] == [
-        ("set_n", "transformed", {"text": "hi", "n": 1}), ("drop", "dropped", None),
-        ("upper", "transformed", {"text": "HI", "n": 1})]
-    normal = run(step(SetKey("n", 1), "set_n"), step(Drop(), "drop", config_id=2), step(Upper(), "upper"),
-                 payload={"text": "hi"})
+        ("set_n", "transformed", {"text": "hi", "n": 1}),
+        ("drop", "dropped", None),
+        ("upper", "transformed", {"text": "HI", "n": 1}),
+    ]
+    normal = run(
+        step(SetKey("n", 1), "set_n"), step(Drop(), "drop", config_id=2), step(Upper(), "upper"), payload={"text": "hi"}
+    )
     assert (result.verdict, result.payload, result.transformed) == (normal.verdict, normal.payload, True)
     assert result.payload == {"text": "hi", "n": 1}
 
 
 def test_verbose_records_what_an_observing_transform_would_have_produced():
-    result = run(step(Upper(), "upper", mode="observe"), step(Keep(), "keep"), payload={"text": "hi"},
-                 verbose=True)
+    result = run(step(Upper(), "upper", mode="observe"), step(Keep(), "keep"), payload={"text": "hi"}, verbose=True)
 
     assert (result.trail[0].outcome, result.trail[0].payload) == ("observed", {"text": "HI"})
     assert result.payload == {"text": "hi"} and not result.transformed
@@ -727,41 +752,63 @@ def test_a_normal_run_keeps_no_payloads_and_stores_its_trail_as_before():
 
     assert [e.payload for e in result.trail] == [None, None]
     assert [e.stopped for e in result.trail] == [False, True]
-    assert set(result.trail[1].as_dict()) == {"config_id", "hook", "label", "position", "outcome", "code",
-                                              "message", "duration_ms", "would"}
+    assert set(result.trail[1].as_dict()) == {
+        "config_id",
+        "hook",
+        "label",
+        "position",
+        "outcome",
+        "code",
+        "message",
+        "duration_ms",
+        "would",
+    }
     assert result.as_dict()["verbose"] is False
 
 
 def test_a_verbose_result_as_dict_carries_the_marks_and_payloads():
-    result = run(step(Upper(), "upper"), step(Drop("no"), "drop"), step(Keep(), "keep"), payload={"text": "hi"},
-                 verbose=True)
+    result = run(
+        step(Upper(), "upper"), step(Drop("no"), "drop"), step(Keep(), "keep"), payload={"text": "hi"}, verbose=True
+    )
 
     data = result.as_dict()
     assert data["verbose"] is True and data["payload"] == {"text": "HI"}
     assert [(e["hook"], e["stopped"], e["after_stop"], e["payload"]) for e in data["trail"]] == [
-        ("upper", False, False, {"text": "HI"}), ("drop", True, False, None), ("keep", False, True, None)]
+        ("upper", False, False, {"text": "HI"}),
+        ("drop", True, False, None),
+        ("keep", False, True, None),
+    ]
 
 
 # --- trail ------------------------------------------------------------------------------------
 
 
 def test_trail_entries_have_durations_and_serialise():
-    result = run(step(Keep(), "k", label="Keeper", config_id=1, position=0),
-                 step(Sleeps(0.01), "s", config_id=2, position=1))
+    result = run(
+        step(Keep(), "k", label="Keeper", config_id=1, position=0), step(Sleeps(0.01), "s", config_id=2, position=1)
+    )
 
     assert all(e.duration_ms >= 0 for e in result.trail)
     assert result.trail[1].duration_ms >= 10
     assert result.duration_ms >= result.trail[1].duration_ms
     as_dict = result.trail[0].as_dict()
-    assert set(as_dict) == {"config_id", "hook", "label", "position", "outcome", "code", "message", "duration_ms",
-                            "would"}
+    assert set(as_dict) == {
+        "config_id",
+        "hook",
+        "label",
+        "position",
+        "outcome",
+        "code",
+        "message",
+        "duration_ms",
+        "would",
+    }
     assert as_dict["hook"] == "k" and as_dict["label"] == "Keeper" and as_dict["config_id"] == 1
     assert as_dict["outcome"] == "kept"
 
 
 def test_as_dict_rounds_duration():
-    entry = pipeline.TrailEntry(hook="h", label="", config_id=None, position=0, outcome="kept",
-                                duration_ms=1.23456789)
+    entry = pipeline.TrailEntry(hook="h", label="", config_id=None, position=0, outcome="kept", duration_ms=1.23456789)
 
     assert entry.as_dict()["duration_ms"] == 1.235
 
@@ -785,8 +832,12 @@ def test_sinks_are_split_from_judging_steps_and_never_judge():
 
 def test_notify_calls_each_sink_past_a_failure():
     first, last = Recorder(), Recorder()
-    sinks = [step(first, "first"), step(BrokenSink(), "broken", label="Mailer"), step(OnlyOnHold(), "holdonly"),
-             step(last, "last")]
+    sinks = [
+        step(first, "first"),
+        step(BrokenSink(), "broken", label="Mailer"),
+        step(OnlyOnHold(), "holdonly"),
+        step(last, "last"),
+    ]
     item = Item(payload={"text": "hi"})
     result = Pipeline(sinks).run(item)
 
@@ -851,9 +902,12 @@ CORE_MODULES = sorted(f"stash.core.{path.stem}" for path in (REPO / "stash" / "c
 
 @pytest.mark.parametrize("module", ["stash", "stash.core", *CORE_MODULES])
 def test_importing_the_core_loads_neither_django_nor_celery(module):
-    code = (f"import sys; sys.path.insert(0, {str(REPO)!r}); import {module}; "
-            "print(sorted(m for m in sys.modules if m.startswith(('django', 'celery'))))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd="/", env={"PATH": "/usr/bin:/bin"})
+    code = (
+        f"import sys; sys.path.insert(0, {str(REPO)!r}); import {module}; "
+        "print(sorted(m for m in sys.modules if m.startswith(('django', 'celery'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/", env={"PATH": "/usr/bin:/bin"}
+    )
 
     assert out.stdout.strip() == "[]"

@@ -6,6 +6,7 @@ ORM: the rows must be identical, and so must the counts returned.
 
     STASH_PROPERTY_EXAMPLES   examples per property test (default 25)
 """
+
 import datetime as dt
 import math
 import os
@@ -33,8 +34,12 @@ ROOT = Path(__file__).resolve().parents[2]
 #: after a COPY. Whoever changes these pins re-checks those and then updates this.
 COPY_CHECKED_WITH = {"Django": "5.2.19", "psycopg": "3.3.9"}
 
-examples = settings(max_examples=int(os.environ.get("STASH_PROPERTY_EXAMPLES", "25")), deadline=None,
-                    database=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+examples = settings(
+    max_examples=int(os.environ.get("STASH_PROPERTY_EXAMPLES", "25")),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 def on_the_database(test):
@@ -51,12 +56,23 @@ def sizes(data, rows, batch_size):
 texts = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=30)
 json_values = st.recursive(
     st.none() | st.booleans() | integers | st.floats(allow_nan=False, allow_infinity=False) | texts,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4), max_leaves=10)
-ZONES = [dt.timezone.utc, dt.timezone(dt.timedelta(hours=-12)), dt.timezone(dt.timedelta(hours=5, minutes=45)),
-         ZoneInfo("America/St_Johns"), ZoneInfo("Asia/Kolkata"), ZoneInfo("Europe/Berlin")]
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
+    max_leaves=10,
+)
+ZONES = [
+    dt.timezone.utc,
+    dt.timezone(dt.timedelta(hours=-12)),
+    dt.timezone(dt.timedelta(hours=5, minutes=45)),
+    ZoneInfo("America/St_Johns"),
+    ZoneInfo("Asia/Kolkata"),
+    ZoneInfo("Europe/Berlin"),
+]
 # Hypothesis takes naive bounds and makes each datetime aware in one of ``timezones``.
-datetimes = st.datetimes(min_value=dt.datetime(1901, 1, 1), max_value=dt.datetime(2200, 12, 31),  # noqa: DTZ001
-                         timezones=st.sampled_from(ZONES))
+datetimes = st.datetimes(
+    min_value=dt.datetime(1901, 1, 1),  # noqa: DTZ001
+    max_value=dt.datetime(2200, 12, 31),  # noqa: DTZ001
+    timezones=st.sampled_from(ZONES),
+)
 big_counts = st.integers(0, 2**62 - 1)  # a counter plus a delta stays within a signed 64-bit column
 #: Values for the fields of Content the workers and reviewers write; FKs as an index into the fixture's rows.
 CONTENT_VALUES = {
@@ -98,19 +114,27 @@ def world(make_stash, django_user_model):
     stash = make_stash("bulk", hooks=[("require_fields", {"fields": ["a"]}), ("require_fields", {"fields": ["b"]})])
     users = [django_user_model.objects.create_user(name) for name in ("ann", "bob")]
     contents = twins(stash, 2)
-    return {"stash": stash, "decided_by": list(stash.hooks.all()), "reviewed_by": users, "content": contents,
-            "positions": count(100)}
+    return {
+        "stash": stash,
+        "decided_by": list(stash.hooks.all()),
+        "reviewed_by": users,
+        "content": contents,
+        "positions": count(100),
+    }
 
 
 def twins(stash, number):
-    return Content.objects.bulk_create([Content(stash=stash, payload={"n": n}, content_hash=str(n))
-                                        for n in range(number)])
+    return Content.objects.bulk_create(
+        [Content(stash=stash, payload={"n": n}, content_hash=str(n)) for n in range(number)]
+    )
 
 
 def resolved(model, values, world):
     """``values`` ({field name: value}) with each foreign key's index into ``world`` made that row's key."""
-    return {name: world[name][value].pk if model._meta.get_field(name).is_relation and value is not None else value
-            for name, value in values.items()}
+    return {
+        name: world[name][value].pk if model._meta.get_field(name).is_relation and value is not None else value
+        for name, value in values.items()
+    }
 
 
 def assign(model, obj, values):
@@ -134,11 +158,16 @@ def test_update_rows_stores_what_bulk_update_stores(world, data):
     number, batch_size = sizes(data, 12, 5)
     fields = data.draw(st.lists(st.sampled_from(sorted(CONTENT_VALUES)), min_size=1, unique=True), label="fields")
     others = sorted(set(CONTENT_VALUES) - set(fields))
-    constant_names = data.draw(st.lists(st.sampled_from(others), max_size=3, unique=True) if others else st.just([]),
-                               label="constants")
+    constant_names = data.draw(
+        st.lists(st.sampled_from(others), max_size=3, unique=True) if others else st.just([]), label="constants"
+    )
     constants = {name: data.draw(CONTENT_VALUES[name], label=name) for name in constant_names}
-    rows = data.draw(st.lists(st.fixed_dictionaries({name: CONTENT_VALUES[name] for name in fields}),
-                              min_size=number, max_size=number), label="values")
+    rows = data.draw(
+        st.lists(
+            st.fixed_dictionaries({name: CONTENT_VALUES[name] for name in fields}), min_size=number, max_size=number
+        ),
+        label="values",
+    )
     rows, constants = [resolved(Content, row, world) for row in rows], resolved(Content, constants, world)
     written = {*fields, *constants}
     with transaction.atomic():  # a savepoint: an example that fails leaves nothing for the next
@@ -146,13 +175,16 @@ def test_update_rows_stores_what_bulk_update_stores(world, data):
         for way in UPDATES:
             for obj, values in zip(objs[way], rows, strict=True):
                 assign(Content, obj, {**values, **(constants if way == "bulk_update" else {})})
-        changed = {"bulk_update": Content.objects.bulk_update(objs["bulk_update"], sorted(written),
-                                                              batch_size=batch_size)}
+        changed = {
+            "bulk_update": Content.objects.bulk_update(objs["bulk_update"], sorted(written), batch_size=batch_size)
+        }
         with CaptureQueriesContext(connection) as queries:
-            changed["update_rows"] = bulk_sql.update_rows(Content, objs["update_rows"], fields, constants,
-                                                          batch_size=batch_size)
-        changed["update_rows_by_orm"] = bulk_sql.update_rows_by_orm(Content, objs["update_rows_by_orm"], fields,
-                                                                    constants, batch_size=batch_size)
+            changed["update_rows"] = bulk_sql.update_rows(
+                Content, objs["update_rows"], fields, constants, batch_size=batch_size
+            )
+        changed["update_rows_by_orm"] = bulk_sql.update_rows_by_orm(
+            Content, objs["update_rows_by_orm"], fields, constants, batch_size=batch_size
+        )
         skip = {"id", "created_at", "updated_at"} - written  # set when the twins were made, a moment apart
         back = {way: stored(Content, [obj.pk for obj in objs[way]], skip) for way in UPDATES}
     assert changed == dict.fromkeys(UPDATES, number)
@@ -164,31 +196,56 @@ def test_update_rows_stores_what_bulk_update_stores(world, data):
 def test_update_rows_adds_to_counters_as_bulk_update_with_f_does(world, data):
     number, batch_size = sizes(data, 10, 4)
     fields = data.draw(st.lists(st.sampled_from(HookConfig.COUNTER_FIELDS), min_size=1, unique=True), label="fields")
-    starts = data.draw(st.lists(st.fixed_dictionaries(dict.fromkeys(HookConfig.COUNTER_FIELDS, big_counts)),
-                                min_size=number, max_size=number), label="starts")
-    deltas = data.draw(st.lists(st.fixed_dictionaries(dict.fromkeys(fields, big_counts)),
-                                min_size=number, max_size=number), label="deltas")
-    constants = data.draw(st.fixed_dictionaries({}, optional={"enabled": st.booleans(), "label": texts}),
-                          label="constants")
+    starts = data.draw(
+        st.lists(
+            st.fixed_dictionaries(dict.fromkeys(HookConfig.COUNTER_FIELDS, big_counts)),
+            min_size=number,
+            max_size=number,
+        ),
+        label="starts",
+    )
+    deltas = data.draw(
+        st.lists(st.fixed_dictionaries(dict.fromkeys(fields, big_counts)), min_size=number, max_size=number),
+        label="deltas",
+    )
+    constants = data.draw(
+        st.fixed_dictionaries({}, optional={"enabled": st.booleans(), "label": texts}), label="constants"
+    )
     with transaction.atomic():
-        configs = {way: HookConfig.objects.bulk_create([
-            HookConfig(stash=world["stash"], hook="require_fields", position=next(world["positions"]), **start)
-            for start in starts]) for way in UPDATES}
+        configs = {
+            way: HookConfig.objects.bulk_create(
+                [
+                    HookConfig(stash=world["stash"], hook="require_fields", position=next(world["positions"]), **start)
+                    for start in starts
+                ]
+            )
+            for way in UPDATES
+        }
         for config, delta in zip(configs["bulk_update"], deltas, strict=True):
             assign(HookConfig, config, {**{name: F(name) + value for name, value in delta.items()}, **constants})
-        changed = {"bulk_update": HookConfig.objects.bulk_update(configs["bulk_update"], [*fields, *constants],
-                                                                 batch_size=batch_size)}
+        changed = {
+            "bulk_update": HookConfig.objects.bulk_update(
+                configs["bulk_update"], [*fields, *constants], batch_size=batch_size
+            )
+        }
         for way in UPDATES[1:]:
-            given_deltas = [HookConfig(pk=config.pk, **delta)
-                            for config, delta in zip(configs[way], deltas, strict=True)]
-            changed[way] = getattr(bulk_sql, way)(HookConfig, given_deltas, fields, constants, add=True,
-                                                  batch_size=batch_size)
-        back = {way: stored(HookConfig, [config.pk for config in configs[way]],
-                            skip=("id", "position", "created_at", "updated_at")) for way in UPDATES}
+            given_deltas = [
+                HookConfig(pk=config.pk, **delta) for config, delta in zip(configs[way], deltas, strict=True)
+            ]
+            changed[way] = getattr(bulk_sql, way)(
+                HookConfig, given_deltas, fields, constants, add=True, batch_size=batch_size
+            )
+        back = {
+            way: stored(
+                HookConfig, [config.pk for config in configs[way]], skip=("id", "position", "created_at", "updated_at")
+            )
+            for way in UPDATES
+        }
     assert changed == dict.fromkeys(UPDATES, number)
     assert back["update_rows"] == back["bulk_update"] == back["update_rows_by_orm"]
     assert [row["runs_count"] for row in back["update_rows"]] == [
-        start["runs_count"] + delta.get("runs_count", 0) for start, delta in zip(starts, deltas, strict=True)]
+        start["runs_count"] + delta.get("runs_count", 0) for start, delta in zip(starts, deltas, strict=True)
+    ]
 
 
 @on_the_database
@@ -198,15 +255,18 @@ def test_insert_rows_stores_what_bulk_create_stores(world, data):
     rows = data.draw(st.lists(st.fixed_dictionaries(RUN_VALUES), min_size=number, max_size=number), label="values")
     with transaction.atomic():
         back, inserted = {}, {}
-        for way, insert in (("bulk_create", lambda objs: len(PipelineRun.objects.bulk_create(objs))),
-                            ("insert_rows", lambda objs: bulk_sql.insert_rows(PipelineRun, objs))):
+        for way, insert in (
+            ("bulk_create", lambda objs: len(PipelineRun.objects.bulk_create(objs))),
+            ("insert_rows", lambda objs: bulk_sql.insert_rows(PipelineRun, objs)),
+        ):
             objs = [PipelineRun() for _values in rows]
             for obj, values in zip(objs, rows, strict=True):
                 assign(PipelineRun, obj, resolved(PipelineRun, values, world))
             after = PipelineRun.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
             inserted[way] = insert(objs)
-            back[way] = stored(PipelineRun, list(PipelineRun.objects.filter(pk__gt=after).order_by("pk")
-                                                 .values_list("pk", flat=True)))
+            back[way] = stored(
+                PipelineRun, list(PipelineRun.objects.filter(pk__gt=after).order_by("pk").values_list("pk", flat=True))
+            )
             assert all(not obj._state.adding for obj in objs)
     assert inserted == {"bulk_create": number, "insert_rows": number}
     assert back["insert_rows"] == back["bulk_create"]
@@ -215,14 +275,29 @@ def test_insert_rows_stores_what_bulk_create_stores(world, data):
 @on_the_database
 def test_insert_rows_fills_in_keys_and_times_as_bulk_create_does(world, data):
     number = data.draw(st.sampled_from([1, bulk_sql.COPY_MIN_ROWS, bulk_sql.COPY_MIN_ROWS + 3]), label="rows")
-    values = {name: CONTENT_VALUES[name] for name in ("payload", "original_payload", "status", "reason",
-                                                      "queue_seq", "overturned", "reviewed_by", "processed_at")}
-    rows = data.draw(st.lists(st.fixed_dictionaries({**values, "content_hash": texts}), min_size=number,
-                              max_size=number), label="values")
+    values = {
+        name: CONTENT_VALUES[name]
+        for name in (
+            "payload",
+            "original_payload",
+            "status",
+            "reason",
+            "queue_seq",
+            "overturned",
+            "reviewed_by",
+            "processed_at",
+        )
+    }
+    rows = data.draw(
+        st.lists(st.fixed_dictionaries({**values, "content_hash": texts}), min_size=number, max_size=number),
+        label="values",
+    )
     with transaction.atomic():
         objs, inserted, back = {}, {}, {}
-        for way, insert in (("bulk_create", lambda items: len(Content.objects.bulk_create(items))),
-                            ("insert_rows", lambda items: bulk_sql.insert_rows(Content, items))):
+        for way, insert in (
+            ("bulk_create", lambda items: len(Content.objects.bulk_create(items))),
+            ("insert_rows", lambda items: bulk_sql.insert_rows(Content, items)),
+        ):
             objs[way] = [Content(stash=world["stash"]) for _values in rows]
             for obj, given_values in zip(objs[way], rows, strict=True):
                 assign(Content, obj, resolved(Content, given_values, world))
@@ -246,19 +321,35 @@ def test_expressions_are_written_by_the_orm(world):
             obj.attempts, obj.original_payload = F("attempts") + 2, Value(None, JSONField())
     Content.objects.bulk_update(contents["bulk_update"], ["attempts", "original_payload"])
     bulk_sql.update_rows(Content, contents["update_rows"], ["attempts", "original_payload"])
-    back = {way: stored(Content, [obj.pk for obj in objs], skip=("id", "created_at", "updated_at"))
-            for way, objs in contents.items()}
+    back = {
+        way: stored(Content, [obj.pk for obj in objs], skip=("id", "created_at", "updated_at"))
+        for way, objs in contents.items()
+    }
     assert back["update_rows"] == back["bulk_update"]
     assert {row["attempts"] for row in back["update_rows"]} == {2}
 
-    runs = {way: [PipelineRun(content=world["content"][0], revision=1, config_version=1, outcome="accepted",
-                              started_at=world["content"][0].created_at, finished_at=world["content"][0].created_at,
-                              duration_ms=Value(1.5) * 2, trail=[n]) for n in range(bulk_sql.COPY_MIN_ROWS)]
-            for way in ("bulk_create", "insert_rows")}
+    runs = {
+        way: [
+            PipelineRun(
+                content=world["content"][0],
+                revision=1,
+                config_version=1,
+                outcome="accepted",
+                started_at=world["content"][0].created_at,
+                finished_at=world["content"][0].created_at,
+                duration_ms=Value(1.5) * 2,
+                trail=[n],
+            )
+            for n in range(bulk_sql.COPY_MIN_ROWS)
+        ]
+        for way in ("bulk_create", "insert_rows")
+    }
     PipelineRun.objects.bulk_create(runs["bulk_create"])
     assert bulk_sql.insert_rows(PipelineRun, runs["insert_rows"]) == bulk_sql.COPY_MIN_ROWS
-    assert list(PipelineRun.objects.order_by("pk").values_list("duration_ms", "trail")) == [
-        (3.0, [n]) for n in range(bulk_sql.COPY_MIN_ROWS)] * 2
+    assert (
+        list(PipelineRun.objects.order_by("pk").values_list("duration_ms", "trail"))
+        == [(3.0, [n]) for n in range(bulk_sql.COPY_MIN_ROWS)] * 2
+    )
 
 
 @pytest.mark.django_db
@@ -278,8 +369,10 @@ def test_update_rows_stays_within_the_databases_limit_on_parameters(world):
     with CaptureQueriesContext(connection) as queries:
         assert bulk_sql.update_rows(Content, objs, fields, constants, batch_size=10**5) == per_statement + 1
     assert updates_run(queries.captured_queries) == 2
-    assert Content.objects.filter(pk__in=[obj.pk for obj in objs], status="accepted", review_note="✓").count() == \
-        per_statement + 1
+    assert (
+        Content.objects.filter(pk__in=[obj.pk for obj in objs], status="accepted", review_note="✓").count()
+        == per_statement + 1
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -312,9 +405,17 @@ def test_both_test_databases_take_the_sql_path():
 @pytest.mark.django_db
 def test_insert_rows_copies_from_copy_min_rows_on_postgresql(world):
     def statements(number):
-        runs = [PipelineRun(content=world["content"][0], revision=1, config_version=1, outcome="held",
-                            started_at=world["content"][0].created_at, finished_at=world["content"][0].created_at)
-                for _n in range(number)]
+        runs = [
+            PipelineRun(
+                content=world["content"][0],
+                revision=1,
+                config_version=1,
+                outcome="held",
+                started_at=world["content"][0].created_at,
+                finished_at=world["content"][0].created_at,
+            )
+            for _n in range(number)
+        ]
         with CaptureQueriesContext(connection) as queries:
             assert bulk_sql.insert_rows(PipelineRun, runs) == number
         return [query["sql"].split(None, 1)[0] for query in queries.captured_queries]
@@ -328,12 +429,33 @@ def test_insert_rows_copies_from_copy_min_rows_on_postgresql(world):
 @pytest.mark.django_db
 def test_copy_rows_copies_where_the_driver_can_and_raises_djangos_errors(world):
     table = connection.ops.quote_name(HookConfig._meta.db_table)
-    sql = f"COPY {table} (stash_id, hook, label, params, enabled, mode, position, on_error, condition, " \
-          "timeout_ms, runs_count, kept_count, dropped_count, held_count, errors_count, time_total_us, " \
-          "overturned_count, created_at, updated_at) FROM STDIN"
+    sql = (
+        f"COPY {table} (stash_id, hook, label, params, enabled, mode, position, on_error, condition, "
+        "timeout_ms, runs_count, kept_count, dropped_count, held_count, errors_count, time_total_us, "
+        "overturned_count, created_at, updated_at) FROM STDIN"
+    )
     now = world["stash"].created_at
-    row = [world["stash"].pk, "require_fields", "copied", '{"fields": []}', True, "enforce", 50, "inherit", "",
-           2000, 0, 0, 0, 0, 0, 0, 0, now, now]
+    row = [
+        world["stash"].pk,
+        "require_fields",
+        "copied",
+        '{"fields": []}',
+        True,
+        "enforce",
+        50,
+        "inherit",
+        "",
+        2000,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        now,
+        now,
+    ]
     with connection.cursor() as cursor:
         copied = compat.copy_rows(cursor, sql, [row])
     if connection.vendor == "postgresql":  # psycopg 3
@@ -347,5 +469,6 @@ def test_copy_rows_copies_where_the_driver_can_and_raises_djangos_errors(world):
 
 
 def test_copy_rows_was_checked_against_the_pinned_django_and_psycopg():
-    assert_checked_against(COPY_CHECKED_WITH,
-                           "stash.db.compat.copy_rows (and tests/db/test_bulk_sql.py, on PostgreSQL)")
+    assert_checked_against(
+        COPY_CHECKED_WITH, "stash.db.compat.copy_rows (and tests/db/test_bulk_sql.py, on PostgreSQL)"
+    )

@@ -1,5 +1,6 @@
 """stash.db.compat, the reads of other libraries' private state: each pinned to the version that
 requirements.txt installs, and checked against what it stands for."""
+
 import pytest
 from django.db import transaction
 

@@ -1,4 +1,5 @@
 """A stash's own Celery queue: every message about its items goes there, and only there."""
+
 import time
 from datetime import timedelta
 
@@ -82,8 +83,9 @@ def _api(client, stash):
 
 
 def _api_bulk(client, stash):
-    return client.post("/api/contents/bulk/", {"stash": stash.slug, "items": [{"text": "a"}, {"text": "b"}]},
-                       format="json")
+    return client.post(
+        "/api/contents/bulk/", {"stash": stash.slug, "items": [{"text": "a"}, {"text": "b"}]}, format="json"
+    )
 
 
 def _form(client, stash):
@@ -112,8 +114,9 @@ def test_learning_the_queue_costs_a_save_no_query(busy, broker):
     assert queues_of(broker)[0][0] == "busy"
 
 
-def test_an_api_submission_to_a_routed_stash_still_takes_three_queries(busy, broker, django_user_model,
-                                                                       django_assert_num_queries):
+def test_an_api_submission_to_a_routed_stash_still_takes_three_queries(
+    busy, broker, django_user_model, django_assert_num_queries
+):
     submitter = django_user_model.objects.create_user("sam")
     submitter.user_permissions.add(Permission.objects.get(content_type__app_label="stash", codename="add_content"))
     client = APIClient()
@@ -128,10 +131,15 @@ def test_an_api_submission_to_a_routed_stash_still_takes_three_queries(busy, bro
 
 def test_the_sweeper_sends_each_stash_items_again_to_its_queue(busy, quiet, broker, settings):
     past = timezone.now() - timedelta(seconds=1)
-    lost = Content.objects.bulk_create([Content(stash=stash, payload={"text": "x"}, lease_until=past)
-                                        for stash in (busy, quiet, busy)])
-    crashed = Content.objects.bulk_create([Content(stash=stash, payload={"text": "x"}, status="processing",
-                                                   attempts=1, lease_until=past) for stash in (busy, quiet)])
+    lost = Content.objects.bulk_create(
+        [Content(stash=stash, payload={"text": "x"}, lease_until=past) for stash in (busy, quiet, busy)]
+    )
+    crashed = Content.objects.bulk_create(
+        [
+            Content(stash=stash, payload={"text": "x"}, status="processing", attempts=1, lease_until=past)
+            for stash in (busy, quiet)
+        ]
+    )
     assert processing.sweep().requeued == 5
     sent = queues_of(broker)
     assert sorted(pk for _, ids in sent for pk in ids) == sorted(str(c.pk) for c in lost + crashed)
@@ -189,13 +197,13 @@ def test_a_claim_that_fills_its_batch_wakes_the_stash_on_its_queue(busy, broker,
 def test_the_items_of_a_stopped_message_are_sent_again_to_their_stash_queue(busy, quiet, broker):
     items = [submit(busy), submit(quiet)]
     stopped = processing.token_for("stopped-message")
-    Content.objects.filter(pk__in=[i.pk for i in items]).update(status="processing", attempts=1,
-                                                                lease_token=stopped)
+    Content.objects.filter(pk__in=[i.pk for i in items]).update(status="processing", attempts=1, lease_token=stopped)
     broker.messages.clear()
     report = processing.recover(stopped, hung=True)
     assert report.released == 2
-    assert sorted(queues_of(broker)) == sorted([("busy", [str(items[0].pk)]),
-                                                (publishing.queue_name(""), [str(items[1].pk)])])
+    assert sorted(queues_of(broker)) == sorted(
+        [("busy", [str(items[0].pk)]), (publishing.queue_name(""), [str(items[1].pk)])]
+    )
 
 
 def test_a_recovery_goes_to_the_queue_of_the_message_it_recovers(broker):
@@ -216,8 +224,10 @@ def deliveries_sent(make_stash, broker):
     report = processing.judge([i.pk for i in items])
     publishing.send_deliveries(report.deliveries)
     sent = sorted((m["queue"], m["args"]) for m in broker.messages if m["name"] == publishing.DELIVER_TASK)
-    expected = [[stash.hooks.get(hook="email").pk, str(item.pk), "on_accept"]
-                for stash, item in zip((routed, plain), items, strict=True)]
+    expected = [
+        [stash.hooks.get(hook="email").pk, str(item.pk), "on_accept"]
+        for stash, item in zip((routed, plain), items, strict=True)
+    ]
     return sent, expected
 
 
@@ -268,18 +278,21 @@ def test_a_save_that_leaves_the_queue_alone_sends_nothing(busy, broker):
 # --- the field -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, message", [
-    ("two words", "cannot contain blanks"),
-    ("tab\tbed", "cannot contain blanks"),
-    (" busy", "cannot contain blanks"),
-    ("bell\x07", "cannot contain control characters"),
-    ("nul\x00", "cannot contain control characters"),
-    ("zero\u200bwidth", "cannot contain control characters"),
-    ("a/b", "cannot contain / or \\"),
-    ("amq.busy", 'starting with "amq." are reserved by RabbitMQ'),
-    ("q" * 201, "at most 200 characters"),
-    ("é" * 101, "at most 200 bytes in UTF-8"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("two words", "cannot contain blanks"),
+        ("tab\tbed", "cannot contain blanks"),
+        (" busy", "cannot contain blanks"),
+        ("bell\x07", "cannot contain control characters"),
+        ("nul\x00", "cannot contain control characters"),
+        ("zero\u200bwidth", "cannot contain control characters"),
+        ("a/b", "cannot contain / or \\"),
+        ("amq.busy", 'starting with "amq." are reserved by RabbitMQ'),
+        ("q" * 201, "at most 200 characters"),
+        ("é" * 101, "at most 200 bytes in UTF-8"),
+    ],
+)
 def test_a_queue_name_no_broker_takes_is_refused_with_the_reason(quiet, name, message):
     quiet.queue = name
     with pytest.raises(ValidationError) as caught:
@@ -294,10 +307,20 @@ def test_queue_names_brokers_take_are_accepted(quiet, name):
 
 
 def stash_form(stash, **fields):
-    return {"name": stash.name, "slug": stash.slug, "description": "", "on_error": stash.on_error,
-            "max_payload_bytes": stash.max_payload_bytes, "is_active": "on", "examples_policy": stash.examples_policy,
-            "hooks-TOTAL_FORMS": 0, "hooks-INITIAL_FORMS": 0, "hooks-MIN_NUM_FORMS": 0, "hooks-MAX_NUM_FORMS": 1000,
-            **fields}
+    return {
+        "name": stash.name,
+        "slug": stash.slug,
+        "description": "",
+        "on_error": stash.on_error,
+        "max_payload_bytes": stash.max_payload_bytes,
+        "is_active": "on",
+        "examples_policy": stash.examples_policy,
+        "hooks-TOTAL_FORMS": 0,
+        "hooks-INITIAL_FORMS": 0,
+        "hooks-MIN_NUM_FORMS": 0,
+        "hooks-MAX_NUM_FORMS": 1000,
+        **fields,
+    }
 
 
 def test_the_admin_edits_the_queue_and_refuses_a_bad_one_on_its_field(admin_client, quiet, broker):

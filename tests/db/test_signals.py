@@ -1,4 +1,5 @@
 """Saved items reach the workers after commit, in chunks, and a broken broker never breaks a save."""
+
 import json
 import logging
 from datetime import timedelta
@@ -30,9 +31,17 @@ def submit(stash, **payload):
 
 def test_a_save_in_autocommit_is_published_once(audit, broker, settings):
     item = submit(audit)
-    assert broker.messages == [{"name": "stash.tasks.process_contents", "args": [[str(item.pk)]],
-                                "kwargs": {"wake": audit.pk}, "queue": settings.STASH_QUEUE, "retry": True,
-                                "retry_policy": publishing._RETRY_POLICY, "time_limit": settings.STASH_TIME_LIMIT}]
+    assert broker.messages == [
+        {
+            "name": "stash.tasks.process_contents",
+            "args": [[str(item.pk)]],
+            "kwargs": {"wake": audit.pk},
+            "queue": settings.STASH_QUEUE,
+            "retry": True,
+            "retry_policy": publishing._RETRY_POLICY,
+            "time_limit": settings.STASH_TIME_LIMIT,
+        }
+    ]
 
 
 def test_a_save_in_a_transaction_is_published_after_commit(audit, broker):
@@ -137,12 +146,25 @@ def test_a_raw_save_publishes_nothing(audit, broker, tmp_path):
     post_save.send(sender=Content, instance=flagged, created=True, update_fields=None, raw=True, using="default")
 
     fixture = tmp_path / "contents.json"
-    fixture.write_text(json.dumps([{
-        "model": "stash.content", "pk": "6b1d3f3e-8f0a-4c55-9a43-0f4c1a2b3c4d",
-        "fields": {"stash": audit.pk, "payload": {"text": "from a fixture"}, "content_hash": "1" * 64,
-                   "status": "accepted", "revision": 4, "created_at": "2024-01-01T00:00:00Z",
-                   "updated_at": "2024-01-01T00:00:00Z"},
-    }]))
+    fixture.write_text(
+        json.dumps(
+            [
+                {
+                    "model": "stash.content",
+                    "pk": "6b1d3f3e-8f0a-4c55-9a43-0f4c1a2b3c4d",
+                    "fields": {
+                        "stash": audit.pk,
+                        "payload": {"text": "from a fixture"},
+                        "content_hash": "1" * 64,
+                        "status": "accepted",
+                        "revision": 4,
+                        "created_at": "2024-01-01T00:00:00Z",
+                        "updated_at": "2024-01-01T00:00:00Z",
+                    },
+                }
+            ]
+        )
+    )
     call_command("loaddata", str(fixture), verbosity=0)
 
     assert broker.messages == []
@@ -150,8 +172,13 @@ def test_a_raw_save_publishes_nothing(audit, broker, tmp_path):
     assert (loaded.status, loaded.revision) == ("accepted", 4)  # stored as dumped, not judged again
 
 
-@pytest.mark.parametrize("error", [OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused."),
-                                   ConnectionError("broker unreachable")])
+@pytest.mark.parametrize(
+    "error",
+    [
+        OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused."),
+        ConnectionError("broker unreachable"),
+    ],
+)
 def test_a_failing_publish_does_not_break_the_save_and_the_sweeper_sends_it_later(audit, broker, caplog, error):
     broker.error = error
     with caplog.at_level(logging.ERROR, logger="stash.db.publishing"):
@@ -201,11 +228,13 @@ def test_a_failing_chunk_loses_no_other_chunk(audit, broker, settings, caplog, m
     assert [len(chunk) for chunk in calls] == [2, 2, 1]
     assert broker.ids == [str(items[i].pk) for i in (0, 1, 4)]
     assert [r.getMessage() for r in caplog.records if r.name == "stash.db.publishing"] == [
-        "Could not publish 2 item(s); the sweeper will send them again."]
+        "Could not publish 2 item(s); the sweeper will send them again."
+    ]
 
 
 def test_saves_while_their_stash_has_a_message_waiting_publish_nothing_and_that_message_judges_them(
-        audit, broker, make_stash):
+    audit, broker, make_stash
+):
     broker.held = True  # no worker has started a message yet
     items = [submit(audit, text=f"item {n}") for n in range(5)]
     other = submit(make_stash("other"), text="other stash")

@@ -2,6 +2,7 @@
 
 Checked in a fresh process, since the integration tests trace in this one.
 """
+
 import os
 import subprocess
 import sys
@@ -57,21 +58,22 @@ print("off")
 
 def test_with_no_endpoint_nothing_is_configured_or_imported(tmp_path):
     env = {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
-    env.update({"DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(ROOT),
-                "STASH_VAR_DIR": str(tmp_path)})
-    done = subprocess.run([sys.executable, "-c", _OFF], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=120)
+    env.update({"DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(ROOT), "STASH_VAR_DIR": str(tmp_path)})
+    done = subprocess.run([sys.executable, "-c", _OFF], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "off"
 
 
-@pytest.mark.parametrize(("environ", "wanted"), [
-    ({}, False),
-    ({"OTEL_EXPORTER_OTLP_ENDPOINT": ""}, False),
-    ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}, True),
-    ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318", "OTEL_SDK_DISABLED": "true"}, False),
-    ({"OTEL_SERVICE_NAME": "stash-web"}, False),
-])
+@pytest.mark.parametrize(
+    ("environ", "wanted"),
+    [
+        ({}, False),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": ""}, False),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}, True),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318", "OTEL_SDK_DISABLED": "true"}, False),
+        ({"OTEL_SERVICE_NAME": "stash-web"}, False),
+    ],
+)
 def test_traces_are_wanted_only_with_an_endpoint_and_the_sdk_not_disabled(environ, wanted):
     assert tracing.wanted(environ) is wanted
     if not wanted:

@@ -10,6 +10,7 @@ replay and examples pages are posted fields drawn the same way.
     STASH_FUZZ_EXAMPLES   examples per page and user (default 5: a short run for the suite; `make chaos`
                           sets it higher)
 """
+
 import os
 from urllib.parse import parse_qsl, urlencode
 
@@ -32,13 +33,46 @@ from ..property.strategies import integers, texts
 pytestmark = pytest.mark.django_db
 
 EXAMPLES = int(os.environ.get("STASH_FUZZ_EXAMPLES", "5"))
-fuzzing = hypothesis_settings(max_examples=EXAMPLES, deadline=None, database=None, print_blob=True,
-                              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+fuzzing = hypothesis_settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 #: What attackers and unlucky people type: databases, encoders and parsers trip over these.
-HOSTILE = ["\x00", "a\x00b", "%00", "\ud800", "x\udfff", "'", '"', "' OR '1'='1", "\\", "", " ", "-", "0", "-1",
-           "1.-2.x", "9" * 40, str(2**63), str(-(2**63) - 1), "1e999", "NaN", "null", "True", "2026-02-30", "💥",
-           "ß", "\u202e", "\ufffd", "../", "a" * 500]
+HOSTILE = [
+    "\x00",
+    "a\x00b",
+    "%00",
+    "\ud800",
+    "x\udfff",
+    "'",
+    '"',
+    "' OR '1'='1",
+    "\\",
+    "",
+    " ",
+    "-",
+    "0",
+    "-1",
+    "1.-2.x",
+    "9" * 40,
+    str(2**63),
+    str(-(2**63) - 1),
+    "1e999",
+    "NaN",
+    "null",
+    "True",
+    "2026-02-30",
+    "💥",
+    "ß",
+    "\u202e",
+    "\ufffd",
+    "../",
+    "a" * 500,
+]
 values = st.one_of(st.sampled_from(HOSTILE), texts, integers.map(str))
 
 
@@ -77,8 +111,9 @@ def fields(draw, known):
 
 def registered():
     """(model, its admin) of every model the admin site lists."""
-    return [(model, admin.site.get_model_admin(model)) for model in apps.get_models()
-            if admin.site.is_registered(model)]
+    return [
+        (model, admin.site.get_model_admin(model)) for model in apps.get_models() if admin.site.is_registered(model)
+    ]
 
 
 def _request(user):
@@ -91,8 +126,15 @@ def list_parameters(model_admin, user):
     """{parameter: values it offers} of ``model_admin``'s list as ``user`` sees it: its filters (and their
     choices), search, ordering, pages, date hierarchy and the admin's flags."""
     changelist = model_admin.get_changelist_instance(_request(user))
-    known = {SEARCH_VAR: ["hello"], ORDER_VAR: ["1", "-2.1", "1.2.3"], PAGE_VAR: ["1", "2", "0"], ALL_VAR: [""],
-             ERROR_FLAG: ["1"], TO_FIELD_VAR: ["id", "pk", "password"], IS_POPUP_VAR: ["1"]}
+    known = {
+        SEARCH_VAR: ["hello"],
+        ORDER_VAR: ["1", "-2.1", "1.2.3"],
+        PAGE_VAR: ["1", "2", "0"],
+        ALL_VAR: [""],
+        ERROR_FLAG: ["1"],
+        TO_FIELD_VAR: ["id", "pk", "password"],
+        IS_POPUP_VAR: ["1"],
+    }
     for spec in changelist.filter_specs:
         for name in spec.expected_parameters():
             known.setdefault(name, [])
@@ -111,18 +153,28 @@ def site(make_stash, django_user_model, settings):
     a superuser, each with a logged-in browser."""
     # One browser posting hundreds of submissions: throttling it tests nothing (429 would be an answer too).
     settings.STASH_THROTTLE_RATES = {scope: "100000/minute" for scope in settings.STASH_THROTTLE_RATES}
-    audit = make_stash("audit", hooks=[("require_fields", {"fields": ["text"]}),
-                                       ("keyword_blocklist", {"words": ["spam"]})])
+    audit = make_stash(
+        "audit", hooks=[("require_fields", {"fields": ["text"]}), ("keyword_blocklist", {"words": ["spam"]})]
+    )
     make_stash("open", allow_anonymous=True, hooks=[("max_size", {"max_bytes": 1000})])
     items = [Content.objects.create(stash=audit, payload=payload) for payload in ({"text": "hello"}, {"x": 1})]
     processing.judge([items[0].pk])
     Content.objects.create(stash=audit, payload={"text": "spam"})
     Example.objects.create(stash=audit, name="hello", payload={"text": "hello"}, verdict=Example.Verdict.ACCEPTED)
-    AccessAttempt.objects.create(username="root", ip_address="10.0.0.1", user_agent="fuzz", http_accept="*/*",
-                                 path_info="/accounts/login/", get_data="", post_data="", failures_since_start=1)
+    AccessAttempt.objects.create(
+        username="root",
+        ip_address="10.0.0.1",
+        user_agent="fuzz",
+        http_accept="*/*",
+        path_info="/accounts/login/",
+        get_data="",
+        post_data="",
+        failures_since_start=1,
+    )
     viewer = django_user_model.objects.create_user("viewer", password="pass-word-123", is_staff=True)
-    viewer.user_permissions.set(Permission.objects.filter(content_type__app_label="stash",
-                                                          codename__startswith="view_"))
+    viewer.user_permissions.set(
+        Permission.objects.filter(content_type__app_label="stash", codename__startswith="view_")
+    )
     superuser = django_user_model.objects.create_superuser("root", password="pass-word-123")
     users = {"viewer": viewer, "superuser": superuser}
     browsers = {"anonymous": Client()}
@@ -135,8 +187,11 @@ def site(make_stash, django_user_model, settings):
 @pytest.mark.parametrize("who", ["viewer", "superuser"])
 def test_every_admin_list_answers_fuzzed_filters_search_ordering_and_pages_without_a_5xx(site, who):
     user, browser = site["users"][who], site["browsers"][who]
-    lists = [(f"/admin/{model._meta.app_label}/{model._meta.model_name}/", list_parameters(model_admin, user))
-             for model, model_admin in registered() if model_admin.has_view_or_change_permission(_request(user))]
+    lists = [
+        (f"/admin/{model._meta.app_label}/{model._meta.model_name}/", list_parameters(model_admin, user))
+        for model, model_admin in registered()
+        if model_admin.has_view_or_change_permission(_request(user))
+    ]
     assert len(lists) >= 5  # stash's own lists at least
     fuzz(lists, lambda url, pairs: browser.get(f"{url}?{as_sent(pairs)}"))
 
@@ -146,16 +201,35 @@ def test_every_admin_list_answers_fuzzed_filters_search_ordering_and_pages_witho
 FORMS = {
     "submit": (("anonymous", "viewer"), "/s/open/submit/", {"text": ["hello"], "data": ['{"a": 1}', "{}", "[]"]}),
     "submit, logged in": (("viewer",), "/s/audit/submit/", {"text": ["hello"], "data": ['{"a": 1}']}),
-    "login": (("anonymous",), "/accounts/login/", {"username": ["root", "viewer"], "password": ["pass-word-123"],
-                                                    "next": ["/admin/", "//evil.example/"]}),
-    "admin login": (("anonymous",), "/admin/login/", {"username": ["root"], "password": ["pass-word-123"],
-                                                      "next": ["/admin/stash/"]}),
-    "simulate": (("viewer", "superuser"), "/admin/stash/stash/{stash}/simulate/",
-                 {"payload": ['{"text": "spam"}', "{}", "[]"], "content_id": ["{item}"], "verbose": ["on"],
-                  "_draft": ["1"], "name": ["Audit"], "slug": ["audit"], "hooks-TOTAL_FORMS": ["0"],
-                  "hooks-INITIAL_FORMS": ["0"]}),
-    "replay": (("viewer", "superuser"), "/admin/stash/stash/{stash}/replay/",
-               {"last_n": ["5", "1000", "1001"], "_judge_again": [""], "ids": ["{item}"]}),
+    "login": (
+        ("anonymous",),
+        "/accounts/login/",
+        {"username": ["root", "viewer"], "password": ["pass-word-123"], "next": ["/admin/", "//evil.example/"]},
+    ),
+    "admin login": (
+        ("anonymous",),
+        "/admin/login/",
+        {"username": ["root"], "password": ["pass-word-123"], "next": ["/admin/stash/"]},
+    ),
+    "simulate": (
+        ("viewer", "superuser"),
+        "/admin/stash/stash/{stash}/simulate/",
+        {
+            "payload": ['{"text": "spam"}', "{}", "[]"],
+            "content_id": ["{item}"],
+            "verbose": ["on"],
+            "_draft": ["1"],
+            "name": ["Audit"],
+            "slug": ["audit"],
+            "hooks-TOTAL_FORMS": ["0"],
+            "hooks-INITIAL_FORMS": ["0"],
+        },
+    ),
+    "replay": (
+        ("viewer", "superuser"),
+        "/admin/stash/stash/{stash}/replay/",
+        {"last_n": ["5", "1000", "1001"], "_judge_again": [""], "ids": ["{item}"]},
+    ),
     "examples": (("viewer", "superuser"), "/admin/stash/stash/{stash}/examples/", {"_run": [""]}),
 }
 
@@ -163,8 +237,15 @@ FORMS = {
 @pytest.mark.parametrize("who", ["anonymous", "viewer", "superuser"])
 def test_every_html_form_answers_fuzzed_posts_without_a_5xx(site, who):
     browser = site["browsers"][who]
-    posted = [(url.format(stash=site["stash"].pk),
-               {name: [value for offered in values for value in (site["items"] if offered == "{item}" else [offered])]
-                for name, values in known.items()})
-              for whom, url, known in FORMS.values() if who in whom]
+    posted = [
+        (
+            url.format(stash=site["stash"].pk),
+            {
+                name: [value for offered in values for value in (site["items"] if offered == "{item}" else [offered])]
+                for name, values in known.items()
+            },
+        )
+        for whom, url, known in FORMS.values()
+        if who in whom
+    ]
     fuzz(posted, lambda url, pairs: browser.post(url, as_sent(pairs), content_type="application/x-www-form-urlencoded"))

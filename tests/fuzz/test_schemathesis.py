@@ -10,6 +10,7 @@ schema-valid request with 400, and why).
                           `make chaos` sets it higher, e.g. STASH_FUZZ_EXAMPLES=200)
     STASH_FUZZ_SEED       the random seed (default: a new one each run, printed on failure)
 """
+
 import os
 import random
 import subprocess
@@ -32,8 +33,9 @@ CONFIG = Path(__file__).with_name("schemathesis.toml")
 def api_data(make_stash, django_user_model, settings):
     # The fuzzer is one client sending thousands of requests: throttling it tests nothing.
     settings.STASH_THROTTLE_RATES = {scope: "100000/minute" for scope in settings.STASH_THROTTLE_RATES}
-    audit = make_stash("audit", hooks=[("require_fields", {"fields": ["text"]}),
-                                       ("keyword_blocklist", {"words": ["spam"]})])
+    audit = make_stash(
+        "audit", hooks=[("require_fields", {"fields": ["text"]}), ("keyword_blocklist", {"words": ["spam"]})]
+    )
     make_stash("open", allow_anonymous=True)
     user = django_user_model.objects.create_superuser("fuzz", password="pass-word-123")
     Content.objects.create(stash=audit, payload={"text": "hello"}, submitted_by=user)
@@ -42,10 +44,29 @@ def api_data(make_stash, django_user_model, settings):
 
 def test_the_api_answers_every_generated_request_without_a_5xx_or_a_schema_mismatch(live_server, api_data, tmp_path):
     seed = int(os.environ.get("STASH_FUZZ_SEED") or random.randrange(2**32))
-    command = [str(SCHEMATHESIS), "--config-file", str(CONFIG), "run", f"{live_server.url}/api/schema/",
-               "--checks", "all", "--mode", "all",
-               "--phases", "examples,coverage,fuzzing,stateful", "--max-examples", str(EXAMPLES),
-               "--seed", str(seed), "--workers", "1", "--header", f"Authorization: Token {api_data}",
-               "--report-dir", str(tmp_path), "--no-color"]
+    command = [
+        str(SCHEMATHESIS),
+        "--config-file",
+        str(CONFIG),
+        "run",
+        f"{live_server.url}/api/schema/",
+        "--checks",
+        "all",
+        "--mode",
+        "all",
+        "--phases",
+        "examples,coverage,fuzzing,stateful",
+        "--max-examples",
+        str(EXAMPLES),
+        "--seed",
+        str(seed),
+        "--workers",
+        "1",
+        "--header",
+        f"Authorization: Token {api_data}",
+        "--report-dir",
+        str(tmp_path),
+        "--no-color",
+    ]
     run = subprocess.run(command, capture_output=True, text=True, timeout=3600, cwd=tmp_path)
     assert run.returncode == 0, f"schemathesis (seed {seed}) found problems:\n{run.stdout}\n{run.stderr}"

@@ -1,4 +1,5 @@
 """Built-in filters and the hook base class: verdicts, edge cases and params checks. No database."""
+
 import json
 import time
 
@@ -203,8 +204,11 @@ def test_require_fields_empty_value_at_a_dotted_path():
     hook = build("require_fields", {"fields": ["data.time"]})
 
     assert judge(hook, {"data": {"time": None}}).reason == "missing data.time"
-    assert kept(build("require_fields", {"fields": ["data.time"], "allow_empty": True})
-                .filter(pipeline.Item(payload={"data": {"time": None}})))
+    assert kept(
+        build("require_fields", {"fields": ["data.time"], "allow_empty": True}).filter(
+            pipeline.Item(payload={"data": {"time": None}})
+        )
+    )
 
 
 def test_require_fields_in_a_pipeline_rejects_with_reason():
@@ -214,20 +218,27 @@ def test_require_fields_in_a_pipeline_rejects_with_reason():
     result = pipeline.Pipeline([step]).run(pipeline.Item(payload={"text": "hi"}))
 
     assert (result.verdict, result.reason, result.code, result.decided_by) == (
-        "rejected", "missing time", "missing_fields", 4)
+        "rejected",
+        "missing time",
+        "missing_fields",
+        4,
+    )
 
 
-@pytest.mark.parametrize(("params", "errors"), [
-    ({}, {"params": "'fields' is a required property"}),
-    ({"fields": "time"}, {"fields": "'time' is not of type 'array'"}),
-    ({"fields": []}, {"fields": "[] should be non-empty"}),
-    ({"fields": [""]}, {"fields.0": "'' should be non-empty"}),
-    ({"fields": ["ok", 3]}, {"fields.1": "3 is not of type 'string'"}),
-    ({"fields": ["a"], "allow_empty": "yes"}, {"allow_empty": "'yes' is not of type 'boolean'"}),
-    ({"fields": ["a"], "extra": 1}, {"params": "Additional properties are not allowed ('extra' was unexpected)"}),
-    (None, {"params": "None is not of type 'object'"}),
-    (["time"], {"params": "['time'] is not of type 'object'"}),
-])
+@pytest.mark.parametrize(
+    ("params", "errors"),
+    [
+        ({}, {"params": "'fields' is a required property"}),
+        ({"fields": "time"}, {"fields": "'time' is not of type 'array'"}),
+        ({"fields": []}, {"fields": "[] should be non-empty"}),
+        ({"fields": [""]}, {"fields.0": "'' should be non-empty"}),
+        ({"fields": ["ok", 3]}, {"fields.1": "3 is not of type 'string'"}),
+        ({"fields": ["a"], "allow_empty": "yes"}, {"allow_empty": "'yes' is not of type 'boolean'"}),
+        ({"fields": ["a"], "extra": 1}, {"params": "Additional properties are not allowed ('extra' was unexpected)"}),
+        (None, {"params": "None is not of type 'object'"}),
+        (["time"], {"params": "['time'] is not of type 'object'"}),
+    ],
+)
 def test_require_fields_refuses_bad_params(params, errors):
     assert_refused("require_fields", params, errors)
 
@@ -257,10 +268,12 @@ def test_blocklist_drops_naming_word_and_path():
 
 def test_blocklist_is_case_insensitive_both_ways():
     assert judge(build("keyword_blocklist", {"words": ["spam"]}), {"t": "Buy SPAM now"}).reason == (
-        "contains blocked word 'spam' in t")
+        "contains blocked word 'spam' in t"
+    )
     assert judge(build("keyword_blocklist", {"words": ["SpAm"]}), {"t": "spam"}).action == "drop"
     assert judge(build("keyword_blocklist", {"words": ["ÉCOLE"]}), {"t": "une école"}).reason == (
-        "contains blocked word 'école' in t")
+        "contains blocked word 'école' in t"
+    )
 
 
 def test_blocklist_substring_matches_without_whole_word():
@@ -324,7 +337,8 @@ def test_blocklist_does_not_scan_b64_file_values():
     assert kept(judge(hook, {"b64_file": "c3BhbQ==spam", "attachment": {"b64_file": "spam spam"}}))
     assert kept(judge(hook, {"files": [{"b64_file": "spam", "name": "a.txt"}]}))
     assert judge(hook, {"files": [{"b64_file": "x", "name": "spam.txt"}]}).reason == (
-        "contains blocked word 'spam' in files.0.name")
+        "contains blocked word 'spam' in files.0.name"
+    )
 
 
 def test_blocklist_huge_text():
@@ -338,16 +352,21 @@ def test_blocklist_empty_payload_is_kept():
     assert kept(judge(build("keyword_blocklist", {"words": ["spam"]}), {}))
 
 
-@pytest.mark.parametrize(("params", "errors"), [
-    ({}, {"params": "'words' is a required property"}),
-    ({"words": []}, {"words": "[] should be non-empty"}),
-    ({"words": "spam"}, {"words": "'spam' is not of type 'array'"}),
-    ({"words": ["spam", ""]}, {"words.1": "'' should be non-empty"}),
-    ({"words": [None]}, {"words.0": "None is not of type 'string'"}),
-    ({"words": ["spam"], "whole_word": 1}, {"whole_word": "1 is not of type 'boolean'"}),
-    ({"words": ["spam"], "case_sensitive": True},
-     {"params": "Additional properties are not allowed ('case_sensitive' was unexpected)"}),
-])
+@pytest.mark.parametrize(
+    ("params", "errors"),
+    [
+        ({}, {"params": "'words' is a required property"}),
+        ({"words": []}, {"words": "[] should be non-empty"}),
+        ({"words": "spam"}, {"words": "'spam' is not of type 'array'"}),
+        ({"words": ["spam", ""]}, {"words.1": "'' should be non-empty"}),
+        ({"words": [None]}, {"words.0": "None is not of type 'string'"}),
+        ({"words": ["spam"], "whole_word": 1}, {"whole_word": "1 is not of type 'boolean'"}),
+        (
+            {"words": ["spam"], "case_sensitive": True},
+            {"params": "Additional properties are not allowed ('case_sensitive' was unexpected)"},
+        ),
+    ],
+)
 def test_blocklist_refuses_bad_params(params, errors):
     assert_refused("keyword_blocklist", params, errors)
 
@@ -405,17 +424,22 @@ def test_max_size_handles_values_json_cannot_encode():
     assert kept(judge(hook, {"d": datetime.date(2024, 1, 2)}))
 
 
-@pytest.mark.parametrize(("params", "errors"), [
-    ({}, {"params": "'max_bytes' is a required property"}),
-    ({"max_bytes": 0}, {"max_bytes": "0 is less than the minimum of 1"}),
-    ({"max_bytes": -5}, {"max_bytes": "-5 is less than the minimum of 1"}),
-    ({"max_bytes": 1.5}, {"max_bytes": "1.5 is not of type 'integer'"}),
-    ({"max_bytes": "100"}, {"max_bytes": "'100' is not of type 'integer'"}),
-    ({"max_bytes": True}, {"max_bytes": "True is not of type 'integer'"}),
-    ({"max_bytes": None}, {"max_bytes": "None is not of type 'integer'"}),
-    ({"max_bytes": 10, "min_bytes": 1},
-     {"params": "Additional properties are not allowed ('min_bytes' was unexpected)"}),
-])
+@pytest.mark.parametrize(
+    ("params", "errors"),
+    [
+        ({}, {"params": "'max_bytes' is a required property"}),
+        ({"max_bytes": 0}, {"max_bytes": "0 is less than the minimum of 1"}),
+        ({"max_bytes": -5}, {"max_bytes": "-5 is less than the minimum of 1"}),
+        ({"max_bytes": 1.5}, {"max_bytes": "1.5 is not of type 'integer'"}),
+        ({"max_bytes": "100"}, {"max_bytes": "'100' is not of type 'integer'"}),
+        ({"max_bytes": True}, {"max_bytes": "True is not of type 'integer'"}),
+        ({"max_bytes": None}, {"max_bytes": "None is not of type 'integer'"}),
+        (
+            {"max_bytes": 10, "min_bytes": 1},
+            {"params": "Additional properties are not allowed ('min_bytes' was unexpected)"},
+        ),
+    ],
+)
 def test_max_size_refuses_bad_params(params, errors):
     assert_refused("max_size", params, errors)
 
@@ -425,7 +449,8 @@ def test_blocklist_fields_limits_the_scan_to_those_paths():
 
     assert kept(judge(hook, {"title": "hello", "data": {"body": "fine", "note": "spam"}, "other": "spam"}))
     assert judge(hook, {"data": {"body": ["ok", "spam here"]}}).reason == (
-        "contains blocked word 'spam' in data.body.1")
+        "contains blocked word 'spam' in data.body.1"
+    )
     assert kept(judge(hook, {}))  # absent fields have nothing to block
     assert kept(judge(hook, {"title": 5, "data": None}))  # neither is text
 
@@ -441,8 +466,12 @@ def test_blocklist_refuses_empty_fields():
 class Ranged(hooks.Filter):
     """Keep everything between low and high."""
 
-    params_schema = {"type": "object", "properties": {"low": {"type": "integer"}, "high": {"type": "integer"}},
-                     "required": ["low", "high"], "additionalProperties": False}
+    params_schema = {
+        "type": "object",
+        "properties": {"low": {"type": "integer"}, "high": {"type": "integer"}},
+        "required": ["low", "high"],
+        "additionalProperties": False,
+    }
 
     @classmethod
     def check_params(cls, params):
@@ -539,30 +568,43 @@ def test_regex_long_match_is_quoted_short():
     assert decision.reason == "t matches a+ ('" + "a" * 60 + "…')"
 
 
-@pytest.mark.parametrize(("params", "errors"), [
-    ({"field": "t"}, {"params": "'pattern' is a required property"}),
-    ({"pattern": "x"}, {"params": "'field' is a required property"}),
-    ({"field": "", "pattern": "x"}, {"field": "'' should be non-empty"}),
-    ({"field": "t", "pattern": ""}, {"pattern": "'' should be non-empty"}),
-    ({"field": "t", "pattern": "x", "mode": "match"},
-     {"mode": "'match' is not one of ['must_match', 'must_not_match']"}),
-    ({"field": "t", "pattern": "x" * 1001}, {"pattern": f"'{'x' * 1001}' is too long"}),
-    ({"field": "t", "pattern": "x", "flags": "i"},
-     {"params": "Additional properties are not allowed ('flags' was unexpected)"}),
-])
+@pytest.mark.parametrize(
+    ("params", "errors"),
+    [
+        ({"field": "t"}, {"params": "'pattern' is a required property"}),
+        ({"pattern": "x"}, {"params": "'field' is a required property"}),
+        ({"field": "", "pattern": "x"}, {"field": "'' should be non-empty"}),
+        ({"field": "t", "pattern": ""}, {"pattern": "'' should be non-empty"}),
+        (
+            {"field": "t", "pattern": "x", "mode": "match"},
+            {"mode": "'match' is not one of ['must_match', 'must_not_match']"},
+        ),
+        ({"field": "t", "pattern": "x" * 1001}, {"pattern": f"'{'x' * 1001}' is too long"}),
+        (
+            {"field": "t", "pattern": "x", "flags": "i"},
+            {"params": "Additional properties are not allowed ('flags' was unexpected)"},
+        ),
+    ],
+)
 def test_regex_refuses_bad_params(params, errors):
     assert_refused("regex", params, errors)
 
 
-@pytest.mark.parametrize(("pattern", "detail"), [
-    ("(unclosed", "missing \\)"),
-    (r"(a)\1", "invalid escape sequence: \\\\1"),
-    ("(?<=a)b", "invalid perl operator: \\(\\?<="),
-    ("a{2000}", "invalid repetition size"),
-])
+@pytest.mark.parametrize(
+    ("pattern", "detail"),
+    [
+        ("(unclosed", "missing \\)"),
+        (r"(a)\1", "invalid escape sequence: \\\\1"),
+        ("(?<=a)b", "invalid perl operator: \\(\\?<="),
+        ("a{2000}", "invalid repetition size"),
+    ],
+)
 def test_regex_refuses_patterns_re2_cannot_run(pattern, detail):
-    with pytest.raises(InvalidParams, match=rf"^Invalid params for hook 'regex': pattern: not a valid RE2 pattern "
-                                            rf"\(.*{detail}.*\); backreferences and lookaround are not supported$"):
+    with pytest.raises(
+        InvalidParams,
+        match=rf"^Invalid params for hook 'regex': pattern: not a valid RE2 pattern "
+        rf"\(.*{detail}.*\); backreferences and lookaround are not supported$",
+    ):
         registry.get("regex").validate_params({"field": "t", "pattern": pattern})
 
 
@@ -587,32 +629,38 @@ def test_min_score_drops_below_and_above_with_codes():
 
 
 def test_min_score_one_bound_is_enough():
-    assert kept(judge(build("min_score", {"field": "s", "min": 3}), {"s": 10 ** 30}))
-    assert kept(judge(build("min_score", {"field": "s", "max": 3}), {"s": -(10 ** 30)}))
+    assert kept(judge(build("min_score", {"field": "s", "min": 3}), {"s": 10**30}))
+    assert kept(judge(build("min_score", {"field": "s", "max": 3}), {"s": -(10**30)}))
     assert judge(build("min_score", {"field": "s", "max": 3}), {"s": 4}).code == "above_max"
 
 
-@pytest.mark.parametrize(("payload", "reason", "code"), [
-    ({}, "missing s", "missing_score"),
-    ({"s": None}, "missing s", "missing_score"),
-    ({"s": "0.9"}, "s is text, not a number", "wrong_type"),
-    ({"s": True}, "s is a boolean, not a number", "wrong_type"),
-    ({"s": [0.9]}, "s is a list, not a number", "wrong_type"),
-    ({"s": float("nan")}, "s is nan, not a finite number", "wrong_type"),
-    ({"s": float("inf")}, "s is inf, not a finite number", "wrong_type"),
-])
+@pytest.mark.parametrize(
+    ("payload", "reason", "code"),
+    [
+        ({}, "missing s", "missing_score"),
+        ({"s": None}, "missing s", "missing_score"),
+        ({"s": "0.9"}, "s is text, not a number", "wrong_type"),
+        ({"s": True}, "s is a boolean, not a number", "wrong_type"),
+        ({"s": [0.9]}, "s is a list, not a number", "wrong_type"),
+        ({"s": float("nan")}, "s is nan, not a finite number", "wrong_type"),
+        ({"s": float("inf")}, "s is inf, not a finite number", "wrong_type"),
+    ],
+)
 def test_min_score_drops_what_is_not_a_score(payload, reason, code):
     decision = judge(build("min_score", {"field": "s", "min": 0}), payload)
 
     assert (decision.action, decision.reason, decision.code) == ("drop", reason, code)
 
 
-@pytest.mark.parametrize(("params", "errors"), [
-    ({"field": "s"}, {"params": "give min, max or both"}),
-    ({"min": 1}, {"params": "'field' is a required property"}),
-    ({"field": "s", "min": "0.5"}, {"min": "'0.5' is not of type 'number'"}),
-    ({"field": "s", "min": 0.9, "max": 0.1}, {"max": "0.1 is less than min (0.9)"}),
-])
+@pytest.mark.parametrize(
+    ("params", "errors"),
+    [
+        ({"field": "s"}, {"params": "give min, max or both"}),
+        ({"min": 1}, {"params": "'field' is a required property"}),
+        ({"field": "s", "min": "0.5"}, {"min": "'0.5' is not of type 'number'"}),
+        ({"field": "s", "min": 0.9, "max": 0.1}, {"max": "0.1 is less than min (0.9)"}),
+    ],
+)
 def test_min_score_refuses_bad_params(params, errors):
     assert_refused("min_score", params, errors)
 
@@ -621,8 +669,7 @@ def test_min_score_refuses_bad_params(params, errors):
 
 ORDER_SCHEMA = {
     "type": "object",
-    "properties": {"sku": {"type": "string", "pattern": "^[A-Z]{3}-\\d+$"},
-                   "qty": {"type": "integer", "minimum": 1}},
+    "properties": {"sku": {"type": "string", "pattern": "^[A-Z]{3}-\\d+$"}, "qty": {"type": "integer", "minimum": 1}},
     "required": ["sku", "qty"],
 }
 
@@ -631,12 +678,15 @@ def test_json_schema_keeps_valid_payloads():
     assert kept(judge(build("json_schema", {"schema": ORDER_SCHEMA}), {"sku": "ABC-12", "qty": 2}))
 
 
-@pytest.mark.parametrize(("payload", "reason"), [
-    ({"sku": "ABC-12"}, "payload: 'qty' is a required property"),
-    ({"sku": "ABC-12", "qty": 0}, "qty: 0 is less than the minimum of 1"),
-    ({"sku": "abc", "qty": 1}, "sku: 'abc' does not match '^[A-Z]{3}-\\\\d+$'"),
-    ({"sku": 12, "qty": 1}, "sku: 12 is not of type 'string'"),
-])
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        ({"sku": "ABC-12"}, "payload: 'qty' is a required property"),
+        ({"sku": "ABC-12", "qty": 0}, "qty: 0 is less than the minimum of 1"),
+        ({"sku": "abc", "qty": 1}, "sku: 'abc' does not match '^[A-Z]{3}-\\\\d+$'"),
+        ({"sku": 12, "qty": 1}, "sku: 12 is not of type 'string'"),
+    ],
+)
 def test_json_schema_drops_naming_where_and_why(payload, reason):
     decision = judge(build("json_schema", {"schema": ORDER_SCHEMA}), payload)
 
@@ -664,19 +714,36 @@ def test_json_schema_local_refs_work():
     assert judge(build("json_schema", {"schema": schema}), {"name": ""}).reason == "name: '' should be non-empty"
 
 
-@pytest.mark.parametrize(("schema", "errors"), [
-    ({"type": "thing"}, {"schema": "not a valid JSON Schema: 'thing' is not valid under any of the given schemas "
-                                   "(at type)"}),
-    ({"properties": {"a": {"minimum": "1"}}},
-     {"schema": "not a valid JSON Schema: '1' is not of type 'number' (at properties.a.minimum)"}),
-    ({"properties": {"a": {"pattern": "(?<=x)y"}}},
-     {"schema.properties.a.pattern": "not a valid RE2 pattern (invalid perl operator: (?<=); "
-                                     "backreferences and lookaround are not supported"}),
-    ({"patternProperties": {"^x": {}}},
-     {"schema.patternProperties": "patternProperties is not supported; use properties, or the regex filter"}),
-    ({"$ref": "https://example.com/schema.json"},
-     {"schema.$ref": "only references inside the schema (#/...) are allowed, not 'https://example.com/schema.json'"}),
-])
+@pytest.mark.parametrize(
+    ("schema", "errors"),
+    [
+        (
+            {"type": "thing"},
+            {"schema": "not a valid JSON Schema: 'thing' is not valid under any of the given schemas (at type)"},
+        ),
+        (
+            {"properties": {"a": {"minimum": "1"}}},
+            {"schema": "not a valid JSON Schema: '1' is not of type 'number' (at properties.a.minimum)"},
+        ),
+        (
+            {"properties": {"a": {"pattern": "(?<=x)y"}}},
+            {
+                "schema.properties.a.pattern": "not a valid RE2 pattern (invalid perl operator: (?<=); "
+                "backreferences and lookaround are not supported"
+            },
+        ),
+        (
+            {"patternProperties": {"^x": {}}},
+            {"schema.patternProperties": "patternProperties is not supported; use properties, or the regex filter"},
+        ),
+        (
+            {"$ref": "https://example.com/schema.json"},
+            {
+                "schema.$ref": "only references inside the schema (#/...) are allowed, not 'https://example.com/schema.json'"
+            },
+        ),
+    ],
+)
 def test_json_schema_refuses_schemas_it_cannot_run_safely(schema, errors):
     assert_refused("json_schema", {"schema": schema}, errors)
 
@@ -691,19 +758,27 @@ def test_json_schema_nested_too_deeply_is_refused_not_a_crash():
 
 
 def test_json_schema_property_names_that_look_like_keywords_are_just_names():
-    schema = {"properties": {"pattern": {"type": "string"}, "patternProperties": {"type": "object"},
-                             "$ref": {"type": "string"}}}
+    schema = {
+        "properties": {
+            "pattern": {"type": "string"},
+            "patternProperties": {"type": "object"},
+            "$ref": {"type": "string"},
+        }
+    }
     registry.get("json_schema").validate_params({"schema": schema})
 
     result = judge(build("json_schema", {"schema": schema}), {"pattern": 3})
     assert result.reason == "pattern: 3 is not of type 'string'"
 
 
-@pytest.mark.parametrize(("params", "errors"), [
-    ({}, {"params": "'schema' is a required property"}),
-    ({"schema": True}, {"schema": "True is not of type 'object'"}),
-    ({"schema": "{}"}, {"schema": "'{}' is not of type 'object'"}),
-])
+@pytest.mark.parametrize(
+    ("params", "errors"),
+    [
+        ({}, {"params": "'schema' is a required property"}),
+        ({"schema": True}, {"schema": "True is not of type 'object'"}),
+        ({"schema": "{}"}, {"schema": "'{}' is not of type 'object'"}),
+    ],
+)
 def test_json_schema_refuses_bad_params(params, errors):
     assert_refused("json_schema", params, errors)
 
@@ -738,26 +813,34 @@ def test_condition_that_fails_on_an_item_is_a_hook_error_for_the_policy():
 
     assert result.verdict == "accepted"
     assert (result.trail[0].outcome, result.trail[0].message) == (
-        "error", "ExpressionError: condition failed: no such member in mapping: 'data'")
+        "error",
+        "ExpressionError: condition failed: no such member in mapping: 'data'",
+    )
 
 
-@pytest.mark.parametrize(("expression", "message"), [
-    ("__import__('os')", r"expression: The condition calls unknown function\(s\) __import__\."),
-    ("payload.__class__", "expression: The condition uses __class__"),
-    ("payload.x >", "expression: The condition does not parse"),
-    ("secrets == 1", r"expression: The condition reads unknown name\(s\) secrets"),
-])
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("__import__('os')", r"expression: The condition calls unknown function\(s\) __import__\."),
+        ("payload.__class__", "expression: The condition uses __class__"),
+        ("payload.x >", "expression: The condition does not parse"),
+        ("secrets == 1", r"expression: The condition reads unknown name\(s\) secrets"),
+    ],
+)
 def test_condition_refuses_unsafe_or_invalid_expressions(expression, message):
     with pytest.raises(InvalidParams, match=f"^Invalid params for hook 'condition': {message}"):
         registry.get("condition").validate_params({"expression": expression})
 
 
-@pytest.mark.parametrize(("params", "errors"), [
-    ({}, {"params": "'expression' is a required property"}),
-    ({"expression": ""}, {"expression": "'' should be non-empty"}),
-    ({"expression": "true", "action": "reject"}, {"action": "'reject' is not one of ['drop', 'hold']"}),
-    ({"expression": "x" * 1001}, {"expression": f"'{'x' * 1001}' is too long"}),
-])
+@pytest.mark.parametrize(
+    ("params", "errors"),
+    [
+        ({}, {"params": "'expression' is a required property"}),
+        ({"expression": ""}, {"expression": "'' should be non-empty"}),
+        ({"expression": "true", "action": "reject"}, {"action": "'reject' is not one of ['drop', 'hold']"}),
+        ({"expression": "x" * 1001}, {"expression": f"'{'x' * 1001}' is too long"}),
+    ],
+)
 def test_condition_refuses_bad_params(params, errors):
     assert_refused("condition", params, errors)
 
@@ -802,8 +885,9 @@ def test_event_sink_passes_the_event_name_to_handle():
 
 
 def test_sink_events_param_refuses_unknown_and_repeated_events():
-    with pytest.raises(InvalidParams,
-                       match=r"events\.0: 'accepted' is not one of \['accept', 'reject', 'hold', 'error'\]"):
+    with pytest.raises(
+        InvalidParams, match=r"events\.0: 'accepted' is not one of \['accept', 'reject', 'hold', 'error'\]"
+    ):
         Notes.validate_params({"events": ["accepted"]})
     with pytest.raises(InvalidParams, match=r"events: .* has non-unique elements"):
         Notes.validate_params({"events": ["accept", "accept"]})

@@ -1,4 +1,5 @@
 """The file_type filter: base64 decoded, sized, and typed by magic bytes, never by name. No database."""
+
 import base64
 import gzip
 import io
@@ -28,15 +29,32 @@ def zipped() -> bytes:
     return buffer.getvalue()
 
 
-@pytest.mark.parametrize(("data", "kind"), [
-    (PNG, "png"), (JPEG, "jpeg"), (b"GIF89a\x01\x00", "gif"), (b"GIF87a", "gif"), (PDF, "pdf"),
-    (zipped(), "zip"), (gzip.compress(b"x", mtime=0), "gzip"), (b"II*\x00\x08\x00", "tiff"),
-    (b"RIFF\x24\x00\x00\x00WEBPVP8 ", "webp"), (b"RIFF\x24\x00\x00\x00WAVEfmt ", "wav"),
-    (b"\x00\x00\x00\x18ftypisom\x00\x00", "mp4"), (b"\x00\x00\x00\x18ftypheic\x00\x00", "heic"),
-    (b"\x00\x00\x00\x14ftypqt  \x00\x00", "mov"), (b"ID3\x04\x00", "mp3"), (b"OggS\x00\x02", "ogg"),
-    (b"\x1a\x45\xdf\xa3\x9f", "webm"), ("plain text, é and 😀\n".encode(), "text"), (b"{\"a\": 1}", "text"),
-    (EXE, "unknown"), (b"\xff\xfe\xfd", "unknown"), (b"text\x00with nul", "unknown"),
-])
+@pytest.mark.parametrize(
+    ("data", "kind"),
+    [
+        (PNG, "png"),
+        (JPEG, "jpeg"),
+        (b"GIF89a\x01\x00", "gif"),
+        (b"GIF87a", "gif"),
+        (PDF, "pdf"),
+        (zipped(), "zip"),
+        (gzip.compress(b"x", mtime=0), "gzip"),
+        (b"II*\x00\x08\x00", "tiff"),
+        (b"RIFF\x24\x00\x00\x00WEBPVP8 ", "webp"),
+        (b"RIFF\x24\x00\x00\x00WAVEfmt ", "wav"),
+        (b"\x00\x00\x00\x18ftypisom\x00\x00", "mp4"),
+        (b"\x00\x00\x00\x18ftypheic\x00\x00", "heic"),
+        (b"\x00\x00\x00\x14ftypqt  \x00\x00", "mov"),
+        (b"ID3\x04\x00", "mp3"),
+        (b"OggS\x00\x02", "ogg"),
+        (b"\x1a\x45\xdf\xa3\x9f", "webm"),
+        ("plain text, é and 😀\n".encode(), "text"),
+        (b'{"a": 1}', "text"),
+        (EXE, "unknown"),
+        (b"\xff\xfe\xfd", "unknown"),
+        (b"text\x00with nul", "unknown"),
+    ],
+)
 def test_detect_names_types_by_their_first_bytes(data, kind):
     assert detect(data) == kind
 
@@ -51,8 +69,11 @@ def test_keeps_an_allowed_type():
 def test_the_real_type_counts_not_the_name():
     result = run_hook("file_type", {"allowed": ["png", "jpeg"]}, {"filename": "cat.png", "b64_file": b64(EXE)})
 
-    assert (result.verdict, result.code, result.reason) == ("rejected", "file_type",
-                                                            "file is unknown, not one of png, jpeg")
+    assert (result.verdict, result.code, result.reason) == (
+        "rejected",
+        "file_type",
+        "file is unknown, not one of png, jpeg",
+    )
 
 
 def test_a_data_url_type_is_not_trusted_either():
@@ -64,7 +85,7 @@ def test_a_data_url_type_is_not_trusted_either():
 
 def test_line_breaks_and_the_url_safe_alphabet_are_accepted():
     data = bytes(range(256)) * 4  # makes + and / in standard base64
-    wrapped = "\n".join(b64(PDF + data)[i:i + 76] for i in range(0, len(b64(PDF + data)), 76))
+    wrapped = "\n".join(b64(PDF + data)[i : i + 76] for i in range(0, len(b64(PDF + data)), 76))
     urlsafe = base64.urlsafe_b64encode(PDF + data).decode()
 
     assert "-" in urlsafe or "_" in urlsafe
@@ -121,18 +142,27 @@ def test_field_is_a_dotted_path():
 
     assert run_hook("file_type", {"allowed": ["jpeg"], "field": "attachment.b64_file"}, payload).verdict == "accepted"
     assert run_hook("file_type", {"allowed": ["png"], "field": "attachment.b64_file"}, payload).reason == (
-        "file is jpeg, not one of png")
+        "file is jpeg, not one of png"
+    )
 
 
-@pytest.mark.parametrize(("params", "errors"), [
-    ({}, {"params": "'allowed' is a required property"}),
-    ({"allowed": []}, {"allowed": "[] should be non-empty"}),
-    ({"allowed": ["exe"]}, {"allowed.0": "'exe' is not one of ['avi', 'gif', 'gzip', 'heic', 'jpeg', 'mov', 'mp3', "
-                                         "'mp4', 'ogg', 'pdf', 'png', 'text', 'tiff', 'wav', 'webm', 'webp', 'zip', "
-                                         "'unknown']"}),
-    ({"allowed": ["png"], "max_bytes": 0}, {"max_bytes": "0 is less than the minimum of 1"}),
-    ({"allowed": ["png"], "field": ""}, {"field": "'' should be non-empty"}),
-    ({"allowed": ["png", "png"]}, {"allowed": "['png', 'png'] has non-unique elements"}),
-])
+@pytest.mark.parametrize(
+    ("params", "errors"),
+    [
+        ({}, {"params": "'allowed' is a required property"}),
+        ({"allowed": []}, {"allowed": "[] should be non-empty"}),
+        (
+            {"allowed": ["exe"]},
+            {
+                "allowed.0": "'exe' is not one of ['avi', 'gif', 'gzip', 'heic', 'jpeg', 'mov', 'mp3', "
+                "'mp4', 'ogg', 'pdf', 'png', 'text', 'tiff', 'wav', 'webm', 'webp', 'zip', "
+                "'unknown']"
+            },
+        ),
+        ({"allowed": ["png"], "max_bytes": 0}, {"max_bytes": "0 is less than the minimum of 1"}),
+        ({"allowed": ["png"], "field": ""}, {"field": "'' should be non-empty"}),
+        ({"allowed": ["png", "png"]}, {"allowed": "['png', 'png'] has non-unique elements"}),
+    ],
+)
 def test_refuses_bad_params(params, errors):
     assert_refused("file_type", params, errors)

@@ -1,4 +1,5 @@
 """Filters that look at what came before: duplicate (the stash's items) and rate_limit (the shared cache)."""
+
 import os
 import subprocess
 import sys
@@ -58,7 +59,10 @@ def test_duplicate_keeps_the_first_and_drops_a_later_copy_naming_the_first(audit
 
     assert judge(hook, first).action == "keep"
     assert verdict(judge(hook, second)) == (
-        "drop", f"same content as item {first.pk}, submitted within 86400 s before", "duplicate")
+        "drop",
+        f"same content as item {first.pk}, submitted within 86400 s before",
+        "duplicate",
+    )
 
 
 @pytest.mark.django_db
@@ -135,8 +139,11 @@ def test_a_simulation_counts_every_stored_item_as_earlier(audit):
 
     decision = build_hook("duplicate", {}).filter(Item(payload={"text": "hello"}, stash="audit"))
 
-    assert verdict(decision) == ("drop", f"same content as item {stored.pk}, submitted within 86400 s before",
-                                 "duplicate")
+    assert verdict(decision) == (
+        "drop",
+        f"same content as item {stored.pk}, submitted within 86400 s before",
+        "duplicate",
+    )
 
 
 @pytest.mark.django_db
@@ -154,13 +161,16 @@ def test_duplicate_in_a_processed_batch(make_stash):
     assert copy.reason == f"same content as item {first.pk}, submitted within 3600 s before"
 
 
-@pytest.mark.parametrize(("params", "errors"), [
-    ({"window_seconds": 0}, {"window_seconds": "0 is less than the minimum of 1"}),
-    ({"window_seconds": "60"}, {"window_seconds": "'60' is not of type 'integer'"}),
-    ({"window_seconds": 10 ** 9}, {"window_seconds": "1000000000 is greater than the maximum of 31622400"}),
-    ({"count_rejected": "no"}, {"count_rejected": "'no' is not of type 'boolean'"}),
-    ({"scope": "all"}, {"params": "Additional properties are not allowed ('scope' was unexpected)"}),
-])
+@pytest.mark.parametrize(
+    ("params", "errors"),
+    [
+        ({"window_seconds": 0}, {"window_seconds": "0 is less than the minimum of 1"}),
+        ({"window_seconds": "60"}, {"window_seconds": "'60' is not of type 'integer'"}),
+        ({"window_seconds": 10**9}, {"window_seconds": "1000000000 is greater than the maximum of 31622400"}),
+        ({"count_rejected": "no"}, {"count_rejected": "'no' is not of type 'boolean'"}),
+        ({"scope": "all"}, {"params": "Additional properties are not allowed ('scope' was unexpected)"}),
+    ],
+)
 def test_duplicate_refuses_bad_params(params, errors):
     assert_refused("duplicate", params, errors)
 
@@ -175,8 +185,13 @@ def stash_slug():
 
 
 def sent(slug, submitted_by="7", at=None, item_id=None):
-    return Item(payload={"text": "hi"}, id=item_id or str(uuid.uuid4()), stash=slug, submitted_by=submitted_by,
-                created_at=at or timezone.now())
+    return Item(
+        payload={"text": "hi"},
+        id=item_id or str(uuid.uuid4()),
+        stash=slug,
+        submitted_by=submitted_by,
+        created_at=at or timezone.now(),
+    )
 
 
 def window_start(seconds):
@@ -222,7 +237,8 @@ def test_rate_limit_anonymous_submitters_share_one_allowance_or_are_exempt(stash
 
     assert [shared.filter(sent(stash_slug, None, at)).action for _ in range(3)] == ["keep", "keep", "drop"]
     assert shared.filter(sent(stash_slug, None, at)).reason == (
-        "anonymous submitters sent 4 items within 60 s; the limit is 2")
+        "anonymous submitters sent 4 items within 60 s; the limit is 2"
+    )
     assert [exempt.filter(sent(stash_slug, None, at)).action for _ in range(5)] == ["keep"] * 5
 
 
@@ -260,8 +276,13 @@ def test_rate_limit_counts_are_shared_with_other_processes(stash_slug):
 
 def test_rate_limit_on_redis_when_the_cache_is_redis(settings, stash_slug):
     prefix = f"stash-test-{uuid.uuid4().hex[:8]}"
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                                   "LOCATION": "redis://127.0.0.1:6379/11", "KEY_PREFIX": prefix}}
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:6379/11",
+            "KEY_PREFIX": prefix,
+        }
+    }
     server = redis.Redis.from_url("redis://127.0.0.1:6379/11")
     try:
         hook = build_hook("rate_limit", {"max_items": 2, "window_seconds": 600})
@@ -280,15 +301,22 @@ def test_rate_limit_on_redis_when_the_cache_is_redis(settings, stash_slug):
         cache.close()
 
 
-@pytest.mark.parametrize(("params", "errors"), [
-    ({"window_seconds": 60}, {"params": "'max_items' is a required property"}),
-    ({"max_items": 0, "window_seconds": 60}, {"max_items": "0 is less than the minimum of 1"}),
-    ({"max_items": 1, "window_seconds": 0}, {"window_seconds": "0 is less than the minimum of 1"}),
-    ({"max_items": 1.5, "window_seconds": 60}, {"max_items": "1.5 is not of type 'integer'"}),
-    ({"max_items": 1, "window_seconds": 60, "anonymous": "blocked"},
-     {"anonymous": "'blocked' is not one of ['shared', 'exempt']"}),
-    ({"max_items": 1, "window_seconds": 60, "key": "ip"},
-     {"params": "Additional properties are not allowed ('key' was unexpected)"}),
-])
+@pytest.mark.parametrize(
+    ("params", "errors"),
+    [
+        ({"window_seconds": 60}, {"params": "'max_items' is a required property"}),
+        ({"max_items": 0, "window_seconds": 60}, {"max_items": "0 is less than the minimum of 1"}),
+        ({"max_items": 1, "window_seconds": 0}, {"window_seconds": "0 is less than the minimum of 1"}),
+        ({"max_items": 1.5, "window_seconds": 60}, {"max_items": "1.5 is not of type 'integer'"}),
+        (
+            {"max_items": 1, "window_seconds": 60, "anonymous": "blocked"},
+            {"anonymous": "'blocked' is not one of ['shared', 'exempt']"},
+        ),
+        (
+            {"max_items": 1, "window_seconds": 60, "key": "ip"},
+            {"params": "Additional properties are not allowed ('key' was unexpected)"},
+        ),
+    ],
+)
 def test_rate_limit_refuses_bad_params(params, errors):
     assert_refused("rate_limit", params, errors)

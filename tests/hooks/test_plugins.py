@@ -1,4 +1,5 @@
 """The plugin API: the installed example package, discovery that survives broken modules, the test helpers, the docs."""
+
 import io
 import re
 import sys
@@ -19,8 +20,18 @@ from stash.models import Content
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILT_IN = {
-    "filter": {"require_fields", "keyword_blocklist", "regex", "max_size", "min_score", "json_schema", "duplicate",
-               "file_type", "rate_limit", "condition"},
+    "filter": {
+        "require_fields",
+        "keyword_blocklist",
+        "regex",
+        "max_size",
+        "min_score",
+        "json_schema",
+        "duplicate",
+        "file_type",
+        "rate_limit",
+        "condition",
+    },
     "transform": {"normalize_text", "redact_pii", "set_fields", "drop_fields"},
     "sink": {"webhook", "redis_stream", "log", "email"},
 }
@@ -43,8 +54,9 @@ def test_every_registered_hook_has_a_description_and_a_strict_valid_schema(hook)
     assert hook.params_schema.get("additionalProperties") is False  # a typo is an error, not ignored
 
 
-@pytest.mark.parametrize("hook", [registry.get(n) for names in BUILT_IN.values() for n in sorted(names)],
-                         ids=lambda h: h.name)
+@pytest.mark.parametrize(
+    "hook", [registry.get(n) for names in BUILT_IN.values() for n in sorted(names)], ids=lambda h: h.name
+)
 def test_no_built_in_param_takes_code_or_an_import_path(hook):
     names = set(hook.params_schema.get("properties", {}))
 
@@ -136,7 +148,8 @@ def third_party(tmp_path):
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: plugin-test\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text(
         "[stash.hooks]\nbroken = plugin_test_broken\nsyntax = plugin_test_syntax\nclash = plugin_test_clash\n"
-        "good = plugin_test_good\n")
+        "good = plugin_test_good\n"
+    )
     errors_before = list(registry.load_errors)
     sys.path.insert(0, str(tmp_path))
     yield
@@ -157,10 +170,12 @@ def test_a_broken_third_party_module_is_reported_and_the_others_still_load(third
     assert registry.get("require_fields").__module__ == "stash.hooks.filters"  # the clash took nothing over
     errors = dict(registry.load_errors)
     assert errors["entry point broken (plugin_test_broken)"] == (
-        "ModuleNotFoundError: No module named 'this_module_does_not_exist'")
+        "ModuleNotFoundError: No module named 'this_module_does_not_exist'"
+    )
     assert errors["entry point syntax (plugin_test_syntax)"].startswith("SyntaxError: ")
     assert errors["entry point clash (plugin_test_clash)"] == (
-        "AlreadyRegistered: A hook named 'require_fields' is already registered (RequireFields).")
+        "AlreadyRegistered: A hook named 'require_fields' is already registered (RequireFields)."
+    )
 
 
 def test_a_broken_module_is_a_start_up_warning_not_a_failure(third_party):
@@ -169,8 +184,11 @@ def test_a_broken_module_is_a_start_up_warning_not_a_failure(third_party):
     warnings = [m for m in run_checks() if m.id == "stash.W001"]
 
     assert [w.msg for w in warnings if "plugin_test_broken" in w.msg] == [
-        ("Hooks from entry point broken (plugin_test_broken) could not be loaded: "
-         "ModuleNotFoundError: No module named 'this_module_does_not_exist'")]
+        (
+            "Hooks from entry point broken (plugin_test_broken) could not be loaded: "
+            "ModuleNotFoundError: No module named 'this_module_does_not_exist'"
+        )
+    ]
     assert len(warnings) == 3
     assert all(w.hint == "Fix or uninstall that module; the other hooks are loaded." for w in warnings)
     assert not any(m.is_serious() for m in run_checks() if m.id.startswith("stash."))

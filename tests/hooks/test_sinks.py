@@ -1,4 +1,5 @@
 """The log, email and redis_stream sinks, delivered as a worker delivers them (Redis is the real one)."""
+
 import json
 import logging
 import uuid
@@ -49,16 +50,21 @@ def test_log_writes_a_line_per_verdict_in_process(make_stash, caplog):
 def test_log_events_narrow_what_is_written(caplog):
     with caplog.at_level(logging.DEBUG, logger="stash.hooks.sinks"):
         assert send_event("log", {"events": ["hold"]}, "on_accept", {}) is False
-        assert send_event("log", {"events": ["hold"]}, "on_hold", {}, verdict="held", reason="look", id="x",
-                          stash="s") is True
+        assert (
+            send_event("log", {"events": ["hold"]}, "on_hold", {}, verdict="held", reason="look", id="x", stash="s")
+            is True
+        )
 
     assert caplog.messages == ["s: item x r1 held: look"]
 
 
-@pytest.mark.parametrize(("params", "errors"), [
-    ({"level": "critical"}, {"level": "'critical' is not one of ['debug', 'info', 'warning', 'error']"}),
-    ({"logger": "root"}, {"params": "Additional properties are not allowed ('logger' was unexpected)"}),
-])
+@pytest.mark.parametrize(
+    ("params", "errors"),
+    [
+        ({"level": "critical"}, {"level": "'critical' is not one of ['debug', 'info', 'warning', 'error']"}),
+        ({"logger": "root"}, {"params": "Additional properties are not allowed ('logger' was unexpected)"}),
+    ],
+)
 def test_log_refuses_bad_params(params, errors):
     assert_refused("log", params, errors)
 
@@ -68,10 +74,13 @@ def test_log_refuses_bad_params(params, errors):
 
 @pytest.mark.django_db
 def test_email_is_sent_from_its_own_task_with_verdict_reason_and_trail(make_stash):
-    stash = make_stash("audit", hooks=[
-        {"hook": "require_fields", "params": {"fields": ["text"]}, "label": "Needs text"},
-        {"hook": "email", "params": {"to": ["mod@example.com"], "events": ["reject"]}},
-    ])
+    stash = make_stash(
+        "audit",
+        hooks=[
+            {"hook": "require_fields", "params": {"fields": ["text"]}, "label": "Needs text"},
+            {"hook": "email", "params": {"to": ["mod@example.com"], "events": ["reject"]}},
+        ],
+    )
 
     kept, kept_deliveries = judged(stash, {"text": "hi"})
     dropped, deliveries = judged(stash, {"title": "é"})
@@ -101,13 +110,21 @@ def test_email_failure_is_retried_by_the_task(make_stash, settings):
     assert str(result.result).startswith("ConnectionRefusedError")
 
 
-@pytest.mark.parametrize(("params", "errors"), [
-    ({}, {"params": "'to' is a required property"}),
-    ({"to": []}, {"to": "[] should be non-empty"}),
-    ({"to": ["not an address"]}, {"to.0": "'not an address' does not match '^[^@\\\\s]+@[^@\\\\s]+\\\\.[^@\\\\s]+$'"}),
-    ({"to": ["a@example.com"], "events": ["maybe"]},
-     {"events.0": "'maybe' is not one of ['accept', 'reject', 'hold', 'error']"}),
-])
+@pytest.mark.parametrize(
+    ("params", "errors"),
+    [
+        ({}, {"params": "'to' is a required property"}),
+        ({"to": []}, {"to": "[] should be non-empty"}),
+        (
+            {"to": ["not an address"]},
+            {"to.0": "'not an address' does not match '^[^@\\\\s]+@[^@\\\\s]+\\\\.[^@\\\\s]+$'"},
+        ),
+        (
+            {"to": ["a@example.com"], "events": ["maybe"]},
+            {"events.0": "'maybe' is not one of ['accept', 'reject', 'hold', 'error']"},
+        ),
+    ],
+)
 def test_email_refuses_bad_params(params, errors):
     assert_refused("email", params, errors)
 
@@ -129,8 +146,10 @@ def stream(settings):
 def test_redis_stream_adds_accepted_items_for_outside_consumers(make_stash, stream, django_user_model):
     key, server = stream
     user = django_user_model.objects.create_user("ann")
-    stash = make_stash("audit", hooks=[("require_fields", {"fields": ["text"]}), ("normalize_text", {}),
-                                       ("redis_stream", {"stream": key})])
+    stash = make_stash(
+        "audit",
+        hooks=[("require_fields", {"fields": ["text"]}), ("normalize_text", {}), ("redis_stream", {"stream": key})],
+    )
 
     accepted, deliveries = judged(stash, {"text": "  Hello   world "}, user)
     rejected, rejected_deliveries = judged(stash, {"title": "no text"})
@@ -139,9 +158,17 @@ def test_redis_stream_adds_accepted_items_for_outside_consumers(make_stash, stre
     assert server.exists(key) == 0  # nothing is written inside the judging run
     assert [r.state for r in deliver_all(deliveries)] == ["SUCCESS"]
     [(entry_id, fields)] = server.xrange(key)
-    assert fields == {"event": "accept", "verdict": "accepted", "reason": "", "id": str(accepted.pk),
-                      "stash": "audit", "revision": "1", "source": "code", "submitted_by": str(user.pk),
-                      "payload": json.dumps({"text": "Hello world"})}
+    assert fields == {
+        "event": "accept",
+        "verdict": "accepted",
+        "reason": "",
+        "id": str(accepted.pk),
+        "stash": "audit",
+        "revision": "1",
+        "source": "code",
+        "submitted_by": str(user.pk),
+        "payload": json.dumps({"text": "Hello world"}),
+    }
 
 
 def test_redis_stream_other_events_and_trimming(stream):
@@ -170,13 +197,18 @@ def test_redis_stream_unreachable_is_retried_and_then_fails(make_stash, settings
     assert str(result.result).startswith("ConnectionError: Error 111 connecting to 127.0.0.1")
 
 
-@pytest.mark.parametrize(("params", "errors"), [
-    ({}, {"params": "'stream' is a required property"}),
-    ({"stream": ""}, {"stream": "'' does not match '^[A-Za-z0-9:_.\\\\-]{1,200}$'"}),
-    ({"stream": "has space"}, {"stream": "'has space' does not match '^[A-Za-z0-9:_.\\\\-]{1,200}$'"}),
-    ({"stream": "s", "maxlen": 0}, {"maxlen": "0 is less than the minimum of 1"}),
-    ({"stream": "s", "url": "redis://elsewhere/0"},
-     {"params": "Additional properties are not allowed ('url' was unexpected)"}),
-])
+@pytest.mark.parametrize(
+    ("params", "errors"),
+    [
+        ({}, {"params": "'stream' is a required property"}),
+        ({"stream": ""}, {"stream": "'' does not match '^[A-Za-z0-9:_.\\\\-]{1,200}$'"}),
+        ({"stream": "has space"}, {"stream": "'has space' does not match '^[A-Za-z0-9:_.\\\\-]{1,200}$'"}),
+        ({"stream": "s", "maxlen": 0}, {"maxlen": "0 is less than the minimum of 1"}),
+        (
+            {"stream": "s", "url": "redis://elsewhere/0"},
+            {"params": "Additional properties are not allowed ('url' was unexpected)"},
+        ),
+    ],
+)
 def test_redis_stream_refuses_bad_params(params, errors):
     assert_refused("redis_stream", params, errors)

@@ -1,4 +1,5 @@
 """Built-in transforms: normalize_text, redact_pii, set_fields, drop_fields. No database."""
+
 import time
 
 import pytest
@@ -54,14 +55,20 @@ def test_normalize_walks_nested_values_and_leaves_files_and_keys_alone():
     payload = {"ｋｅｙ": "ｖａｌｕｅ", "list": [" a ", {"deep": "ｂ"}, 5, None], "b64_file": "  QUJD  "}
 
     assert transformed("normalize_text", {}, payload) == {
-        "ｋｅｙ": "value", "list": ["a", {"deep": "b"}, 5, None], "b64_file": "  QUJD  "}
+        "ｋｅｙ": "value",
+        "list": ["a", {"deep": "b"}, 5, None],
+        "b64_file": "  QUJD  ",
+    }
 
 
 def test_normalize_fields_limit_what_changes():
     payload = {"title": " ＴＩＴＬＥ ", "body": " ＢＯＤＹ ", "data": {"note": " ｘ "}}
 
     assert transformed("normalize_text", {"fields": ["title", "data.note", "missing"]}, payload) == {
-        "title": "TITLE", "body": " ＢＯＤＹ ", "data": {"note": "x"}}
+        "title": "TITLE",
+        "body": " ＢＯＤＹ ",
+        "data": {"note": "x"},
+    }
 
 
 def test_normalize_clean_text_is_unchanged():
@@ -77,20 +84,24 @@ def test_normalize_huge_text():
 
 def test_normalize_before_a_blocklist_defeats_lookalike_spelling():
     normalize = pipeline.Step(hook=build_hook("normalize_text", {"lowercase": True}), name="normalize_text")
-    block = pipeline.Step(hook=build_hook("keyword_blocklist", {"words": ["spam"], "whole_word": True}),
-                          name="keyword_blocklist")
+    block = pipeline.Step(
+        hook=build_hook("keyword_blocklist", {"words": ["spam"], "whole_word": True}), name="keyword_blocklist"
+    )
 
     for text in ("ＳＰＡＭ", "sp\u200bam", "S\u00adpam"):
         result = pipeline.Pipeline([normalize, block]).run(pipeline.Item(payload={"text": text}))
         assert (result.verdict, result.reason) == ("rejected", "contains blocked word 'spam' in text"), text
 
 
-@pytest.mark.parametrize(("params", "errors"), [
-    ({"whitespace": "squash"}, {"whitespace": "'squash' is not one of ['collapse', 'trim', 'keep']"}),
-    ({"lowercase": "yes"}, {"lowercase": "'yes' is not of type 'boolean'"}),
-    ({"fields": []}, {"fields": "[] should be non-empty"}),
-    ({"form": "NFC"}, {"params": "Additional properties are not allowed ('form' was unexpected)"}),
-])
+@pytest.mark.parametrize(
+    ("params", "errors"),
+    [
+        ({"whitespace": "squash"}, {"whitespace": "'squash' is not one of ['collapse', 'trim', 'keep']"}),
+        ({"lowercase": "yes"}, {"lowercase": "'yes' is not of type 'boolean'"}),
+        ({"fields": []}, {"fields": "[] should be non-empty"}),
+        ({"form": "NFC"}, {"params": "Additional properties are not allowed ('form' was unexpected)"}),
+    ],
+)
 def test_normalize_refuses_bad_params(params, errors):
     assert_refused("normalize_text", params, errors)
 
@@ -98,28 +109,34 @@ def test_normalize_refuses_bad_params(params, errors):
 # --- redact_pii -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("write to ann.lee+news@mail.example.co.uk today", "write to [email] today"),
-    ("card 4111 1111 1111 1111, exp 12/29", "card [card], exp 12/29"),
-    ("card 4111-1111-1111-1111.", "card [card]."),
-    ("amex 378282246310005", "amex [card]"),
-    ("call +1 (555) 123-4567 now", "call [phone] now"),
-    ("call (555) 123-4567 now", "call [phone] now"),
-    ("appelez le 06 12 34 56 78", "appelez le [phone]"),
-    ("+33612345678", "[phone]"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("write to ann.lee+news@mail.example.co.uk today", "write to [email] today"),
+        ("card 4111 1111 1111 1111, exp 12/29", "card [card], exp 12/29"),
+        ("card 4111-1111-1111-1111.", "card [card]."),
+        ("amex 378282246310005", "amex [card]"),
+        ("call +1 (555) 123-4567 now", "call [phone] now"),
+        ("call (555) 123-4567 now", "call [phone] now"),
+        ("appelez le 06 12 34 56 78", "appelez le [phone]"),
+        ("+33612345678", "[phone]"),
+    ],
+)
 def test_redact_masks_each_kind(text, expected):
     assert transformed("redact_pii", {}, {"text": text}) == {"text": expected}
 
 
-@pytest.mark.parametrize("text", [
-    "the number 4111 1111 1111 1112 fails the Luhn check",  # 16 digits: no card, too long for a phone
-    "on 2024-01-02 12:30:00 UTC",
-    "order 12345678 shipped",  # 8 digits
-    "pi is 3.14159",
-    "serial abc123456789",  # part of a word
-    "an @ alone, user@localhost",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the number 4111 1111 1111 1112 fails the Luhn check",  # 16 digits: no card, too long for a phone
+        "on 2024-01-02 12:30:00 UTC",
+        "order 12345678 shipped",  # 8 digits
+        "pi is 3.14159",
+        "serial abc123456789",  # part of a word
+        "an @ alone, user@localhost",
+    ],
+)
 def test_redact_leaves_what_is_not_pii(text):
     assert unchanged("redact_pii", {}, {"text": text})
 
@@ -139,14 +156,19 @@ def test_redact_walks_nested_text_but_not_files():
     payload = {"comments": [{"by": "ann@example.com"}], "b64_file": "ann@example.com", "n": 4111111111111111}
 
     assert transformed("redact_pii", {}, payload) == {
-        "comments": [{"by": "[email]"}], "b64_file": "ann@example.com", "n": 4111111111111111}
+        "comments": [{"by": "[email]"}],
+        "b64_file": "ann@example.com",
+        "n": 4111111111111111,
+    }
 
 
 def test_redact_fields():
     payload = {"public": "ann@example.com", "private": "bob@example.com"}
 
     assert transformed("redact_pii", {"fields": ["private"]}, payload) == {
-        "public": "ann@example.com", "private": "[email]"}
+        "public": "ann@example.com",
+        "private": "[email]",
+    }
 
 
 def test_redact_is_linear_on_hostile_text():
@@ -163,12 +185,15 @@ def test_luhn():
     assert not luhn_valid("4111111111111112")
 
 
-@pytest.mark.parametrize(("params", "errors"), [
-    ({"kinds": []}, {"kinds": "[] should be non-empty"}),
-    ({"kinds": ["ssn"]}, {"kinds.0": "'ssn' is not one of ['email', 'card', 'phone']"}),
-    ({"kinds": ["email", "email"]}, {"kinds": "['email', 'email'] has non-unique elements"}),
-    ({"mask": "***"}, {"params": "Additional properties are not allowed ('mask' was unexpected)"}),
-])
+@pytest.mark.parametrize(
+    ("params", "errors"),
+    [
+        ({"kinds": []}, {"kinds": "[] should be non-empty"}),
+        ({"kinds": ["ssn"]}, {"kinds.0": "'ssn' is not one of ['email', 'card', 'phone']"}),
+        ({"kinds": ["email", "email"]}, {"kinds": "['email', 'email'] has non-unique elements"}),
+        ({"mask": "***"}, {"params": "Additional properties are not allowed ('mask' was unexpected)"}),
+    ],
+)
 def test_redact_refuses_bad_params(params, errors):
     assert_refused("redact_pii", params, errors)
 
@@ -181,7 +206,11 @@ def test_set_fields_sets_values_and_creates_objects_on_the_way():
     params = {"values": {"meta.reviewed": False, "source": "feed", "a.b.c": [1, {"x": None}]}}
 
     assert transformed("set_fields", params, payload) == {
-        "text": "hi", "meta": {"lang": "en", "reviewed": False}, "source": "feed", "a": {"b": {"c": [1, {"x": None}]}}}
+        "text": "hi",
+        "meta": {"lang": "en", "reviewed": False},
+        "source": "feed",
+        "a": {"b": {"c": [1, {"x": None}]}},
+    }
     assert payload == {"text": "hi", "meta": {"lang": "en"}}  # the caller's payload is intact
 
 
@@ -205,19 +234,24 @@ def test_drop_fields_removes_present_paths_and_ignores_absent_ones():
     payload = {"text": "hi", "data": {"secret": 1, "keep": 2}, "internal": True}
 
     assert transformed("drop_fields", {"fields": ["internal", "data.secret", "nope", "data.nope.deeper"]}, payload) == {
-        "text": "hi", "data": {"keep": 2}}
+        "text": "hi",
+        "data": {"keep": 2},
+    }
     assert unchanged("drop_fields", {"fields": ["nope"]}, {"text": "hi"})
     assert unchanged("drop_fields", {"fields": ["text.length"]}, {"text": "hi"})  # a string has no fields
 
 
-@pytest.mark.parametrize(("name", "params", "errors"), [
-    ("set_fields", {}, {"params": "'values' is a required property"}),
-    ("set_fields", {"values": {}}, {"values": "{} should be non-empty"}),
-    ("set_fields", {"values": {"a..b": 1}}, {"values": "'a..b' does not match '^[^.]+(\\\\.[^.]+)*$'"}),
-    ("set_fields", {"values": {"x": 1}, "overwrite": 1}, {"overwrite": "1 is not of type 'boolean'"}),
-    ("drop_fields", {}, {"params": "'fields' is a required property"}),
-    ("drop_fields", {"fields": []}, {"fields": "[] should be non-empty"}),
-    ("drop_fields", {"fields": [""]}, {"fields.0": "'' should be non-empty"}),
-])
+@pytest.mark.parametrize(
+    ("name", "params", "errors"),
+    [
+        ("set_fields", {}, {"params": "'values' is a required property"}),
+        ("set_fields", {"values": {}}, {"values": "{} should be non-empty"}),
+        ("set_fields", {"values": {"a..b": 1}}, {"values": "'a..b' does not match '^[^.]+(\\\\.[^.]+)*$'"}),
+        ("set_fields", {"values": {"x": 1}, "overwrite": 1}, {"overwrite": "1 is not of type 'boolean'"}),
+        ("drop_fields", {}, {"params": "'fields' is a required property"}),
+        ("drop_fields", {"fields": []}, {"fields": "[] should be non-empty"}),
+        ("drop_fields", {"fields": [""]}, {"fields.0": "'' should be non-empty"}),
+    ],
+)
 def test_field_transforms_refuse_bad_params(name, params, errors):
     assert_refused(name, params, errors)

@@ -1,4 +1,5 @@
 """The webhook sink against a real local HTTP server: signature, retries, refusals, DNS rebinding."""
+
 import hashlib
 import hmac
 import http.server
@@ -108,8 +109,9 @@ class Receiver:
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
-                receiver.requests.append({"path": self.path, "headers": dict(self.headers), "body": body,
-                                          "at": time.monotonic()})
+                receiver.requests.append(
+                    {"path": self.path, "headers": dict(self.headers), "body": body, "at": time.monotonic()}
+                )
                 if receiver.closing.wait(receiver.delay):
                     return
                 status = receiver.statuses.pop(0) if len(receiver.statuses) > 1 else receiver.statuses[0]
@@ -192,11 +194,31 @@ def test_posts_the_verdict_and_item_as_json_with_a_verifiable_signature(receiver
     assert request["path"] == "/hook"
     data = json.loads(body)
     assert data == {
-        "event": "accept", "verdict": "accepted", "reason": "",
-        "item": {"id": "c0ffee", "stash": "audit", "revision": 2, "source": "api", "submitted_by": None,
-                 "created_at": None, "payload": {"text": "hello", "n": 1}},
-        "trail": [{"config_id": 3, "hook": "require_fields", "label": "Needs text", "position": 1,
-                   "outcome": "kept", "code": "", "message": "", "duration_ms": 0.0, "would": ""}],
+        "event": "accept",
+        "verdict": "accepted",
+        "reason": "",
+        "item": {
+            "id": "c0ffee",
+            "stash": "audit",
+            "revision": 2,
+            "source": "api",
+            "submitted_by": None,
+            "created_at": None,
+            "payload": {"text": "hello", "n": 1},
+        },
+        "trail": [
+            {
+                "config_id": 3,
+                "hook": "require_fields",
+                "label": "Needs text",
+                "position": 1,
+                "outcome": "kept",
+                "code": "",
+                "message": "",
+                "duration_ms": 0.0,
+                "would": "",
+            }
+        ],
     }
 
 
@@ -222,8 +244,9 @@ def test_the_query_string_is_kept_and_events_narrow_what_is_sent(receiver, allow
 # --- failures: retried or not -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("status", "phrase"), [(500, "Internal Server Error"), (503, "Service Unavailable"),
-                                                (429, "Too Many Requests")])
+@pytest.mark.parametrize(
+    ("status", "phrase"), [(500, "Internal Server Error"), (503, "Service Unavailable"), (429, "Too Many Requests")]
+)
 def test_5xx_and_429_raise_so_the_task_retries(receiver, allow_loopback, status, phrase):
     server = receiver([status])
 
@@ -231,8 +254,9 @@ def test_5xx_and_429_raise_so_the_task_retries(receiver, allow_loopback, status,
         build_hook("webhook", {"url": server.url(), "secret": SECRET}).on_accept(item(), accepted())
 
 
-@pytest.mark.parametrize(("status", "phrase"), [(400, "Bad Request"), (404, "Not Found"), (410, "Gone"),
-                                                (302, "Found")])
+@pytest.mark.parametrize(
+    ("status", "phrase"), [(400, "Bad Request"), (404, "Not Found"), (410, "Gone"), (302, "Found")]
+)
 def test_4xx_and_redirects_are_logged_and_given_up(receiver, allow_loopback, caplog, status, phrase):
     server = receiver([status])
 
@@ -240,8 +264,10 @@ def test_4xx_and_redirects_are_logged_and_given_up(receiver, allow_loopback, cap
         build_hook("webhook", {"url": server.url(), "secret": SECRET}).on_accept(item(), accepted())
 
     assert len(server.requests) == 1
-    assert f"Webhook to {server.url()} for item c0ffee (accept) gave up, not retried: it answered {status} {phrase}" \
+    assert (
+        f"Webhook to {server.url()} for item c0ffee (accept) gave up, not retried: it answered {status} {phrase}"
         in caplog.messages
+    )
 
 
 def test_a_connection_refused_raises_to_be_retried(allow_loopback):
@@ -337,9 +363,13 @@ def test_the_task_does_not_retry_a_4xx(receiver, delivery, caplog):
 @pytest.mark.django_db
 def test_a_rejected_item_is_not_sent_to_a_webhook_for_accepts_only(receiver, make_stash, allow_loopback):
     server = receiver()
-    stash = make_stash("audit", hooks=[("require_fields", {"fields": ["text"]}),
-                                       {"hook": "webhook", "params": {"url": server.url(), "secret": SECRET,
-                                                                      "events": ["accept"]}}])
+    stash = make_stash(
+        "audit",
+        hooks=[
+            ("require_fields", {"fields": ["text"]}),
+            {"hook": "webhook", "params": {"url": server.url(), "secret": SECRET, "events": ["accept"]}},
+        ],
+    )
     content = Content.objects.create(stash=stash, payload={"title": "no text"})
 
     report = processing.judge([content.pk])
@@ -351,14 +381,30 @@ def test_a_rejected_item_is_not_sent_to_a_webhook_for_accepts_only(receiver, mak
 # --- refused addresses ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("address", "reason"), [
-    ("127.0.0.1", "loopback"), ("127.8.9.10", "loopback"), ("::1", "loopback"), ("10.1.2.3", "private"),
-    ("172.16.0.1", "private"), ("192.168.1.1", "private"), ("169.254.169.254", "cloud metadata"),
-    ("169.254.1.1", "link-local"), ("fe80::1", "link-local"), ("fd00:ec2::254", "cloud metadata"),
-    ("100.100.100.200", "cloud metadata"), ("100.64.0.1", "not public"), ("0.0.0.0", "unspecified"),
-    ("224.0.0.1", "multicast"), ("::ffff:127.0.0.1", "loopback"), ("::ffff:10.0.0.1", "private"),
-    ("2002:7f00:1::", "loopback"), ("192.0.2.1", "private"), ("240.0.0.1", "private"),
-])
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [
+        ("127.0.0.1", "loopback"),
+        ("127.8.9.10", "loopback"),
+        ("::1", "loopback"),
+        ("10.1.2.3", "private"),
+        ("172.16.0.1", "private"),
+        ("192.168.1.1", "private"),
+        ("169.254.169.254", "cloud metadata"),
+        ("169.254.1.1", "link-local"),
+        ("fe80::1", "link-local"),
+        ("fd00:ec2::254", "cloud metadata"),
+        ("100.100.100.200", "cloud metadata"),
+        ("100.64.0.1", "not public"),
+        ("0.0.0.0", "unspecified"),
+        ("224.0.0.1", "multicast"),
+        ("::ffff:127.0.0.1", "loopback"),
+        ("::ffff:10.0.0.1", "private"),
+        ("2002:7f00:1::", "loopback"),
+        ("192.0.2.1", "private"),
+        ("240.0.0.1", "private"),
+    ],
+)
 def test_why_blocked(address, reason):
     assert netguard.why_blocked(address) == reason
 
@@ -382,15 +428,21 @@ def test_bad_allowlist_entries_are_named():
         netguard.parse_networks(["10.0.0.0/8", "10.0.0.0/33"])
 
 
-@pytest.mark.parametrize(("url", "why"), [
-    ("http://127.0.0.1/hook", "127.0.0.1 is a loopback address"),
-    ("http://10.1.2.3/hook", "10.1.2.3 is a private address"),
-    ("http://169.254.169.254/latest/meta-data/", "169.254.169.254 is a cloud metadata address"),
-    ("http://[::1]:8080/hook", "::1 is a loopback address"),
-])
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://127.0.0.1/hook", "127.0.0.1 is a loopback address"),
+        ("http://10.1.2.3/hook", "10.1.2.3 is a private address"),
+        ("http://169.254.169.254/latest/meta-data/", "169.254.169.254 is a cloud metadata address"),
+        ("http://[::1]:8080/hook", "::1 is a loopback address"),
+    ],
+)
 def test_literal_blocked_addresses_are_refused_when_saved(url, why):
-    with pytest.raises(InvalidParams, match=rf"^Invalid params for hook 'webhook': url: {why}; allow it with "
-                                            r"STASH_WEBHOOK_ALLOWED_NETWORKS$"):
+    with pytest.raises(
+        InvalidParams,
+        match=rf"^Invalid params for hook 'webhook': url: {why}; allow it with "
+        r"STASH_WEBHOOK_ALLOWED_NETWORKS$",
+    ):
         build_hook("webhook", {"url": url, "secret": SECRET})
 
 
@@ -400,13 +452,18 @@ def test_a_literal_address_is_accepted_when_allowlisted(settings):
     build_hook("webhook", {"url": "http://10.1.2.3/hook", "secret": SECRET})
 
 
-@pytest.mark.parametrize(("url", "why"), [
-    ("http://127.0.0.1:{port}/hook", "127.0.0.1 resolves only to addresses that are refused: 127.0.0.1 (loopback)"),
-    ("http://10.1.2.3:{port}/hook", "10.1.2.3 resolves only to addresses that are refused: 10.1.2.3 (private)"),
-    ("http://169.254.169.254:{port}/latest", ("169.254.169.254 resolves only to addresses that are refused: "
-                                              "169.254.169.254 (cloud metadata)")),
-    ("http://localhost:{port}/hook", "localhost resolves only to addresses that are refused: 127.0.0.1 (loopback)"),
-])
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://127.0.0.1:{port}/hook", "127.0.0.1 resolves only to addresses that are refused: 127.0.0.1 (loopback)"),
+        ("http://10.1.2.3:{port}/hook", "10.1.2.3 resolves only to addresses that are refused: 10.1.2.3 (private)"),
+        (
+            "http://169.254.169.254:{port}/latest",
+            ("169.254.169.254 resolves only to addresses that are refused: 169.254.169.254 (cloud metadata)"),
+        ),
+        ("http://localhost:{port}/hook", "localhost resolves only to addresses that are refused: 127.0.0.1 (loopback)"),
+    ],
+)
 def test_without_the_allowlist_delivery_refuses_and_records_why(receiver, caplog, url, why):
     server = receiver()
     url = url.format(port=server.port)
@@ -434,27 +491,46 @@ def test_the_task_does_not_retry_a_refused_address(receiver, delivery, settings,
 
     assert result.state == "SUCCESS"
     assert server.requests == []
-    assert sum("refused, not retried: localhost resolves only to addresses that are refused" in m
-               for m in caplog.messages) == 1
+    assert (
+        sum("refused, not retried: localhost resolves only to addresses that are refused" in m for m in caplog.messages)
+        == 1
+    )
 
 
-@pytest.mark.parametrize("url", ["ftp://example.com/x", "example.com/hook", "http:///nohost", "http://a:b@example.com/",
-                                 "http://example.com:99999/"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://example.com/x",
+        "example.com/hook",
+        "http:///nohost",
+        "http://a:b@example.com/",
+        "http://example.com:99999/",
+    ],
+)
 def test_urls_that_cannot_be_used_are_refused(url):
     with pytest.raises(InvalidParams, match=r"^Invalid params for hook 'webhook': url: "):
         build_hook("webhook", {"url": url, "secret": SECRET})
 
 
-@pytest.mark.parametrize(("params", "errors"), [
-    ({"url": "https://example.com/"}, {"params": "'secret' is a required property"}),
-    ({"url": "https://example.com/", "secret": "short"}, {"secret": "must be at least 16 characters long"}),
-    ({"url": "https://example.com/", "secret": SECRET, "timeout": 0},
-     {"timeout": "0 is less than or equal to the minimum of 0"}),
-    ({"url": "https://example.com/", "secret": SECRET, "timeout": 60},
-     {"timeout": "60 is greater than the maximum of 30"}),
-    ({"url": "https://example.com/", "secret": SECRET, "headers": {"X": "1"}},
-     {"params": "Additional properties are not allowed ('headers' was unexpected)"}),
-])
+@pytest.mark.parametrize(
+    ("params", "errors"),
+    [
+        ({"url": "https://example.com/"}, {"params": "'secret' is a required property"}),
+        ({"url": "https://example.com/", "secret": "short"}, {"secret": "must be at least 16 characters long"}),
+        (
+            {"url": "https://example.com/", "secret": SECRET, "timeout": 0},
+            {"timeout": "0 is less than or equal to the minimum of 0"},
+        ),
+        (
+            {"url": "https://example.com/", "secret": SECRET, "timeout": 60},
+            {"timeout": "60 is greater than the maximum of 30"},
+        ),
+        (
+            {"url": "https://example.com/", "secret": SECRET, "headers": {"X": "1"}},
+            {"params": "Additional properties are not allowed ('headers' was unexpected)"},
+        ),
+    ],
+)
 def test_webhook_refuses_bad_params(params, errors):
     assert_refused("webhook", params, errors)
 
@@ -509,9 +585,28 @@ def test_a_name_that_rebinds_to_a_blocked_address_never_reaches_it(receiver, all
 def tls(tmp_path, monkeypatch):
     """A server's TLS context for "localhost", whose certificate is the only one the client trusts."""
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=DNS:localhost", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the client trusts this certificate only
@@ -531,8 +626,9 @@ def test_https_to_the_pinned_address_verifies_the_certificate_for_the_name(tls_r
     assert len(tls_receiver.requests) == 1
 
 
-def test_https_to_a_name_the_certificate_does_not_cover_fails_and_is_retried(tls_receiver, allow_loopback,
-                                                                             rebinding_dns):
+def test_https_to_a_name_the_certificate_does_not_cover_fails_and_is_retried(
+    tls_receiver, allow_loopback, rebinding_dns
+):
     url = tls_receiver.url(host="rebind.test", scheme="https")
 
     with pytest.raises(WebhookError, match="SSLCertVerificationError"):
@@ -548,15 +644,15 @@ def test_a_hook_config_with_a_blocked_url_is_refused_with_the_reason(make_stash)
     stash = make_stash("audit")
 
     with pytest.raises(ValidationError, match=r"url: 169\.254\.169\.254 is a cloud metadata address"):
-        HookConfig.objects.create(stash=stash, hook="webhook",
-                                  params={"url": "http://169.254.169.254/latest/meta-data/", "secret": SECRET})
+        HookConfig.objects.create(
+            stash=stash, hook="webhook", params={"url": "http://169.254.169.254/latest/meta-data/", "secret": SECRET}
+        )
 
 
 # --- the test receiver itself -----------------------------------------------------------------
 
 
-def test_a_client_that_never_finishes_its_handshake_holds_neither_deliveries_nor_shutdown(tls_receiver,
-                                                                                           allow_loopback):
+def test_a_client_that_never_finishes_its_handshake_holds_neither_deliveries_nor_shutdown(tls_receiver, allow_loopback):
     silent = socket.create_connection(("127.0.0.1", tls_receiver.port))  # connects, never says hello
     try:
         url = tls_receiver.url(host="localhost", scheme="https")

@@ -1,6 +1,7 @@
 """A cache that fails (a real Redis stopped, hung, or full under noeviction): anonymous submissions and
 token logins go on, uncounted by the throttles, with a warning; login lockouts, kept in the
 database, still hold."""
+
 import functools
 import logging
 import os
@@ -53,8 +54,11 @@ def failing_cache(request, redis_server, settings):
 
 @pytest.fixture
 def open_stash(make_stash, settings):
-    settings.STASH_THROTTLE_RATES = {**settings.STASH_THROTTLE_RATES, "anon_submit": "2/minute",
-                                     "auth_token": "2/minute"}
+    settings.STASH_THROTTLE_RATES = {
+        **settings.STASH_THROTTLE_RATES,
+        "anon_submit": "2/minute",
+        "auth_token": "2/minute",
+    }
     return make_stash("open", allow_anonymous=True)
 
 
@@ -88,8 +92,10 @@ def test_anonymous_api_submits_and_form_posts_are_saved_with_a_warning(failing_c
         assert form.status_code == 302
     assert Content.objects.filter(stash=open_stash).count() == 6
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and r.name == "stash.ops.access"]
-    assert warnings and all("The anon_submit limit let a request from 127.0.0.1 through uncounted: the cache failed"
-                            in message for message in warnings)
+    assert warnings and all(
+        "The anon_submit limit let a request from 127.0.0.1 through uncounted: the cache failed" in message
+        for message in warnings
+    )
 
 
 def test_token_logins_go_on_and_lockouts_still_hold(failing_cache, open_stash, django_user_model, settings):
@@ -97,13 +103,19 @@ def test_token_logins_go_on_and_lockouts_still_hold(failing_cache, open_stash, d
     settings.AXES_FAILURE_LIMIT = 3
     client = APIClient()
     assert client.post("/api/auth/token/", {"username": "sam", "password": PASSWORD}, format="json").status_code == 200
-    statuses = [client.post("/api/auth/token/", {"username": "sam", "password": f"guess {n}"},
-                            format="json").status_code for n in range(3)]
+    statuses = [
+        client.post("/api/auth/token/", {"username": "sam", "password": f"guess {n}"}, format="json").status_code
+        for n in range(3)
+    ]
     assert statuses[:2] == [400, 400]
     locked = client.post("/api/auth/token/", {"username": "sam", "password": PASSWORD}, format="json")
     assert locked.status_code == 429
     assert locked.json()["detail"].startswith("Too many failed logins from this address")
     # The site's login page, too, refuses that address and lets another in.
     assert Client().post("/accounts/login/", {"username": "sam", "password": PASSWORD}).status_code == 429
-    assert Client(REMOTE_ADDR="198.51.100.8").post("/accounts/login/",
-                                                   {"username": "sam", "password": PASSWORD}).status_code == 302
+    assert (
+        Client(REMOTE_ADDR="198.51.100.8")
+        .post("/accounts/login/", {"username": "sam", "password": PASSWORD})
+        .status_code
+        == 302
+    )

@@ -1,5 +1,6 @@
 """Single saves that share their stash's waiting message, with a real worker and a Redis cache of
 their own: the cache flushed while saves wait on its marker, and they are judged within a sweep."""
+
 import time
 
 import pytest
@@ -27,8 +28,9 @@ def cache_server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cached_worker(django_db_setup, django_db_blocker, worker_queue, cache_server, tmp_path_factory):
-    worker = Worker(f"{worker_queue}-cached", tmp_path_factory.mktemp("cached-worker"),
-                    cache_url=cache_server.url).start()
+    worker = Worker(
+        f"{worker_queue}-cached", tmp_path_factory.mktemp("cached-worker"), cache_url=cache_server.url
+    ).start()
     yield worker
     worker.stop()
 
@@ -56,8 +58,12 @@ def test_saves_that_joined_a_message_are_judged_within_a_sweep_after_the_cache_i
         processing.sweep()  # as beat sends it, every SWEEP_INTERVAL
         return not Content.objects.filter(pk__in=joined, status__in=["pending", "processing"]).exists()
 
-    wait_for(judged, timeout=SWEEP_INTERVAL + 5, interval=SWEEP_INTERVAL,
-             message="the verdicts of the saves that joined the message")
+    wait_for(
+        judged,
+        timeout=SWEEP_INTERVAL + 5,
+        interval=SWEEP_INTERVAL,
+        message="the verdicts of the saves that joined the message",
+    )
 
     assert time.monotonic() - flushed_at < SWEEP_INTERVAL + 5 < LEASE_SECONDS
     assert set(Content.objects.filter(pk__in=joined).values_list("status", flat=True)) == {"accepted"}

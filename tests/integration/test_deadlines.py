@@ -1,5 +1,6 @@
 """Simulate and replay answer in bounded time: hooks that hang are stopped with their child process,
 and every face says so (the API a 503, the command a CommandError, the admin a message)."""
+
 import json
 import multiprocessing
 
@@ -21,9 +22,13 @@ STUCK_MESSAGE = "The hooks did not finish within 1 s: hook 'Stuck' was still run
 def stuck(make_stash, settings):
     settings.STASH_SIMULATE_TIMEOUT = 1
     # Blocks the alarm and sleeps in C for 5 s: no timeout_ms interrupts it.
-    return make_stash("stuck", hooks=[("require_fields", {"fields": ["text"]}),
-                                      {"hook": "test_stuck", "params": {"seconds": 5}, "label": "Stuck",
-                                       "timeout_ms": 200}])
+    return make_stash(
+        "stuck",
+        hooks=[
+            ("require_fields", {"fields": ["text"]}),
+            {"hook": "test_stuck", "params": {"seconds": 5}, "label": "Stuck", "timeout_ms": 200},
+        ],
+    )
 
 
 def test_the_api_answers_503_naming_the_hook_and_leaves_no_process(stuck, admin_user):
@@ -49,8 +54,9 @@ def test_the_command_fails_naming_the_hook(stuck, tmp_path):
 
 
 def test_the_admins_simulate_page_says_the_hooks_did_not_finish(stuck, admin_client):
-    response = admin_client.post(reverse("admin:stash_stash_simulate", args=[stuck.pk]),
-                                 {"payload": json.dumps({"text": "hi", "stuck": True})})
+    response = admin_client.post(
+        reverse("admin:stash_stash_simulate", args=[stuck.pk]), {"payload": json.dumps({"text": "hi", "stuck": True})}
+    )
 
     assert response.status_code == 200
     assert response.context["result"] is None

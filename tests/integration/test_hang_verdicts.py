@@ -1,5 +1,6 @@
 """Items whose hook hangs where no alarm reaches it: each gets its hook's ``on_error`` verdict once,
 never ``failed``, while a sweeper runs as beat would, however many of them hang together."""
+
 import re
 import time
 

@@ -1,5 +1,6 @@
 """A hook that hangs where no alarm reaches it: the worker stops it for real, judges the item once
 through the hook's policy, never lets a second process take the item, and goes on with other stashes."""
+
 import time
 
 import pytest

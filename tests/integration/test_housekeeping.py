@@ -1,4 +1,5 @@
 """The daily prune, as beat sends it, run by a real worker."""
+
 from datetime import timedelta
 
 import pytest
@@ -30,5 +31,7 @@ def test_a_worker_runs_the_prune_task_of_the_beat_schedule(worker, make_stash, s
     wait_for(lambda: item.runs.count() == 1, message="the prune")
     assert item.runs.get().pk == latest.pk
     assert Content.objects.filter(pk=item.pk, status="accepted").exists()
-    wait_for(lambda: "prune: 1 runs, 0 items with 0 runs deleted in 1 batches" in worker.read_log(),
-             message="the prune's report in the worker's log")
+    wait_for(
+        lambda: "prune: 1 runs, 0 items with 0 runs deleted in 1 batches" in worker.read_log(),
+        message="the prune's report in the worker's log",
+    )

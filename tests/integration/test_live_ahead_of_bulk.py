@@ -2,6 +2,7 @@
 the embedded default's or Redis — and RabbitMQ): a save made after thousands of bulk items is
 judged while most of them still wait; a worker killed mid-backlog loses nothing and judges
 nothing twice."""
+
 import time
 
 import pytest
@@ -32,8 +33,9 @@ def import_backlog(stash, count=BACKLOG):
     items = []
     with transaction.atomic():
         for start in range(0, count, 1000):
-            items += processing.submit_many(stash, [{"text": f"row {i}"}
-                                                    for i in range(start, min(count, start + 1000))])
+            items += processing.submit_many(
+                stash, [{"text": f"row {i}"} for i in range(start, min(count, start + 1000))]
+            )
     return items
 
 
@@ -49,8 +51,11 @@ def test_a_live_save_is_judged_ahead_of_a_bulk_backlog(any_worker, make_stash, s
     live, _ = processing.submit(comments, {"text": "a live comment"})
     open_at_save = open_bulk(importer)
 
-    wait_for(lambda: Content.objects.filter(pk=live.pk, status="accepted").exists(), timeout=60,
-             message="the live save's verdict")
+    wait_for(
+        lambda: Content.objects.filter(pk=live.pk, status="accepted").exists(),
+        timeout=60,
+        message="the live save's verdict",
+    )
     still_open = open_bulk(importer)
 
     # Judged while most of the backlog still waited: behind it, it would have waited for all of it.

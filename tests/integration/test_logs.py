@@ -1,5 +1,6 @@
 """A real worker with LOG_FORMAT=json: its lines are JSON objects, those written for an item name
 the item, its stash, revision and hook, and the task."""
+
 import json
 
 import pytest
@@ -28,18 +29,25 @@ def test_a_worker_logs_json_lines_with_the_item_stash_revision_hook_and_task(jso
     stash = make_stash("news", hooks=[("require_fields", {"fields": ["text"]}), ("log", {"level": "warning"})])
     content = Content.objects.create(stash=stash, payload={"title": "no text"})
 
-    line = wait_for(lambda: next((line for line in json_lines(json_worker)
-                                  if line.get("logger") == "stash.hooks.sinks"), None),
-                    message="the log sink's line")
+    line = wait_for(
+        lambda: next((line for line in json_lines(json_worker) if line.get("logger") == "stash.hooks.sinks"), None),
+        message="the log sink's line",
+    )
 
     log = stash.hooks.get(hook="log")
     assert line["event"] == f"news: item {content.pk} r1 rejected: missing text"
     assert (line["item"], line["stash"], line["revision"], line["hook"], line["hook_config"], line["level"]) == (
-        str(content.pk), "news", 1, "log", log.pk, "warning")
+        str(content.pk),
+        "news",
+        1,
+        "log",
+        log.pk,
+        "warning",
+    )
     assert line["task"] == "stash.tasks.process_contents" and line["task_id"]
     # Celery's own lines are JSON too: after its start-up banner, every line is one JSON object.
     log = json_worker.read_log().splitlines()
-    after_banner = log[next(n for n, text in enumerate(log) if text.startswith("{")):]
+    after_banner = log[next(n for n, text in enumerate(log) if text.startswith("{")) :]
     written = [json.loads(text) for text in after_banner]
     assert any(line["event"].endswith(" ready.") and line["logger"].startswith("celery") for line in written)
 
@@ -64,12 +72,14 @@ def text_worker(django_db_setup, django_db_blocker, worker_queue, tmp_path_facto
 FORGED = "2026-12-03T14:02:11.503000Z [critical ] forged [stash.audit]"
 
 
-def test_a_worker_writes_one_text_line_per_event_whatever_a_payload_key_or_a_reason_holds(text_worker,
-                                                                                         make_stash, settings):
+def test_a_worker_writes_one_text_line_per_event_whatever_a_payload_key_or_a_reason_holds(
+    text_worker, make_stash, settings
+):
     settings.STASH_QUEUE = text_worker.queue
     regex = {"field": "text", "pattern": "spam[\\s\\S]*", "mode": "must_not_match"}
-    stash = make_stash("news", hooks=[("regex", regex), ("keyword_blocklist", {"words": ["forbidden"]}),
-                                      ("log", {"level": "warning"})])
+    stash = make_stash(
+        "news", hooks=[("regex", regex), ("keyword_blocklist", {"words": ["forbidden"]}), ("log", {"level": "warning"})]
+    )
     in_reason = Content.objects.create(stash=stash, payload={"text": f"spam\n{FORGED}"})
     in_key = Content.objects.create(stash=stash, payload={"text": "fine", f"note\n{FORGED}": "forbidden"})
 

@@ -3,6 +3,7 @@
 The broker is ``STASH_TEST_AMQP_URL`` (default ``amqp://guest:guest@127.0.0.1:5672//``); the test
 fails, naming it, when RabbitMQ is not reachable there (``.ci/run`` starts it).
 """
+
 import os
 
 import pytest
@@ -35,8 +36,11 @@ def unreachable(url):
 def _rabbitmq_worker(django_db_setup, django_db_blocker, worker_queue, tmp_path_factory):
     problem = unreachable(AMQP_URL)
     if problem:
-        pytest.fail(f"RabbitMQ is not reachable at {AMQP_URL} ({problem}). Start it (`rabbitmq-server -detached`, "
-                    f"as .ci/run does) or point STASH_TEST_AMQP_URL at one.", pytrace=False)
+        pytest.fail(
+            f"RabbitMQ is not reachable at {AMQP_URL} ({problem}). Start it (`rabbitmq-server -detached`, "
+            f"as .ci/run does) or point STASH_TEST_AMQP_URL at one.",
+            pytrace=False,
+        )
     worker = Worker(f"{worker_queue}-amqp", tmp_path_factory.mktemp("rabbitmq"), broker_url=AMQP_URL).start()
     yield worker
     worker.stop()
@@ -62,22 +66,26 @@ def api(admin_user):
 
 
 def test_items_saved_through_the_orm_and_the_api_are_judged(rabbitmq_worker, api, make_stash):
-    audit = make_stash("audit", hooks=[("require_fields", {"fields": ["text"]}),
-                                       ("keyword_blocklist", {"words": ["spam"]})])
+    audit = make_stash(
+        "audit", hooks=[("require_fields", {"fields": ["text"]}), ("keyword_blocklist", {"words": ["spam"]})]
+    )
     single = [Content.objects.create(stash=audit, payload={"text": text}) for text in ("hello", "buy spam")]
     with transaction.atomic():
         for i in range(100):
             Content.objects.create(stash=audit, payload={"text": "spam" if i % 10 == 0 else f"item {i}"})
     posted = api.post("/api/contents/", {"stash": "audit", "payload": {"title": "no text"}}, format="json")
     assert posted.status_code == 201, posted.json()
-    bulk = api.post("/api/contents/bulk/", {"stash": "audit", "items": [{"text": f"bulk {i}"} for i in range(50)]},
-                    format="json")
+    bulk = api.post(
+        "/api/contents/bulk/", {"stash": "audit", "items": [{"text": f"bulk {i}"} for i in range(50)]}, format="json"
+    )
     assert bulk.status_code == 201, bulk.json()
 
     wait_for(lambda: Content.objects.filter(status__in=FINAL).count() == 153, timeout=60, message="153 verdicts")
 
-    assert [item.status for item in Content.objects.filter(pk__in=[i.pk for i in single]).order_by("created_at")
-            ] == ["accepted", "rejected"]
+    assert [item.status for item in Content.objects.filter(pk__in=[i.pk for i in single]).order_by("created_at")] == [
+        "accepted",
+        "rejected",
+    ]
     assert api.get(f"/api/contents/{posted.json()['id']}/").json()["reason"] == "missing text"
     assert Content.objects.filter(status="rejected").count() == 1 + 10 + 1
     assert Content.objects.filter(status="accepted").count() == 1 + 90 + 50

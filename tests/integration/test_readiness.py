@@ -1,4 +1,5 @@
 """/readyz with a real worker answering its ping, and on a broker that no worker listens to."""
+
 import socket
 
 import pytest

@@ -1,6 +1,7 @@
 """Two workers on two queues: a flood on a stash with a queue of its own never delays another stash,
 and whatever the busy stash's worker sends again stays on that stash's queue (on the configured
 broker, and on RabbitMQ at ``STASH_TEST_AMQP_URL``, as in test_rabbitmq)."""
+
 import os
 import socket
 import statistics
@@ -68,8 +69,11 @@ def test_a_flood_on_a_stash_with_its_own_queue_does_not_delay_another_stash(work
         """Save an item of the other stash, wait for its verdict, and note save -> verdict."""
         nonlocal during
         item = submit(other, n=len(latencies))
-        item = wait_for(lambda: Content.objects.filter(pk=item.pk, status="accepted").first(), interval=0.01,
-                        message="the other stash's verdict")
+        item = wait_for(
+            lambda: Content.objects.filter(pk=item.pk, status="accepted").first(),
+            interval=0.01,
+            message="the other stash's verdict",
+        )
         during += Content.objects.filter(stash=flood, status__in=UNJUDGED).exists()
         latencies.append((item.processed_at - item.created_at).total_seconds())
 
@@ -87,9 +91,11 @@ def test_a_flood_on_a_stash_with_its_own_queue_does_not_delay_another_stash(work
     assert len(flood_ids) == FLOOD
     assert not Content.objects.filter(stash=flood).exclude(status="accepted").exists()
     assert during >= 10, f"only {during} saves were judged while the flood was"
-    print(f"\nflood of {FLOOD} judged in {took:.1f} s; {len(latencies)} saves of the other stash meanwhile "
-          f"({during} before the flood's end), save -> verdict: median {statistics.median(latencies) * 1000:.0f} ms, "
-          f"max {max(latencies) * 1000:.0f} ms")
+    print(
+        f"\nflood of {FLOOD} judged in {took:.1f} s; {len(latencies)} saves of the other stash meanwhile "
+        f"({during} before the flood's end), save -> verdict: median {statistics.median(latencies) * 1000:.0f} ms, "
+        f"max {max(latencies) * 1000:.0f} ms"
+    )
     if connection.vendor == "postgresql":
         assert max(latencies) <= BOUND, latencies
     assert judges(flood_ids) == {node(busy_worker)}
@@ -123,8 +129,9 @@ def amqp_busy_worker(django_db_setup, django_db_blocker, worker_queue, tmp_path_
     problem = unreachable(AMQP_URL)
     if problem:
         pytest.fail(f"RabbitMQ is not reachable at {AMQP_URL} ({problem}).", pytrace=False)
-    worker = StashQueueWorker(f"{worker_queue}-amqp-busy", tmp_path_factory.mktemp("amqp-busy"),
-                              broker_url=AMQP_URL).start()
+    worker = StashQueueWorker(
+        f"{worker_queue}-amqp-busy", tmp_path_factory.mktemp("amqp-busy"), broker_url=AMQP_URL
+    ).start()
     yield worker
     worker.stop()
     with Connection(AMQP_URL) as connection:  # the queue outlives its worker on the broker: remove it

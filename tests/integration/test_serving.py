@@ -5,6 +5,7 @@ and its probes.
 Each test has a var directory of its own (SQLite and the filesystem broker), so they run the same
 on both backends; the deploy check itself is in tests/ops/test_security_deploy.py.
 """
+
 import http.client
 import json
 import os
@@ -34,13 +35,21 @@ class Procfile:
     def __init__(self, env, log_dir, *processes):
         self.port = free_port()
         self.log_path = Path(log_dir) / "honcho.log"
-        env = {**env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
-               # gunicorn's control socket goes there: never over another gunicorn's on this machine.
-               "XDG_RUNTIME_DIR": str(log_dir)}
+        env = {
+            **env,
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+            # gunicorn's control socket goes there: never over another gunicorn's on this machine.
+            "XDG_RUNTIME_DIR": str(log_dir),
+        }
         with open(self.log_path, "w") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "honcho", "-f", "Procfile.prod", "start", "-p", str(self.port), *processes],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
     def log(self):
         return self.log_path.read_text(errors="replace")
@@ -65,8 +74,12 @@ class Procfile:
         return json.loads(body) if answered == status else None
 
     def post_json(self, path, data, **headers):
-        return self.get(path, method="POST", body=json.dumps(data),
-                        headers={**BEHIND_TLS, "Content-Type": "application/json", **headers})
+        return self.get(
+            path,
+            method="POST",
+            body=json.dumps(data),
+            headers={**BEHIND_TLS, "Content-Type": "application/json", **headers},
+        )
 
     def stop(self):
         stop_group(self.process, 30)
@@ -101,8 +114,10 @@ def test_the_production_processes_serve_the_site_its_static_files_and_judge_item
     ready = wait_for(lambda: site.json("/readyz", 200, headers={"Host": HOST}), message="a worker answering /readyz")
     # Procfile.prod names each worker after its queue: the judging one's, or the sink deliveries'.
     assert ready["worker"].split("@")[0] in ("stash", "stash.sinks")
-    wait_for(lambda: re.search(r"sinks\.1 +\| .*stash\.sinks@\S+ ready\.", site.log()),
-             message="the sinks worker of Procfile.prod")
+    wait_for(
+        lambda: re.search(r"sinks\.1 +\| .*stash\.sinks@\S+ ready\.", site.log()),
+        message="the sinks worker of Procfile.prod",
+    )
     assert ready["lag"] == {"audit": 0.0}
 
     # Plain HTTP is sent to HTTPS (the probes excepted); behind the proxy, pages are served.
@@ -128,13 +143,16 @@ def test_the_production_processes_serve_the_site_its_static_files_and_judge_item
     status, _, body = site.post_json("/api/contents/", {"stash": "audit", "payload": {"text": "hello"}}, **token)
     assert status == 201, body
     item = f"/api/contents/{json.loads(body)['id']}/"
-    wait_for(lambda: site.json(item, 200, headers=token)["status"] not in ("pending", "processing"),
-             message="the verdict")
+    wait_for(
+        lambda: site.json(item, 200, headers=token)["status"] not in ("pending", "processing"), message="the verdict"
+    )
     assert site.json(item, 200, headers=token)["status"] == "accepted"
 
     # Beat sends the sweeper (every second here) and the worker runs it.
-    wait_for(lambda: re.search(r"Task stash\.tasks\.sweep\[[-0-9a-f]+\] succeeded", site.log()),
-             message="a sweep sent by beat and run by the worker")
+    wait_for(
+        lambda: re.search(r"Task stash\.tasks\.sweep\[[-0-9a-f]+\] succeeded", site.log()),
+        message="a sweep sent by beat and run by the worker",
+    )
 
 
 def test_with_the_database_down_both_probes_answer_503_naming_it(tmp_path, run):
@@ -143,10 +161,15 @@ def test_with_the_database_down_both_probes_answer_503_naming_it(tmp_path, run):
     wait_for(lambda: site.get("/healthz", headers={"Host": HOST})[0] == 503, message="gunicorn")
 
     status, _, body = site.get("/healthz", headers={"Host": HOST})
-    assert json.loads(body) == {"status": "unavailable",
-                                "checks": {"database": "unreachable: OperationalError", "broker": "ok"}}
+    assert json.loads(body) == {
+        "status": "unavailable",
+        "checks": {"database": "unreachable: OperationalError", "broker": "ok"},
+    }
     status, _, body = site.get("/readyz", headers={"Host": HOST})
     assert status == 503
     assert json.loads(body)["checks"] == {
-        "database": "unreachable: OperationalError", "broker": "ok", "workers": "no worker answered within 1 s",
-        "lag": "not checked: the database is unreachable"}
+        "database": "unreachable: OperationalError",
+        "broker": "ok",
+        "workers": "no worker answered within 1 s",
+        "lag": "not checked: the database is unreachable",
+    }

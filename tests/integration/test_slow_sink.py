@@ -6,6 +6,7 @@ processes, as `make run`'s) and the sinks worker (threads), processes of their o
 stash's deliveries wait in the sink queue and the sinks worker, never in a process that judges;
 at most ``STASH_SINK_CONCURRENCY`` of them reach the receiver at once, the others wait for a slot.
 """
+
 import statistics
 import time
 
@@ -34,8 +35,9 @@ def slow_receiver():
     server.close()
 
 
-def test_a_slow_receiver_delays_no_verdict_and_loses_no_delivery(worker, sink_worker, make_stash, slow_receiver,
-                                                                 settings):
+def test_a_slow_receiver_delays_no_verdict_and_loses_no_delivery(
+    worker, sink_worker, make_stash, slow_receiver, settings
+):
     settings.STASH_WEBHOOK_ALLOWED_NETWORKS = LOOPBACK
     log_start = len(sink_worker.read_log())
     webhook = {"hook": "webhook", "params": {"url": slow_receiver.url(), "secret": SECRET, "timeout": 10}}
@@ -65,7 +67,9 @@ def test_a_slow_receiver_delays_no_verdict_and_loses_no_delivery(worker, sink_wo
     # those before it had been answered; the others waited for a slot.
     starts = sorted(request["at"] for request in slow_receiver.requests)
     at_once = max(sum(start - SLOW < other <= start for other in starts) for start in starts)
-    print(f"\nsave -> verdict: median {statistics.median(waits) * 1000:.0f} ms, max {waits[-1] * 1000:.0f} ms; "
-          f"{SAVES} deliveries of {SLOW:g} s each in {starts[-1] - starts[0] + SLOW:.1f} s, at most {at_once} at once")
+    print(
+        f"\nsave -> verdict: median {statistics.median(waits) * 1000:.0f} ms, max {waits[-1] * 1000:.0f} ms; "
+        f"{SAVES} deliveries of {SLOW:g} s each in {starts[-1] - starts[0] + SLOW:.1f} s, at most {at_once} at once"
+    )
     assert at_once <= settings.STASH_SINK_CONCURRENCY, starts
     assert "every delivery slot of hook config" in sink_worker.read_log()[log_start:]

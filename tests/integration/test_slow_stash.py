@@ -1,5 +1,6 @@
 """A stash whose hooks are slow takes one of the worker's two processes, not both: another stash's
 saves on the same queue get their verdicts at once meanwhile, and every slow item is judged, once."""
+
 import time
 
 import pytest
@@ -21,8 +22,7 @@ FAST_SAVES = 12
 BOUND = 3.0
 
 
-def test_a_slow_stash_leaves_a_process_to_another_stash_and_all_its_items_are_judged_once(worker, make_stash,
-                                                                                           settings):
+def test_a_slow_stash_leaves_a_process_to_another_stash_and_all_its_items_are_judged_once(worker, make_stash, settings):
     slow = make_stash("slow", hooks=[{"hook": "test_sleep", "params": {"seconds": SLEEP}, "timeout_ms": 3000}])
     fast = make_stash("fast", hooks=[("require_fields", {"fields": ["text"]})])
 
@@ -39,13 +39,16 @@ def test_a_slow_stash_leaves_a_process_to_another_stash_and_all_its_items_are_ju
         item = judged(submit(fast, text=f"fast {n}"), timeout=30)
         assert item.status == "accepted"
         latencies.append((item.processed_at - item.created_at).total_seconds())
-    unjudged_meanwhile = Content.objects.filter(pk__in=[c.pk for c in slow_items],
-                                                status__in=["pending", "processing"]).count()
+    unjudged_meanwhile = Content.objects.filter(
+        pk__in=[c.pk for c in slow_items], status__in=["pending", "processing"]
+    ).count()
 
     for content in slow_items:
         assert judged(content, timeout=120).status == "accepted"
-    print(f"fast save -> verdict: {', '.join(f'{s:.2f}' for s in latencies)} s; "
-          f"slow items unjudged after the fast saves: {unjudged_meanwhile} of {len(slow_items)}")
+    print(
+        f"fast save -> verdict: {', '.join(f'{s:.2f}' for s in latencies)} s; "
+        f"slow items unjudged after the fast saves: {unjudged_meanwhile} of {len(slow_items)}"
+    )
     assert max(latencies) < BOUND, latencies
     assert unjudged_meanwhile > 0  # the fast saves were judged while the slow stash still had work
     assert all(content.runs.count() == 1 for content in Content.objects.filter(pk__in=[c.pk for c in slow_items]))

@@ -4,6 +4,7 @@ This process is the web side: its spans go to the SDK's in-memory exporter. The 
 ``OTEL_EXPORTER_OTLP_ENDPOINT`` tells it to, to a small OTLP/HTTP receiver that this test runs;
 both are read into one list of spans.
 """
+
 import json
 import threading
 from dataclasses import dataclass, field
@@ -74,18 +75,30 @@ def _from_proto(request):
     for resource_spans in request.resource_spans:
         for scope_spans in resource_spans.scope_spans:
             for span in scope_spans.spans:
-                yield Span(name=span.name, trace_id=span.trace_id.hex(), span_id=span.span_id.hex(),
-                           parent_id=span.parent_span_id.hex() or None, server=span.kind == span.SPAN_KIND_SERVER,
-                           attributes={kv.key: _value(kv.value) for kv in span.attributes},
-                           links=[(link.trace_id.hex(), link.span_id.hex(), {kv.key: _value(kv.value)
-                                                                              for kv in link.attributes})
-                                  for link in span.links])
+                yield Span(
+                    name=span.name,
+                    trace_id=span.trace_id.hex(),
+                    span_id=span.span_id.hex(),
+                    parent_id=span.parent_span_id.hex() or None,
+                    server=span.kind == span.SPAN_KIND_SERVER,
+                    attributes={kv.key: _value(kv.value) for kv in span.attributes},
+                    links=[
+                        (link.trace_id.hex(), link.span_id.hex(), {kv.key: _value(kv.value) for kv in link.attributes})
+                        for link in span.links
+                    ],
+                )
 
 
 def _from_sdk(span):
-    return Span(name=span.name, trace_id=f"{span.context.trace_id:032x}", span_id=f"{span.context.span_id:016x}",
-                parent_id=f"{span.parent.span_id:016x}" if span.parent else None, server=span.kind == SpanKind.SERVER,
-                attributes=dict(span.attributes), links=[])
+    return Span(
+        name=span.name,
+        trace_id=f"{span.context.trace_id:032x}",
+        span_id=f"{span.context.span_id:016x}",
+        parent_id=f"{span.parent.span_id:016x}" if span.parent else None,
+        server=span.kind == SpanKind.SERVER,
+        attributes=dict(span.attributes),
+        links=[],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -104,8 +117,12 @@ class Traced:
 
     def env(self):
         # Spans leave the worker every 50 ms rather than every 5 s.
-        return {**super().env(), "OTEL_EXPORTER_OTLP_ENDPOINT": self.endpoint, "OTEL_SERVICE_NAME": "stash-worker",
-                "OTEL_BSP_SCHEDULE_DELAY": "50"}
+        return {
+            **super().env(),
+            "OTEL_EXPORTER_OTLP_ENDPOINT": self.endpoint,
+            "OTEL_SERVICE_NAME": "stash-worker",
+            "OTEL_BSP_SCHEDULE_DELAY": "50",
+        }
 
 
 class TracedWorker(Traced, Worker):
@@ -142,8 +159,9 @@ def submit(client, admin_user):
     client.force_login(admin_user)
 
     def submit(stash, payload):
-        response = client.post("/api/contents/", json.dumps({"stash": stash.slug, "payload": payload}),
-                               content_type="application/json")
+        response = client.post(
+            "/api/contents/", json.dumps({"stash": stash.slug, "payload": payload}), content_type="application/json"
+        )
         assert response.status_code == 201, response.content
         return response.json()["id"]
 
@@ -171,13 +189,13 @@ def named(all_spans, name, **attributes):
 
 
 def wait_for_span(web, receiver, name, **attributes):
-    return wait_for(lambda: named(spans(web, receiver), name, **attributes), timeout=30,
-                    message=f"a {name} span with {attributes}")[0]
+    return wait_for(
+        lambda: named(spans(web, receiver), name, **attributes), timeout=30, message=f"a {name} span with {attributes}"
+    )[0]
 
 
 def test_one_trace_goes_from_the_web_request_to_the_hooks_and_the_sink_delivery(web, receiver, submit, make_stash):
-    stash = make_stash("traced", hooks=[("require_fields", {"fields": ["text"]}),
-                                        ("test_flaky_sink", {"failures": 0})])
+    stash = make_stash("traced", hooks=[("require_fields", {"fields": ["text"]}), ("test_flaky_sink", {"failures": 0})])
     item = submit(stash, {"text": "hello"})
     wait_for(lambda: Content.objects.filter(pk=item, status="accepted").exists(), message="the verdict")
     deliver = wait_for_span(web, receiver, "stash.deliver", **{"stash.item": item})
@@ -188,25 +206,30 @@ def test_one_trace_goes_from_the_web_request_to_the_hooks_and_the_sink_delivery(
     assert request.attributes.get("http.method", request.attributes.get("http.request.method")) == "POST"
     assert item_span.trace_id == request.trace_id
     assert item_span.attributes["stash.verdict"] == "accepted"
-    hooks = sorted((s for s in all_spans if s.name == "stash.hook" and s.parent_id == item_span.span_id),
-                   key=lambda s: s.attributes["stash.hook.position"])
-    assert [(h.attributes["stash.hook"], h.attributes["stash.hook.kind"], h.attributes["stash.outcome"])
-            for h in hooks] == [("require_fields", "filter", "kept")]
+    hooks = sorted(
+        (s for s in all_spans if s.name == "stash.hook" and s.parent_id == item_span.span_id),
+        key=lambda s: s.attributes["stash.hook.position"],
+    )
+    assert [
+        (h.attributes["stash.hook"], h.attributes["stash.hook.kind"], h.attributes["stash.outcome"]) for h in hooks
+    ] == [("require_fields", "filter", "kept")]
     assert {h.trace_id for h in hooks} == {request.trace_id}
     # The delivery's task was published under the item's span, in the same trace.
     assert deliver.trace_id == request.trace_id
     assert item_span in ancestors(all_spans, deliver)
     assert deliver.attributes["stash.outcome"] == "delivered"
     # The batch that judged it: in the trace of the message the save sent, and linked to the save.
-    (judge,) = [s for s in all_spans if s.name == "stash.judge" and any(link[2].get("stash.item") == item
-                                                                       for link in s.links)]
+    (judge,) = [
+        s for s in all_spans if s.name == "stash.judge" and any(link[2].get("stash.item") == item for link in s.links)
+    ]
     assert judge.trace_id == request.trace_id
     assert (request.trace_id, request.span_id, {"stash.item": item}) in judge.links
     assert request in ancestors(all_spans, judge)
 
 
-def test_a_batch_of_saves_that_joined_one_message_is_judged_in_a_span_linked_to_each_save(web, receiver, submit,
-                                                                                            make_stash):
+def test_a_batch_of_saves_that_joined_one_message_is_judged_in_a_span_linked_to_each_save(
+    web, receiver, submit, make_stash
+):
     stash = make_stash("coalesced", hooks=[("test_sleep", {"seconds": 1.5}), ("test_flaky_sink", {"failures": 0})])
     first = submit(stash, {"sleep": True})
     wait_for(lambda: Content.objects.filter(pk=first, status="processing").exists(), message="the first claim")
@@ -221,8 +244,11 @@ def test_a_batch_of_saves_that_joined_one_message_is_judged_in_a_span_linked_to_
     assert len({request.trace_id for request in requests.values()}) == 3  # three saves, three traces
     for item, span in item_spans.items():
         assert span.trace_id == requests[item].trace_id  # each item's trace goes on from its own save
-    judges = [s for s in all_spans if s.name == "stash.judge" and {link[2].get("stash.item") for link in s.links}
-              >= set(joined)]
+    judges = [
+        s
+        for s in all_spans
+        if s.name == "stash.judge" and {link[2].get("stash.item") for link in s.links} >= set(joined)
+    ]
     assert len(judges) == 1, "the three saves are judged in one batch"
     (judge,) = judges
     assert {(r.trace_id, r.span_id) for r in requests.values()} <= {link[:2] for link in judge.links}

@@ -1,4 +1,5 @@
 """A real worker judges with the pipeline version it is given: restoring a version brings its verdicts back."""
+
 import pytest
 
 from stash import processing

@@ -1,4 +1,5 @@
 """A real worker judges saved items: verdicts, revisions, config changes, bulk saves, crashes."""
+
 import time
 
 import pytest
@@ -29,8 +30,9 @@ def judged(content, revision=None, timeout=30):
 
 @pytest.fixture
 def audit(make_stash):
-    return make_stash("audit", hooks=[("require_fields", {"fields": ["time"]}),
-                                      ("keyword_blocklist", {"words": ["spam"]})])
+    return make_stash(
+        "audit", hooks=[("require_fields", {"fields": ["time"]}), ("keyword_blocklist", {"words": ["spam"]})]
+    )
 
 
 def submit(stash, **payload):
@@ -53,7 +55,9 @@ def test_verdicts_name_the_field_and_the_word(worker, audit):
     assert clean.queue_seq == 1
     run = clean.runs.get()
     assert [(step["hook"], step["outcome"]) for step in run.trail] == [
-        ("require_fields", "kept"), ("keyword_blocklist", "kept")]
+        ("require_fields", "kept"),
+        ("keyword_blocklist", "kept"),
+    ]
 
 
 def test_editing_the_payload_judges_the_new_revision_and_an_unchanged_save_does_not(worker, audit):
@@ -92,8 +96,11 @@ def test_a_bulk_save_in_one_transaction_is_judged_in_batches(worker, audit, sett
     log_start = len(worker.read_log())
     with transaction.atomic():
         items = [submit(audit, time=str(i), text="spam" if i % 10 == 0 else "ok") for i in range(300)]
-    wait_for(lambda: not Content.objects.filter(status__in=["pending", "processing"]).exists(), timeout=60,
-             message="300 verdicts")
+    wait_for(
+        lambda: not Content.objects.filter(status__in=["pending", "processing"]).exists(),
+        timeout=60,
+        message="300 verdicts",
+    )
     assert Content.objects.filter(status="accepted").count() == 270
     assert Content.objects.filter(status="rejected").count() == 30
     assert PipelineRun.objects.count() == 300  # each judged exactly once
@@ -110,8 +117,11 @@ def test_single_saves_in_a_burst_are_each_judged_once(worker, audit):
     # Saves that come while a message of the stash waits publish nothing; claims of up to a batch
     # (200) take them, and a claim that fills its batch wakes the stash again.
     items = [submit(audit, time=str(i), text="spam" if i % 10 == 0 else "ok") for i in range(600)]
-    wait_for(lambda: not Content.objects.filter(status__in=["pending", "processing"]).exists(), timeout=90,
-             message="600 verdicts")
+    wait_for(
+        lambda: not Content.objects.filter(status__in=["pending", "processing"]).exists(),
+        timeout=90,
+        message="600 verdicts",
+    )
     assert Content.objects.filter(status="accepted").count() == 540
     assert PipelineRun.objects.count() == 600 == len(items)  # each judged exactly once
     seqs = sorted(Content.objects.filter(status="accepted").values_list("queue_seq", flat=True))
@@ -119,8 +129,9 @@ def test_single_saves_in_a_burst_are_each_judged_once(worker, audit):
 
 
 def test_a_hanging_hook_is_stopped_and_its_policy_decides(worker, make_stash):
-    stash = make_stash("slow", hooks=[{"hook": "test_sleep", "params": {"seconds": 30}, "timeout_ms": 300,
-                                       "on_error": "hold"}])
+    stash = make_stash(
+        "slow", hooks=[{"hook": "test_sleep", "params": {"seconds": 30}, "timeout_ms": 300, "on_error": "hold"}]
+    )
     item = judged(submit(stash, sleep=True), timeout=20)
     assert item.status == "held"
     assert "timed out after 300 ms" in item.reason

@@ -1,4 +1,5 @@
 """The migrations match the models, name no app code, and build a database from zero, and back."""
+
 import ast
 import json
 import os
@@ -24,10 +25,19 @@ def test_the_initial_migration_names_no_app_code():
     created = [operation for operation in migration.operations if isinstance(operation, CreateModel)]
     assert {operation.name for operation in created} >= {"Stash", "HookConfig", "Content"}
     assert {operation.bases for operation in created} == {(models.Model,)}
-    code = ("import importlib, sys; importlib.import_module('stash.migrations.0001_initial'); "
-            "print(' '.join(sorted(name for name in sys.modules if name.split('.')[0] == 'stash')))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          check=False, env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"})
+    code = (
+        "import importlib, sys; importlib.import_module('stash.migrations.0001_initial'); "
+        "print(' '.join(sorted(name for name in sys.modules if name.split('.')[0] == 'stash')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"},
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["stash", "stash.migrations", "stash.migrations.0001_initial"]
 
@@ -45,8 +55,10 @@ def fresh_database(tmp_path, django_db_setup, django_db_blocker):
     with django_db_blocker.unblock(), connection.cursor() as cursor:
         cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         cursor.execute(f'CREATE DATABASE "{name}"')
-    env["DATABASE_URL"] = (f"postgres://{settings['USER']}:{settings['PASSWORD'] or ''}@{settings['HOST']}:"
-                           f"{settings['PORT'] or 5432}/{name}")
+    env["DATABASE_URL"] = (
+        f"postgres://{settings['USER']}:{settings['PASSWORD'] or ''}@{settings['HOST']}:"
+        f"{settings['PORT'] or 5432}/{name}"
+    )
     yield env
     with django_db_blocker.unblock(), connection.cursor() as cursor:
         cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -72,8 +84,15 @@ call_command("stash_simulate", "audit", "-")
 
 
 def test_a_fresh_database_migrates_from_zero_and_back(fresh_database):
-    done = subprocess.run([sys.executable, "-c", FROM_ZERO_AND_BACK], cwd=ROOT, env=fresh_database,
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", FROM_ZERO_AND_BACK],
+        cwd=ROOT,
+        env=fresh_database,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert f"vendor: {connection.vendor} " in done.stdout
     assert "after zero: []" in done.stdout
@@ -100,8 +119,15 @@ print("version:", version.number, version.summary, [hook["params"] for hook in v
 
 
 def test_stashes_saved_before_versions_get_their_current_pipeline_as_a_version(fresh_database):
-    done = subprocess.run([sys.executable, "-c", VERSIONS_OF_EARLIER_STASHES], cwd=ROOT, env=fresh_database,
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", VERSIONS_OF_EARLIER_STASHES],
+        cwd=ROOT,
+        env=fresh_database,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert "version: 7 first kept version: created with 1 hook [{'max_bytes': 9}]" in done.stdout
 
@@ -113,11 +139,12 @@ def app_imports(path, package="stash.migrations"):
         if isinstance(node, ast.Import):
             named |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
-            base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1]) if node.level else ""
+            base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]) if node.level else ""
             module = ".".join(part for part in (base, node.module or "") if part)
             named |= {module, *(f"{module}.{alias.name}" for alias in node.names)}
-    return sorted(name for name in named if name.split(".")[0] == "stash" and name != "stash"
-                  and not name.startswith(package))
+    return sorted(
+        name for name in named if name.split(".")[0] == "stash" and name != "stash" and not name.startswith(package)
+    )
 
 
 def test_the_versions_migration_carries_what_it_needs_and_names_no_app_code():
@@ -125,10 +152,19 @@ def test_the_versions_migration_carries_what_it_needs_and_names_no_app_code():
     # changes (a new stash field, another summary): it keeps its own copy of what it used.
     path = ROOT / "stash" / "migrations" / "0008_pipeline_versions_examples.py"
     assert app_imports(path) == []
-    code = ("import importlib, sys; importlib.import_module('stash.migrations.0008_pipeline_versions_examples'); "
-            "print(' '.join(sorted(name for name in sys.modules if name.split('.')[0] == 'stash')))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          check=False, env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"})
+    code = (
+        "import importlib, sys; importlib.import_module('stash.migrations.0008_pipeline_versions_examples'); "
+        "print(' '.join(sorted(name for name in sys.modules if name.split('.')[0] == 'stash')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"},
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["stash", "stash.migrations", "stash.migrations.0008_pipeline_versions_examples"]
 
@@ -162,26 +198,85 @@ print("ids:", json.dumps(ids, sort_keys=True))
 
 
 def test_migrating_from_0007_through_0008_records_each_stash_as_it_was(fresh_database):
-    done = subprocess.run([sys.executable, "-c", VERSIONS_RECORDED_BY_0008], cwd=ROOT, env=fresh_database,
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", VERSIONS_RECORDED_BY_0008],
+        cwd=ROOT,
+        env=fresh_database,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     said = dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
     ids = json.loads(said["ids"])
     hooks = [
-        {"id": ids[""], "hook": "gone_hook", "label": "", "params": {"a": [2], "b": 1}, "enabled": False,
-         "mode": "enforce", "position": 1, "on_error": "inherit", "condition": "", "timeout_ms": 2000},
-        {"id": ids["No spam"], "hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"]},
-         "enabled": True, "mode": "observe", "position": 2, "on_error": "skip", "condition": "size(payload.text) > 3",
-         "timeout_ms": 500},
+        {
+            "id": ids[""],
+            "hook": "gone_hook",
+            "label": "",
+            "params": {"a": [2], "b": 1},
+            "enabled": False,
+            "mode": "enforce",
+            "position": 1,
+            "on_error": "inherit",
+            "condition": "",
+            "timeout_ms": 2000,
+        },
+        {
+            "id": ids["No spam"],
+            "hook": "keyword_blocklist",
+            "label": "No spam",
+            "params": {"words": ["spam"]},
+            "enabled": True,
+            "mode": "observe",
+            "position": 2,
+            "on_error": "skip",
+            "condition": "size(payload.text) > 3",
+            "timeout_ms": 500,
+        },
     ]
-    settings = {"examples_policy": "block", "allow_anonymous": False, "on_error": "reject", "max_payload_bytes":
-                1048576, "queue": "", "description": ""}
+    settings = {
+        "examples_policy": "block",
+        "allow_anonymous": False,
+        "on_error": "reject",
+        "max_payload_bytes": 1048576,
+        "queue": "",
+        "description": "",
+    }
     assert json.loads(said["versions"]) == [
-        {"stash": "audit", "number": 4, "by": None, "summary": "first kept version: created with 2 hooks",
-         "document": {"format": "stash.pipeline", "format_version": 1, "hooks": hooks, "stash": {
-             **settings, "slug": "audit", "name": "Audit", "description": "Old one", "is_active": True,
-             "allow_anonymous": True, "on_error": "hold", "max_payload_bytes": 5000, "queue": "slow"}}},
-        {"stash": "empty", "number": 1, "by": None, "summary": "first kept version: created with 0 hooks",
-         "document": {"format": "stash.pipeline", "format_version": 1, "hooks": [], "stash": {
-             **settings, "slug": "empty", "name": "Empty", "is_active": False}}},
+        {
+            "stash": "audit",
+            "number": 4,
+            "by": None,
+            "summary": "first kept version: created with 2 hooks",
+            "document": {
+                "format": "stash.pipeline",
+                "format_version": 1,
+                "hooks": hooks,
+                "stash": {
+                    **settings,
+                    "slug": "audit",
+                    "name": "Audit",
+                    "description": "Old one",
+                    "is_active": True,
+                    "allow_anonymous": True,
+                    "on_error": "hold",
+                    "max_payload_bytes": 5000,
+                    "queue": "slow",
+                },
+            },
+        },
+        {
+            "stash": "empty",
+            "number": 1,
+            "by": None,
+            "summary": "first kept version: created with 0 hooks",
+            "document": {
+                "format": "stash.pipeline",
+                "format_version": 1,
+                "hooks": [],
+                "stash": {**settings, "slug": "empty", "name": "Empty", "is_active": False},
+            },
+        },
     ]

@@ -1,4 +1,5 @@
 """The models' own rules: HookConfig validation, positions and config versions; Content revisions."""
+
 import functools
 
 import pytest
@@ -37,12 +38,15 @@ class Vanishing(hooks.Filter):
 # --- HookConfig: validation ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("params, field, message", [
-    ({"fields": "time"}, "fields", r"fields: 'time' is not of type 'array'"),
-    ({"fields": []}, "fields", r"fields: \[\] should be non-empty"),
-    ({}, "params", r"params: 'fields' is a required property"),
-    ({"fields": ["time"], "colour": "red"}, "params", r"Additional properties are not allowed \('colour'"),
-])
+@pytest.mark.parametrize(
+    "params, field, message",
+    [
+        ({"fields": "time"}, "fields", r"fields: 'time' is not of type 'array'"),
+        ({"fields": []}, "fields", r"fields: \[\] should be non-empty"),
+        ({}, "params", r"params: 'fields' is a required property"),
+        ({"fields": ["time"], "colour": "red"}, "params", r"Additional properties are not allowed \('colour'"),
+    ],
+)
 def test_full_clean_rejects_params_that_break_the_hooks_schema(stash, params, field, message):
     config = HookConfig(stash=stash, hook="require_fields", params=params)
     with pytest.raises(ValidationError) as excinfo:
@@ -70,7 +74,8 @@ def test_save_rejects_a_changed_params_that_breaks_the_schema_and_keeps_the_stor
     with pytest.raises(ValidationError) as excinfo:
         config.save()
     assert excinfo.value.message_dict["params"] == [
-        "Invalid params for hook 'keyword_blocklist': words: 'spam' is not of type 'array'"]
+        "Invalid params for hook 'keyword_blocklist': words: 'spam' is not of type 'array'"
+    ]
     assert HookConfig.objects.get(pk=config.pk).params == {"words": ["spam"]}
 
 
@@ -86,12 +91,15 @@ def test_an_unknown_hook_name_is_refused_on_hook_and_nothing_is_saved(stash):
     assert HookConfig.objects.count() == 0
 
 
-@pytest.mark.parametrize("condition, message", [
-    ('__import__("os")', r"calls unknown function\(s\) __import__"),
-    ("foo.bar", r"reads unknown name\(s\) foo: only payload and meta are available"),
-    ("payload.text ==", r"does not parse"),
-    ("x" * 1001, r"1001 characters long; the limit is 1000"),
-])
+@pytest.mark.parametrize(
+    "condition, message",
+    [
+        ('__import__("os")', r"calls unknown function\(s\) __import__"),
+        ("foo.bar", r"reads unknown name\(s\) foo: only payload and meta are available"),
+        ("payload.text ==", r"does not parse"),
+        ("x" * 1001, r"1001 characters long; the limit is 1000"),
+    ],
+)
 def test_an_invalid_or_unsafe_condition_is_refused_on_condition(stash, condition, message):
     config = HookConfig(stash=stash, hook="require_fields", params={"fields": ["text"]}, condition=condition)
     with pytest.raises(ValidationError) as excinfo:
@@ -104,8 +112,12 @@ def test_an_invalid_or_unsafe_condition_is_refused_on_condition(stash, condition
 
 
 def test_a_valid_condition_is_saved(stash):
-    config = HookConfig(stash=stash, hook="require_fields", params={"fields": ["text"]},
-                        condition="has(payload.data) && payload.data.probability > 0.5")
+    config = HookConfig(
+        stash=stash,
+        hook="require_fields",
+        params={"fields": ["text"]},
+        condition="has(payload.data) && payload.data.probability > 0.5",
+    )
     config.full_clean()
     config.save()
     assert HookConfig.objects.get().condition == "has(payload.data) && payload.data.probability > 0.5"
@@ -148,10 +160,19 @@ def test_a_config_whose_hook_was_unregistered_can_still_be_disabled_and_relabell
 
 
 def test_new_configs_are_appended_in_order(make_stash):
-    stash = make_stash("audit", hooks=[("require_fields", {"fields": ["a"]}), ("max_size", {"max_bytes": 10}),
-                                       ("keyword_blocklist", {"words": ["x"]})])
+    stash = make_stash(
+        "audit",
+        hooks=[
+            ("require_fields", {"fields": ["a"]}),
+            ("max_size", {"max_bytes": 10}),
+            ("keyword_blocklist", {"words": ["x"]}),
+        ],
+    )
     assert list(stash.hooks.in_order().values_list("hook", "position")) == [
-        ("require_fields", 1), ("max_size", 2), ("keyword_blocklist", 3)]
+        ("require_fields", 1),
+        ("max_size", 2),
+        ("keyword_blocklist", 3),
+    ]
     other = make_stash("other", hooks=[("max_size", {"max_bytes": 10})])
     assert other.hooks.get().position == 1  # numbering is per stash
 
@@ -166,8 +187,14 @@ def test_appending_after_a_delete_continues_after_the_last_position(make_stash):
 
 @pytest.fixture
 def three(make_stash):
-    return make_stash("audit", hooks=[("require_fields", {"fields": ["a"]}), ("max_size", {"max_bytes": 10}),
-                                      ("keyword_blocklist", {"words": ["x"]})])
+    return make_stash(
+        "audit",
+        hooks=[
+            ("require_fields", {"fields": ["a"]}),
+            ("max_size", {"max_bytes": 10}),
+            ("keyword_blocklist", {"words": ["x"]}),
+        ],
+    )
 
 
 def test_reorder_renumbers_1_to_n_in_the_given_order(three):
@@ -188,14 +215,17 @@ def test_reorder_closes_gaps(three):
     assert positions(three) == [(third.pk, 1), (first.pk, 2)]
 
 
-@pytest.mark.parametrize("order", [
-    pytest.param(lambda a, b, c, other: [a, b], id="omits"),
-    pytest.param(lambda a, b, c, other: [a, b, b, c], id="repeats"),
-    pytest.param(lambda a, b, c, other: [a, b, c, a], id="repeats-all-present"),
-    pytest.param(lambda a, b, c, other: [a, b, c, other], id="adds-another-stash's"),
-    pytest.param(lambda a, b, c, other: [a, b, c, 999_999], id="adds-unknown"),
-    pytest.param(lambda a, b, c, other: [], id="empty"),
-])
+@pytest.mark.parametrize(
+    "order",
+    [
+        pytest.param(lambda a, b, c, other: [a, b], id="omits"),
+        pytest.param(lambda a, b, c, other: [a, b, b, c], id="repeats"),
+        pytest.param(lambda a, b, c, other: [a, b, c, a], id="repeats-all-present"),
+        pytest.param(lambda a, b, c, other: [a, b, c, other], id="adds-another-stash's"),
+        pytest.param(lambda a, b, c, other: [a, b, c, 999_999], id="adds-unknown"),
+        pytest.param(lambda a, b, c, other: [], id="empty"),
+    ],
+)
 def test_reorder_refuses_an_order_that_does_not_list_every_hook_once(three, make_stash, order):
     other = make_stash("other", hooks=[("max_size", {"max_bytes": 1})]).hooks.get()
     a, b, c = (config.pk for config in three.hooks.in_order())
@@ -221,8 +251,9 @@ def test_every_change_to_a_config_bumps_the_stash_config_version(stash, make_sta
         assert version(other) == other_before, "another stash's version moved"
 
     holder = {}
-    bumped(lambda: holder.update(config=HookConfig.objects.create(stash=stash, hook="max_size",
-                                                                  params={"max_bytes": 5})))
+    bumped(
+        lambda: holder.update(config=HookConfig.objects.create(stash=stash, hook="max_size", params={"max_bytes": 5}))
+    )
     config = holder["config"]
     bumped(lambda: HookConfig.objects.create(stash=stash, hook="max_size", params={"max_bytes": 6}))
 
@@ -249,8 +280,9 @@ def test_every_change_to_a_config_bumps_the_stash_config_version(stash, make_sta
 def test_a_counter_only_update_does_not_bump_the_config_version(stash):
     config = HookConfig.objects.create(stash=stash, hook="max_size", params={"max_bytes": 5})
     before = version(stash)
-    rows = HookConfig.objects.filter(pk=config.pk).update(runs_count=F("runs_count") + 3, kept_count=2,
-                                                          dropped_count=1, errors_count=0, time_total_us=900)
+    rows = HookConfig.objects.filter(pk=config.pk).update(
+        runs_count=F("runs_count") + 3, kept_count=2, dropped_count=1, errors_count=0, time_total_us=900
+    )
     assert rows == 1
     assert version(stash) == before
     config.refresh_from_db()
@@ -324,8 +356,9 @@ def test_a_new_item_is_pending_at_revision_1_with_a_content_hash(stash):
 
 def test_changing_the_payload_bumps_the_revision_and_sets_the_item_pending_again(stash):
     item = Content.objects.create(stash=stash, payload={"text": "hi"})
-    Content.objects.filter(pk=item.pk).update(status="rejected", reason="missing time", processed_revision=1,
-                                              attempts=1, lease_until=None)
+    Content.objects.filter(pk=item.pk).update(
+        status="rejected", reason="missing time", processed_revision=1, attempts=1, lease_until=None
+    )
     edited = Content.objects.get(pk=item.pk)
     edited.payload = {"text": "hi", "time": "1"}
     edited.save()
@@ -344,15 +377,21 @@ def test_changing_the_payload_bumps_the_revision_and_sets_the_item_pending_again
 def test_a_save_with_an_unchanged_payload_keeps_the_revision_and_the_workers_fields(stash):
     item = Content.objects.create(stash=stash, payload={"text": "hi"})
     stale = Content.objects.get(pk=item.pk)  # loaded before the worker's verdict
-    Content.objects.filter(pk=item.pk).update(status="accepted", processed_revision=1, queue_seq=1, attempts=1,
-                                              reason="")
+    Content.objects.filter(pk=item.pk).update(
+        status="accepted", processed_revision=1, queue_seq=1, attempts=1, reason=""
+    )
 
     stale.source = Content.Source.ADMIN
     stale.save()
 
     stored = Content.objects.get(pk=item.pk)
     assert (stored.status, stored.revision, stored.processed_revision, stored.queue_seq, stored.attempts) == (
-        "accepted", 1, 1, 1, 1)
+        "accepted",
+        1,
+        1,
+        1,
+        1,
+    )
     assert stored.source == "admin"
 
 
@@ -369,8 +408,9 @@ def test_an_equal_payload_in_another_key_order_is_unchanged(stash):
 def test_a_refreshed_instance_saved_unchanged_keeps_the_verdict(stash):
     item = Content.objects.create(stash=stash, payload={"text": "hi"})
     # The worker stores a transformed payload with its verdict.
-    Content.objects.filter(pk=item.pk).update(status="accepted", processed_revision=1,
-                                              payload={"text": "HI"}, original_payload={"text": "hi"})
+    Content.objects.filter(pk=item.pk).update(
+        status="accepted", processed_revision=1, payload={"text": "HI"}, original_payload={"text": "hi"}
+    )
     item.refresh_from_db()
     item.source = Content.Source.ADMIN
     item.save()
@@ -411,13 +451,16 @@ def test_params_edited_in_place_are_validated(stash):
     assert HookConfig.objects.get(pk=config.pk).params == {"words": ["spam", "scam"]}
 
 
-@pytest.mark.parametrize("payload, message", [
-    ({"text": "a\x00b"}, "NUL character"),
-    ({"text": "\ud800"}, "unpaired surrogate"),
-    ({"score": float("inf")}, "too large for JSON"),
-    ({"n": -(10**1000)}, "integer of more than 1000 digits"),
-    ({"deep": functools.reduce(lambda inner, _: {"x": inner}, range(120), {})}, "deeper than 100"),
-])
+@pytest.mark.parametrize(
+    "payload, message",
+    [
+        ({"text": "a\x00b"}, "NUL character"),
+        ({"text": "\ud800"}, "unpaired surrogate"),
+        ({"score": float("inf")}, "too large for JSON"),
+        ({"n": -(10**1000)}, "integer of more than 1000 digits"),
+        ({"deep": functools.reduce(lambda inner, _: {"x": inner}, range(120), {})}, "deeper than 100"),
+    ],
+)
 def test_a_payload_no_database_can_store_is_refused_on_every_path(make_stash, payload, message):
     stash = make_stash("s")
     with pytest.raises(ValidationError, match=message):
@@ -444,12 +487,15 @@ def test_a_payload_with_the_longest_integer_allowed_is_stored(make_stash):
     assert Content.objects.get(pk=item.pk).payload == payload
 
 
-@pytest.mark.parametrize("fields, field, message", [
-    ({"params": {"words": ["\ud800"]}}, "params", "The params contains an unpaired surrogate"),
-    ({"params": {"words": ["a\x00"]}}, "params", "The params contains a NUL character"),
-    ({"condition": "payload.text == '\x00'"}, "condition", "The condition contains a NUL character"),
-    ({"condition": "payload.text == '\udfff'"}, "condition", "The condition contains an unpaired surrogate"),
-])
+@pytest.mark.parametrize(
+    "fields, field, message",
+    [
+        ({"params": {"words": ["\ud800"]}}, "params", "The params contains an unpaired surrogate"),
+        ({"params": {"words": ["a\x00"]}}, "params", "The params contains a NUL character"),
+        ({"condition": "payload.text == '\x00'"}, "condition", "The condition contains a NUL character"),
+        ({"condition": "payload.text == '\udfff'"}, "condition", "The condition contains an unpaired surrogate"),
+    ],
+)
 def test_hook_settings_no_database_can_store_are_refused_by_field(stash, fields, field, message):
     config = HookConfig(stash=stash, hook="keyword_blocklist", **{"params": {"words": ["spam"]}, **fields})
     with pytest.raises(ValidationError) as refused:

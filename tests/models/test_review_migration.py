@@ -1,4 +1,5 @@
 """Migration 0009_review keeps the decisions people made before reviews were kept as a history."""
+
 import subprocess
 import sys
 
@@ -33,7 +34,14 @@ print("reviews:", [(r.content.payload, r.decision, r.status, r.reviewer.username
 
 
 def test_decisions_made_before_the_history_are_kept_by_the_migration(fresh_database):  # noqa: F811
-    done = subprocess.run([sys.executable, "-c", DECISIONS_MADE_BEFORE], cwd=ROOT, env=fresh_database,
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", DECISIONS_MADE_BEFORE],
+        cwd=ROOT,
+        env=fresh_database,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert "reviews: [({'n': 1}, 'reject', 'rejected', 'alice', 'spam', None)]" in done.stdout

@@ -1,4 +1,5 @@
 """The embedded default's broker: a consumer polling the queue folder never reads half a message."""
+
 import os
 
 import pytest

@@ -3,6 +3,7 @@
 Whether a worker answers /readyz is in tests/integration/test_readiness.py (a real worker, and a
 broker with none).
 """
+
 import re
 from datetime import timedelta
 

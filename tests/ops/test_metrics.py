@@ -1,4 +1,5 @@
 """/metrics: django-prometheus's series and stash's, read from the database; who may scrape it."""
+
 import ipaddress
 import json
 import os
@@ -36,8 +37,12 @@ def test_one_page_has_the_django_series_and_the_stash_series(client, make_stash)
     make_stash("audit")
     client.get("/healthz")
     page = scrape(client)
-    assert page.value("django_http_responses_total_by_status_view_method_total",
-                      status="200", view="healthz", method="GET") >= 1
+    assert (
+        page.value(
+            "django_http_responses_total_by_status_view_method_total", status="200", view="healthz", method="GET"
+        )
+        >= 1
+    )
     assert page.value("stash_items", stash="audit", status="pending") == 0
     assert page.text.count("# TYPE stash_items gauge") == 1
 
@@ -81,13 +86,15 @@ def test_queue_lag_is_the_age_of_the_oldest_pending_or_processing_item(client, m
     assert page.value("stash_queue_lag_seconds", stash="quiet") == 0
 
     Content.objects.filter(stash=audit, status="pending", updated_at__lt=now - timedelta(hours=1)).update(
-        status="accepted")
+        status="accepted"
+    )
     assert 30 * 60 <= scrape(client).value("stash_queue_lag_seconds", stash="audit") < 31 * 60
 
 
 def test_hook_verdicts_and_times_are_the_hook_configs_counts(client, make_stash):
-    stash = make_stash("audit", hooks=[("require_fields", {"fields": ["text"]}),
-                                       ("keyword_blocklist", {"words": ["spam"]})])
+    stash = make_stash(
+        "audit", hooks=[("require_fields", {"fields": ["text"]}), ("keyword_blocklist", {"words": ["spam"]})]
+    )
     require, blocklist = stash.hooks.in_order()
     payloads = [{"title": "no text"}, {"text": "spam here"}, {"text": "hello"}, {"text": "hi"}]
     processing.judge([Content.objects.create(stash=stash, payload=p).pk for p in payloads])
@@ -108,7 +115,8 @@ def test_hook_verdicts_and_times_are_the_hook_configs_counts(client, make_stash)
     assert page.value("stash_run_recent_duration_seconds_bucket", stash="audit", le="+Inf") == 4
     assert page.value("stash_run_recent_duration_seconds_gcount", stash="audit") == 4
     assert page.value("stash_run_recent_duration_seconds_gsum", stash="audit") == pytest.approx(
-        sum(PipelineRun.objects.values_list("duration_ms", flat=True)) / 1000)
+        sum(PipelineRun.objects.values_list("duration_ms", flat=True)) / 1000
+    )
 
 
 def test_the_recent_histograms_read_only_the_latest_runs(client, make_stash, monkeypatch):
@@ -119,8 +127,12 @@ def test_the_recent_histograms_read_only_the_latest_runs(client, make_stash, mon
     monkeypatch.setattr(stats, "WINDOW", 3)
     page = scrape(client)
     assert page.value("stash_run_recent_duration_seconds_bucket", stash="audit", le="+Inf") == 3
-    assert page.value("stash_hook_duration_seconds_count", stash="audit", config=stash.hooks.get().pk,
-                      hook="require_fields") == 5  # the summary counts every run
+    assert (
+        page.value(
+            "stash_hook_duration_seconds_count", stash="audit", config=stash.hooks.get().pk, hook="require_fields"
+        )
+        == 5
+    )  # the summary counts every run
 
 
 def test_sweeper_recoveries_and_failures_are_counted_by_the_task_and_the_command(client, make_stash, settings):
@@ -151,8 +163,10 @@ def test_sinks_delivered_by_a_task_have_delivery_series_from_the_start(client, m
     page = scrape(client)
     assert page.value("stash_sink_deliveries_total", **labels, outcome="delivered") == 0
     assert page.value("stash_sink_retries_total", **labels) == 0
-    assert ("stash_sink_retries_total", frozenset({"stash": "audit", "config": str(require.pk),
-                                                   "hook": "require_fields"}.items())) not in page.samples
+    assert (
+        "stash_sink_retries_total",
+        frozenset({"stash": "audit", "config": str(require.pk), "hook": "require_fields"}.items()),
+    ) not in page.samples
 
     worker_counts.add(worker_counts.SINK_DELIVERED, config_id=sink.pk)
     worker_counts.add(worker_counts.SINK_DELIVERED, 2, config_id=sink.pk)
@@ -197,12 +211,21 @@ def test_another_address_is_refused_and_nothing_is_read(client, django_assert_nu
 
 def test_the_token_opens_it_from_anywhere_and_a_wrong_or_missing_one_does_not(client, settings):
     settings.STASH_METRICS_TOKEN = "s3cret-metrics-token"
-    assert client.get("/metrics", REMOTE_ADDR=OUTSIDE,
-                      HTTP_AUTHORIZATION="Bearer s3cret-metrics-token").status_code == 200
-    assert client.get("/metrics", REMOTE_ADDR=OUTSIDE,
-                      HTTP_AUTHORIZATION="bearer s3cret-metrics-token").status_code == 200
-    for wrong in ("Bearer s3cret-metrics-tokeN", "Bearer ", "Bearer", "Token s3cret-metrics-token",
-                  "s3cret-metrics-token", "Bearer s3cret-metrics-token-and-more", "Bearer s3cret-metrics-tökén"):
+    assert (
+        client.get("/metrics", REMOTE_ADDR=OUTSIDE, HTTP_AUTHORIZATION="Bearer s3cret-metrics-token").status_code == 200
+    )
+    assert (
+        client.get("/metrics", REMOTE_ADDR=OUTSIDE, HTTP_AUTHORIZATION="bearer s3cret-metrics-token").status_code == 200
+    )
+    for wrong in (
+        "Bearer s3cret-metrics-tokeN",
+        "Bearer ",
+        "Bearer",
+        "Token s3cret-metrics-token",
+        "s3cret-metrics-token",
+        "Bearer s3cret-metrics-token-and-more",
+        "Bearer s3cret-metrics-tökén",
+    ):
         assert client.get("/metrics", REMOTE_ADDR=OUTSIDE, HTTP_AUTHORIZATION=wrong).status_code == 403, wrong
     assert client.get("/metrics", REMOTE_ADDR=OUTSIDE).status_code == 403
 
@@ -246,23 +269,36 @@ def test_plain_http_scrapes_are_not_redirected_to_https(client, settings):
 
 
 def settings_from_env(**env):
-    environment = {key: value for key, value in os.environ.items()
-                   if not key.startswith(("STASH_", "DJANGO_")) and key not in ("DATABASE_URL", "CELERY_BROKER_URL")}
-    environment.update({"DJANGO_SETTINGS_MODULE": "hooksite.settings", "STASH_VAR_DIR": os.environ.get(
-        "STASH_VAR_DIR", str(ROOT / "var")), "SECRET_KEY": "x", **env})
-    code = ("import django, json; django.setup(); from django.conf import settings as s; print(json.dumps("
-            "[[str(n) for n in s.STASH_METRICS_ALLOWED_NETWORKS], s.CELERY_WORKER_SEND_TASK_EVENTS, "
-            "s.CELERY_TASK_SEND_SENT_EVENT]))")
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True, text=True,
-                          timeout=120)
+    environment = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("STASH_", "DJANGO_")) and key not in ("DATABASE_URL", "CELERY_BROKER_URL")
+    }
+    environment.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "hooksite.settings",
+            "STASH_VAR_DIR": os.environ.get("STASH_VAR_DIR", str(ROOT / "var")),
+            "SECRET_KEY": "x",
+            **env,
+        }
+    )
+    code = (
+        "import django, json; django.setup(); from django.conf import settings as s; print(json.dumps("
+        "[[str(n) for n in s.STASH_METRICS_ALLOWED_NETWORKS], s.CELERY_WORKER_SEND_TASK_EVENTS, "
+        "s.CELERY_TASK_SEND_SENT_EVENT]))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_settings_from_the_environment():
     redis = "redis://127.0.0.1:6379/4"
     done = settings_from_env(CELERY_BROKER_URL=redis)
     assert json.loads(done.stdout.splitlines()[-1]) == [["127.0.0.0/8", "::1/128"], True, True]
-    done = settings_from_env(CELERY_BROKER_URL=redis, STASH_TASK_EVENTS="0",
-                             STASH_METRICS_ALLOWED_NETWORKS="10.0.0.0/8, 192.168.1.20")
+    done = settings_from_env(
+        CELERY_BROKER_URL=redis, STASH_TASK_EVENTS="0", STASH_METRICS_ALLOWED_NETWORKS="10.0.0.0/8, 192.168.1.20"
+    )
     assert json.loads(done.stdout.splitlines()[-1]) == [["10.0.0.0/8", "192.168.1.20/32"], False, False]
     # The filesystem broker (the embedded default) sends no task events unless asked to.
     assert json.loads(settings_from_env().stdout.splitlines()[-1])[1:] == [False, False]

@@ -1,6 +1,7 @@
 """Abuse limits: throttles count the socket's address (not a header a client sends), and failed
 logins lock out a user at an address, and an address, on every login path until the lockout time
 has passed; guesses from elsewhere never lock the real user out."""
+
 import ipaddress
 from datetime import timedelta
 
@@ -39,12 +40,15 @@ def forged(n):
 
 # --- throttles ------------------------------------------------------------------------------------
 
+
 def test_a_rotating_x_forwarded_for_does_not_escape_the_token_throttle(sam, settings):
     settings.STASH_THROTTLE_RATES = {**settings.STASH_THROTTLE_RATES, "auth_token": "3/minute"}
     settings.AXES_FAILURE_LIMIT = 100  # the throttle alone here
     client = APIClient()
-    statuses = [client.post(TOKEN, {"username": "sam", "password": "guess"}, format="json", **forged(n)).status_code
-                for n in range(4)]
+    statuses = [
+        client.post(TOKEN, {"username": "sam", "password": "guess"}, format="json", **forged(n)).status_code
+        for n in range(4)
+    ]
     assert statuses == [400, 400, 400, 429]
 
 
@@ -52,8 +56,12 @@ def test_a_rotating_x_forwarded_for_does_not_escape_the_anonymous_submit_throttl
     settings.STASH_THROTTLE_RATES = {**settings.STASH_THROTTLE_RATES, "anon_submit": "3/minute"}
     make_stash("open", allow_anonymous=True)
     client = APIClient()
-    statuses = [client.post("/api/contents/", {"stash": "open", "payload": {"text": f"hi {n}"}}, format="json",
-                            **forged(n)).status_code for n in range(4)]
+    statuses = [
+        client.post(
+            "/api/contents/", {"stash": "open", "payload": {"text": f"hi {n}"}}, format="json", **forged(n)
+        ).status_code
+        for n in range(4)
+    ]
     assert statuses == [201, 201, 201, 429]
 
 
@@ -64,26 +72,42 @@ def test_behind_a_declared_proxy_each_forwarded_client_is_counted_on_its_own(mak
     client = APIClient(REMOTE_ADDR="10.0.0.5")
 
     def submit(forwarded):
-        return client.post("/api/contents/", {"stash": "open", "payload": {"text": "hi"}}, format="json",
-                           HTTP_X_FORWARDED_FOR=forwarded).status_code
+        return client.post(
+            "/api/contents/",
+            {"stash": "open", "payload": {"text": "hi"}},
+            format="json",
+            HTTP_X_FORWARDED_FOR=forwarded,
+        ).status_code
 
     # The proxy appends the address it was called from; what the client put in front is ignored.
     assert [submit(f"9.9.9.{n}, 198.51.100.7") for n in range(3)] == [201, 201, 429]
     assert submit("198.51.100.8") == 201
 
 
-@pytest.mark.parametrize("meta, trusted, proxies, expected", [
-    ({"REMOTE_ADDR": "198.51.100.7", "HTTP_X_FORWARDED_FOR": "1.2.3.4"}, [], 0, "198.51.100.7"),
-    ({"REMOTE_ADDR": "10.0.0.5", "HTTP_X_FORWARDED_FOR": "1.2.3.4, 198.51.100.7"}, ["10.0.0.0/8"], 0, "198.51.100.7"),
-    ({"REMOTE_ADDR": "10.0.0.5", "HTTP_X_FORWARDED_FOR": "198.51.100.7, 10.1.1.1"}, ["10.0.0.0/8"], 0, "198.51.100.7"),
-    ({"REMOTE_ADDR": "198.51.100.9", "HTTP_X_FORWARDED_FOR": "1.2.3.4"}, ["10.0.0.0/8"], 0, "198.51.100.9"),
-    ({"REMOTE_ADDR": "10.0.0.5", "HTTP_X_FORWARDED_FOR": "1.2.3.4, 198.51.100.7"}, [], 1, "198.51.100.7"),
-    ({"REMOTE_ADDR": "10.0.0.5", "HTTP_X_FORWARDED_FOR": "1.2.3.4, 198.51.100.7"}, [], 2, "1.2.3.4"),
-    ({"REMOTE_ADDR": "10.0.0.5"}, [], 1, "10.0.0.5"),
-    ({"REMOTE_ADDR": "10.0.0.5", "HTTP_X_FORWARDED_FOR": "not-an-address"}, [], 1, "10.0.0.5"),
-])
-def test_the_client_address_is_the_sockets_unless_a_proxy_is_declared(rf, settings, meta, trusted, proxies,
-                                                                       expected):
+@pytest.mark.parametrize(
+    "meta, trusted, proxies, expected",
+    [
+        ({"REMOTE_ADDR": "198.51.100.7", "HTTP_X_FORWARDED_FOR": "1.2.3.4"}, [], 0, "198.51.100.7"),
+        (
+            {"REMOTE_ADDR": "10.0.0.5", "HTTP_X_FORWARDED_FOR": "1.2.3.4, 198.51.100.7"},
+            ["10.0.0.0/8"],
+            0,
+            "198.51.100.7",
+        ),
+        (
+            {"REMOTE_ADDR": "10.0.0.5", "HTTP_X_FORWARDED_FOR": "198.51.100.7, 10.1.1.1"},
+            ["10.0.0.0/8"],
+            0,
+            "198.51.100.7",
+        ),
+        ({"REMOTE_ADDR": "198.51.100.9", "HTTP_X_FORWARDED_FOR": "1.2.3.4"}, ["10.0.0.0/8"], 0, "198.51.100.9"),
+        ({"REMOTE_ADDR": "10.0.0.5", "HTTP_X_FORWARDED_FOR": "1.2.3.4, 198.51.100.7"}, [], 1, "198.51.100.7"),
+        ({"REMOTE_ADDR": "10.0.0.5", "HTTP_X_FORWARDED_FOR": "1.2.3.4, 198.51.100.7"}, [], 2, "1.2.3.4"),
+        ({"REMOTE_ADDR": "10.0.0.5"}, [], 1, "10.0.0.5"),
+        ({"REMOTE_ADDR": "10.0.0.5", "HTTP_X_FORWARDED_FOR": "not-an-address"}, [], 1, "10.0.0.5"),
+    ],
+)
+def test_the_client_address_is_the_sockets_unless_a_proxy_is_declared(rf, settings, meta, trusted, proxies, expected):
     from stash.ops.access import client_address
 
     settings.STASH_TRUSTED_PROXIES = [ipaddress.ip_network(network) for network in trusted]
@@ -94,6 +118,7 @@ def test_the_client_address_is_the_sockets_unless_a_proxy_is_declared(rf, settin
 
 
 # --- login lockouts -------------------------------------------------------------------------------
+
 
 def form_login(path, username, password, **extra):
     return Client().post(path, {"username": username, "password": password}, **extra)
@@ -133,8 +158,9 @@ def assert_locked_out(path, response, settings):
 
 
 @pytest.mark.parametrize("path", LOGINS)
-def test_wrong_passwords_lock_the_user_out_at_that_address_until_the_lockout_time_has_passed(path, staff, limit,
-                                                                                             settings):
+def test_wrong_passwords_lock_the_user_out_at_that_address_until_the_lockout_time_has_passed(
+    path, staff, limit, settings
+):
     login = LOGINS[path]
     for n in range(limit):
         # A forged header changes nothing: the socket's address is the one counted.
@@ -178,8 +204,7 @@ def test_attempts_during_a_lockout_do_not_restart_it(staff, limit, settings):
 
 
 @pytest.mark.parametrize("path", LOGINS)
-def test_logging_in_to_an_account_of_ones_own_does_not_clear_the_guesses_at_another(path, staff, sam, limit,
-                                                                                   settings):
+def test_logging_in_to_an_account_of_ones_own_does_not_clear_the_guesses_at_another(path, staff, sam, limit, settings):
     login = LOGINS[path]
     for n in range(limit - 1):
         login("stella", f"guess-{n}", REMOTE_ADDR="198.51.100.7")

@@ -1,4 +1,5 @@
 """A stash's last 24 hours, hour by hour, from its stored trails: counts, rates, p95, queue lag."""
+
 from datetime import datetime, timedelta, timezone as tz
 
 import pytest
@@ -20,11 +21,29 @@ def hour(n, minutes=30):
 
 def run_at(content, finished_at, *entries):
     """A stored run finished at ``finished_at`` whose trail has ``(config, outcome, ms[, would])`` entries."""
-    trail = [{"config_id": config.pk, "hook": config.hook, "label": config.label, "position": config.position,
-              "outcome": outcome, "code": "", "message": "", "duration_ms": ms, "would": would[0] if would else ""}
-             for config, outcome, ms, *would in entries]
-    return PipelineRun.objects.create(content=content, revision=1, config_version=1, outcome="accepted",
-                                      started_at=finished_at, finished_at=finished_at, trail=trail)
+    trail = [
+        {
+            "config_id": config.pk,
+            "hook": config.hook,
+            "label": config.label,
+            "position": config.position,
+            "outcome": outcome,
+            "code": "",
+            "message": "",
+            "duration_ms": ms,
+            "would": would[0] if would else "",
+        }
+        for config, outcome, ms, *would in entries
+    ]
+    return PipelineRun.objects.create(
+        content=content,
+        revision=1,
+        config_version=1,
+        outcome="accepted",
+        started_at=finished_at,
+        finished_at=finished_at,
+        trail=trail,
+    )
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """Every face checks a payload once per request: the form or serializer that checks it hands what it
 found to ``processing``, which does not walk and encode it again; and the admin adds and edits items
 through ``processing`` as the other faces do."""
+
 import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -61,18 +62,27 @@ def test_the_api_bulk_submit(audit, api, checks):
     assert checks == items
 
 
-def test_the_admin_adds_and_edits_items_through_processing(audit, admin_client, admin_user, checks,
-                                                           django_capture_on_commit_callbacks):
+def test_the_admin_adds_and_edits_items_through_processing(
+    audit, admin_client, admin_user, checks, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks() as sent:
-        response = admin_client.post(reverse("admin:stash_content_add"),
-                                     {"stash": audit.pk, "payload": '{"text": "hello"}', "idempotency_key": "k-1"})
+        response = admin_client.post(
+            reverse("admin:stash_content_add"),
+            {"stash": audit.pk, "payload": '{"text": "hello"}', "idempotency_key": "k-1"},
+        )
     assert response.status_code == 302
     item = Content.objects.get()
-    assert (item.source, item.submitted_by, item.idempotency_key, item.status) == ("admin", admin_user, "k-1",
-                                                                                   "pending")
+    assert (item.source, item.submitted_by, item.idempotency_key, item.status) == (
+        "admin",
+        admin_user,
+        "k-1",
+        "pending",
+    )
     assert sent, "the new item was not handed to the workers"
-    response = admin_client.post(reverse("admin:stash_content_change", args=[item.pk]),
-                                 {"stash": audit.pk, "payload": '{"text": "bye"}', "idempotency_key": "k-1"})
+    response = admin_client.post(
+        reverse("admin:stash_content_change", args=[item.pk]),
+        {"stash": audit.pk, "payload": '{"text": "bye"}', "idempotency_key": "k-1"},
+    )
     assert response.status_code == 302
     item.refresh_from_db()
     assert (item.revision, item.payload) == (2, {"text": "bye"})
@@ -81,11 +91,15 @@ def test_the_admin_adds_and_edits_items_through_processing(audit, admin_client, 
 
 def test_the_admin_refuses_an_idempotency_key_it_has_used(audit, admin_client):
     add = reverse("admin:stash_content_add")
-    assert admin_client.post(add, {"stash": audit.pk, "payload": '{"text": "a"}', "idempotency_key": "k"}).status_code \
+    assert (
+        admin_client.post(add, {"stash": audit.pk, "payload": '{"text": "a"}', "idempotency_key": "k"}).status_code
         == 302
+    )
     first = Content.objects.get()
     response = admin_client.post(add, {"stash": audit.pk, "payload": '{"text": "b"}', "idempotency_key": "k"})
     assert response.status_code == 200
-    assert f"This idempotency key was already used (item {first.pk})." in response.context["adminform"].form.errors[
-        "idempotency_key"]
+    assert (
+        f"This idempotency key was already used (item {first.pk})."
+        in response.context["adminform"].form.errors["idempotency_key"]
+    )
     assert Content.objects.count() == 1

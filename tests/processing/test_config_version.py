@@ -1,5 +1,6 @@
 """One change, one bump: every admin save, API write, reorder or action moves a stash's
 config_version exactly once (an unchanged save not at all), and workers still see every change."""
+
 import json
 
 import pytest
@@ -70,11 +71,17 @@ def test_a_stash_page_save_with_several_hook_edits_and_a_drag_bumps_once(admin_c
         response = admin_client.post(change_url(audit), stash_post(audit, rows, description="edited"))
         assert response.status_code == 302
     assert list(audit.hooks.in_order().values_list("hook", "label", "position")) == [
-        ("max_size", "", 1), ("require_fields", "Text first", 2), ("keyword_blocklist", "", 3), ("max_size", "Tiny", 4)]
+        ("max_size", "", 1),
+        ("require_fields", "Text first", 2),
+        ("keyword_blocklist", "", 3),
+        ("max_size", "Tiny", 4),
+    ]
     # The cached pipeline of the old version is not used: the next item sees every change at once.
     trail = judge(audit, text="a scam").runs.get().trail
     assert [(entry["label"] or entry["hook"], entry["outcome"]) for entry in trail] == [
-        ("Text first", "kept"), ("keyword_blocklist", "dropped")]
+        ("Text first", "kept"),
+        ("keyword_blocklist", "dropped"),
+    ]
 
 
 def test_a_stash_page_save_that_only_deletes_a_hook_bumps_once(admin_client, audit, bumps):
@@ -101,16 +108,25 @@ def test_a_drag_in_the_hooks_list_bumps_once(admin_client, audit, bumps):
     require, blocklist, size = audit.hooks.in_order()
     moved = json.dumps({"updatedItems": [[size.pk, 1], [require.pk, 2], [blocklist.pk, 3]]})
     with bumps(1):
-        response = admin_client.post(reverse("admin:stash_hookconfig_sortable_update"), moved,
-                                     content_type="application/json")
+        response = admin_client.post(
+            reverse("admin:stash_hookconfig_sortable_update"), moved, content_type="application/json"
+        )
         assert response.status_code == 200
     assert [entry["hook"] for entry in judge(audit, text="hi").runs.get().trail] == [
-        "max_size", "require_fields", "keyword_blocklist"]
+        "max_size",
+        "require_fields",
+        "keyword_blocklist",
+    ]
 
 
 def test_the_hooks_list_saving_two_rows_bumps_once(admin_client, audit, bumps):
-    data = {"form-TOTAL_FORMS": 3, "form-INITIAL_FORMS": 3, "form-MIN_NUM_FORMS": 0, "form-MAX_NUM_FORMS": 1000,
-            "_save": "Save"}
+    data = {
+        "form-TOTAL_FORMS": 3,
+        "form-INITIAL_FORMS": 3,
+        "form-MIN_NUM_FORMS": 0,
+        "form-MAX_NUM_FORMS": 1000,
+        "_save": "Save",
+    }
     for index, config in enumerate(audit.hooks.in_order()):
         data[f"form-{index}-id"] = config.pk
         if config.hook == "require_fields":
@@ -123,24 +139,37 @@ def test_the_hooks_list_saving_two_rows_bumps_once(admin_client, audit, bumps):
 
 def test_an_unchanged_hook_page_save_does_not_bump_and_a_change_bumps_once(admin_client, audit, bumps):
     config = audit.hooks.get(hook="max_size")
-    data = {"hook": "max_size", "label": "", "enabled": "on", "mode": "enforce", "params": '{"max_bytes": 1000}',
-            "condition": "", "on_error": "inherit", "timeout_ms": 2000}
+    data = {
+        "hook": "max_size",
+        "label": "",
+        "enabled": "on",
+        "mode": "enforce",
+        "params": '{"max_bytes": 1000}',
+        "condition": "",
+        "on_error": "inherit",
+        "timeout_ms": 2000,
+    }
     with bumps(0):
         assert admin_client.post(change_url(config), data).status_code == 302
     with bumps(1):
         assert admin_client.post(change_url(config), {**data, "timeout_ms": 500}).status_code == 302
 
 
-@pytest.mark.parametrize("action, extra", [("enable", {}), ("disable", {}), ("duplicate", {}), ("move_to_bottom", {}),
-                                           ("delete_selected", {"post": "yes"})])
+@pytest.mark.parametrize(
+    "action, extra",
+    [("enable", {}), ("disable", {}), ("duplicate", {}), ("move_to_bottom", {}), ("delete_selected", {"post": "yes"})],
+)
 def test_an_action_on_two_hooks_bumps_once(admin_client, audit, bumps, action, extra):
     selected = audit.hooks.filter(hook__in=["require_fields", "keyword_blocklist"])
     if action == "enable":
         selected.update(enabled=False)
     ids = list(selected.values_list("pk", flat=True))
     with bumps(1):
-        response = admin_client.post(reverse("admin:stash_hookconfig_changelist"),
-                                     {"action": action, "_selected_action": ids, **extra}, follow=True)
+        response = admin_client.post(
+            reverse("admin:stash_hookconfig_changelist"),
+            {"action": action, "_selected_action": ids, **extra},
+            follow=True,
+        )
         assert response.status_code == 200
     assert sorted(audit.hooks.values_list("position", flat=True)) == list(range(1, audit.hooks.count() + 1))
 
@@ -164,8 +193,9 @@ def test_each_api_write_bumps_once(api, audit, bumps):
         assert api.put(url, {"hook": "max_size", "params": {"max_bytes": 6}}, format="json").status_code == 200
     ids = list(audit.hooks.in_order().values_list("pk", flat=True))
     with bumps(1):
-        response = api.post(f"{HOOKS_URL}reorder/", {"order": ids[::-1], "config_version": versions(audit)[0]},
-                            format="json")
+        response = api.post(
+            f"{HOOKS_URL}reorder/", {"order": ids[::-1], "config_version": versions(audit)[0]}, format="json"
+        )
         assert response.status_code == 200
     assert response.json()["config_version"] == versions(audit)[0]
     with bumps(1):

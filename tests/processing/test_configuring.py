@@ -1,5 +1,6 @@
 """Changing a stash's hooks in processing (what the admin's saves and actions call): the stash lock
 taken first, positions always 1..n, config_version moved only by a change."""
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -82,8 +83,9 @@ def in_page(stash):
 
 
 CHANGES = {
-    "save a new hook": lambda stash: processing.save_hook(HookConfig(stash=stash, hook="max_size",
-                                                                      params={"max_bytes": 5})),
+    "save a new hook": lambda stash: processing.save_hook(
+        HookConfig(stash=stash, hook="max_size", params={"max_bytes": 5})
+    ),
     "save an edited hook": edited,
     "the stash page": in_page,
     "enable": lambda stash: processing.set_enabled(stash.hooks.all(), False),
@@ -93,7 +95,8 @@ CHANGES = {
     "place": lambda stash: processing.place_hooks(stash, {stash.hooks.get(hook="max_size").pk: 1}),
     "drag": lambda stash: processing.place_dragged_hooks([[stash.hooks.get(hook="max_size").pk, 1]]),
     "reorder": lambda stash: processing.reorder_hooks(
-        stash, stash.hooks.order_by("-position").values_list("pk", flat=True), version(stash)),
+        stash, stash.hooks.order_by("-position").values_list("pk", flat=True), version(stash)
+    ),
 }
 
 
@@ -159,8 +162,13 @@ def test_each_copy_lands_disabled_right_after_its_original(audit):
     before = version(audit)
     copied = processing.duplicate_hooks(hooks_of(audit, "require_fields", "keyword_blocklist"))
     assert copied == (2, 0)
-    assert order(audit) == ["require_fields", "require_fields (copy)", "keyword_blocklist",
-                            "keyword_blocklist (copy)", "max_size"]
+    assert order(audit) == [
+        "require_fields",
+        "require_fields (copy)",
+        "keyword_blocklist",
+        "keyword_blocklist (copy)",
+        "max_size",
+    ]
     assert [p for _label, _hook, p in positions(audit)] == [1, 2, 3, 4, 5]
     copy = audit.hooks.get(label="keyword_blocklist (copy)")
     assert (copy.hook, copy.params, copy.enabled) == ("keyword_blocklist", {"words": ["spam"]}, False)
@@ -182,7 +190,10 @@ def test_moving_to_the_top_or_bottom_keeps_the_selection_in_its_order(audit, mak
         assert order(stash) == ["keyword_blocklist", "max_size", "require_fields"]
     assert processing.move_hooks(hooks_of(audit, "keyword_blocklist"), top=False) == 1
     assert [(hook, p) for _label, hook, p in positions(audit)] == [
-        ("max_size", 1), ("require_fields", 2), ("keyword_blocklist", 3)]
+        ("max_size", 1),
+        ("require_fields", 2),
+        ("keyword_blocklist", 3),
+    ]
     assert order(other) == ["keyword_blocklist", "max_size", "require_fields"]
 
 
@@ -199,9 +210,10 @@ def test_deleting_renumbers_each_stash_and_forgets_the_decisions(audit, make_sta
     item = Content.objects.create(stash=audit, payload={"text": "spam"})
     Content.objects.filter(pk=item.pk).update(status="rejected", decided_by=blocklist)
     before = version(audit)
-    deleted = processing.delete_hooks(HookConfig.objects.filter(hook__in=["require_fields", "keyword_blocklist"],
-                                                                stash=audit)
-                                      | HookConfig.objects.filter(hook="max_size", stash=other))
+    deleted = processing.delete_hooks(
+        HookConfig.objects.filter(hook__in=["require_fields", "keyword_blocklist"], stash=audit)
+        | HookConfig.objects.filter(hook="max_size", stash=other)
+    )
     assert deleted == 3
     assert [(hook, p) for _label, hook, p in positions(audit)] == [("max_size", 1)]
     assert [(hook, p) for _label, hook, p in positions(other)] == [("require_fields", 1), ("keyword_blocklist", 2)]
@@ -262,4 +274,5 @@ def test_concurrent_copies_moves_and_deletes_leave_positions_one_to_n(make_stash
     assert sorted(stash.hooks.values_list("position", flat=True)) == list(range(1, 6 + 4 * 3 + 1))
     assert processing.delete_hooks(copies) == 4 * 3
     assert list(stash.hooks.in_order().values_list("pk", "position")) == [
-        (pk, position) for position, pk in enumerate(originals, start=1)]
+        (pk, position) for position, pk in enumerate(originals, start=1)
+    ]

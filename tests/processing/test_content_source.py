@@ -1,4 +1,5 @@
 """Where an item came from: code by default; the web form, the API and the admin each say so."""
+
 import pytest
 from django.contrib.auth.models import Permission
 from django.test import Client
@@ -39,8 +40,10 @@ def test_each_face_sets_its_own_source(audit, sam, admin_client):
     api.force_authenticate(sam)
     one = api.post("/api/contents/", {"stash": "audit", "payload": {"text": "by api"}}, format="json")
     assert one.status_code == 201
-    assert api.post("/api/contents/bulk/", {"stash": "audit", "items": [{"text": "by bulk"}]},
-                    format="json").status_code == 201
+    assert (
+        api.post("/api/contents/bulk/", {"stash": "audit", "items": [{"text": "by bulk"}]}, format="json").status_code
+        == 201
+    )
     admin_client.post(reverse("admin:stash_content_add"), {"stash": audit.pk, "payload": '{"text": "by admin"}'})
     sources = dict(Content.objects.values_list("payload__text", "source"))
     assert sources == {"by form": "form", "by api": "api", "by bulk": "api", "by admin": "admin"}

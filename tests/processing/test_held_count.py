@@ -1,4 +1,5 @@
 """Holds are counted as holds, not drops: HookConfig.held_count, wherever the counters are shown."""
+
 import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -19,12 +20,19 @@ DROP_SPAM = {"expression": "payload.text.contains('spam')", "reason": "spam"}
 def review(make_stash):
     """A stash whose first hook holds items with a link, the second drops spam, the third only
     watches (it would hold long texts)."""
-    return make_stash("review", hooks=[
-        {"hook": "condition", "params": HOLD_LINKS, "label": "Links"},
-        {"hook": "condition", "params": DROP_SPAM, "label": "Spam"},
-        {"hook": "condition", "params": {"expression": "size(payload.text) > 20", "action": "hold"},
-         "label": "Long", "mode": "observe"},
-    ])
+    return make_stash(
+        "review",
+        hooks=[
+            {"hook": "condition", "params": HOLD_LINKS, "label": "Links"},
+            {"hook": "condition", "params": DROP_SPAM, "label": "Spam"},
+            {
+                "hook": "condition",
+                "params": {"expression": "size(payload.text) > 20", "action": "hold"},
+                "label": "Long",
+                "mode": "observe",
+            },
+        ],
+    )
 
 
 @pytest.fixture
@@ -40,8 +48,13 @@ def judged(review):
 
 def counts(config):
     config.refresh_from_db()
-    return {"runs": config.runs_count, "kept": config.kept_count, "dropped": config.dropped_count,
-            "held": config.held_count, "errors": config.errors_count}
+    return {
+        "runs": config.runs_count,
+        "kept": config.kept_count,
+        "dropped": config.dropped_count,
+        "held": config.held_count,
+        "errors": config.errors_count,
+    }
 
 
 def test_a_hold_counts_as_held_and_not_as_dropped(judged):

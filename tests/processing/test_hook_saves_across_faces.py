@@ -1,5 +1,6 @@
 """A hook config saved through the admin, the API or a pipeline document: the same secrets kept (those
 the user was never shown), the same checks under the stash's lock, the same version recorded."""
+
 import json
 
 import pytest
@@ -23,9 +24,12 @@ WEBHOOK = {"hook": "webhook", "label": "Tell them", "params": {"url": URL, "secr
 class Signed(hooks.Filter):
     """Keep everything; a hook with a secret of the same name as the webhook's, but optional."""
 
-    params_schema = {"type": "object", "properties": {"url": {"type": "string"},
-                                                      "secret": {"type": "string", "writeOnly": True}},
-                     "required": ["url"], "additionalProperties": False}
+    params_schema = {
+        "type": "object",
+        "properties": {"url": {"type": "string"}, "secret": {"type": "string", "writeOnly": True}},
+        "required": ["url"],
+        "additionalProperties": False,
+    }
 
     def filter(self, item):
         return self.keep()
@@ -34,8 +38,10 @@ class Signed(hooks.Filter):
 @pytest.fixture
 def stashes(make_stash):
     """Two stashes alike, each with a webhook holding a secret: one for each face to change."""
-    return (make_stash("audit", hooks=[("require_fields", {"fields": ["text"]}), WEBHOOK]),
-            make_stash("copy", hooks=[("require_fields", {"fields": ["text"]}), WEBHOOK]))
+    return (
+        make_stash("audit", hooks=[("require_fields", {"fields": ["text"]}), WEBHOOK]),
+        make_stash("copy", hooks=[("require_fields", {"fields": ["text"]}), WEBHOOK]),
+    )
 
 
 @pytest.fixture
@@ -52,8 +58,17 @@ def webhook_of(stash):
 def admin_save(client, config, **fields):
     """The hook config's admin page, posted as the browser does, with its params as the page shows them."""
     shown = client.get(change_url(config)).context["adminform"].form.initial["params"]
-    post = {"hook": config.hook, "label": config.label, "params": json.dumps({**shown, **fields.pop("params", {})}),
-            "enabled": "on", "mode": "enforce", "on_error": "inherit", "condition": "", "timeout_ms": 2000, **fields}
+    post = {
+        "hook": config.hook,
+        "label": config.label,
+        "params": json.dumps({**shown, **fields.pop("params", {})}),
+        "enabled": "on",
+        "mode": "enforce",
+        "on_error": "inherit",
+        "condition": "",
+        "timeout_ms": 2000,
+        **fields,
+    }
     return client.post(change_url(config), post)
 
 
@@ -93,29 +108,42 @@ def test_params_sent_back_as_shown_keep_the_stored_secret(admin_client, api, sta
         assert api_save(api, config, **changed).status_code == 200
     else:
         assert import_save(config, **changed).applied
-    assert HookConfig.objects.get(pk=config.pk).params == {"url": "https://example.com/other", "secret": SECRET,
-                                                           "events": ["accept"]}
+    assert HookConfig.objects.get(pk=config.pk).params == {
+        "url": "https://example.com/other",
+        "secret": SECRET,
+        "events": ["accept"],
+    }
 
 
 @pytest.mark.parametrize("face", ["admin", "api", "import"])
-def test_a_config_switched_to_another_hook_keeps_no_secret_of_the_old_one(admin_client, api, stashes, face,
-                                                                           register_temporarily):
+def test_a_config_switched_to_another_hook_keeps_no_secret_of_the_old_one(
+    admin_client, api, stashes, face, register_temporarily
+):
     # The old secret was the webhook's: the other hook's service must never be sent it.
     register_temporarily("test_signed", Signed)
     config = webhook_of(stashes[0])
     switched = {"hook": "test_signed", "params": {"url": URL}}
     if face == "admin":
         client_params = {**switched, "params": json.dumps({"url": URL})}
-        post = {"label": config.label, "enabled": "on", "mode": "enforce", "on_error": "inherit", "condition": "",
-                "timeout_ms": 2000, **client_params}
+        post = {
+            "label": config.label,
+            "enabled": "on",
+            "mode": "enforce",
+            "on_error": "inherit",
+            "condition": "",
+            "timeout_ms": 2000,
+            **client_params,
+        }
         assert admin_client.post(change_url(config), post).status_code == 302
     elif face == "api":
         response = api.patch(f"/api/stashes/audit/hooks/{config.pk}/", switched, format="json")
         assert response.status_code == 200, response.json()
     else:
         document = processing.export_document(config.stash)
-        document["hooks"] = [{**entry, "id": saved.pk, **(switched if saved.pk == config.pk else {})}
-                             for entry, saved in zip(document["hooks"], config.stash.hooks.in_order(), strict=True)]
+        document["hooks"] = [
+            {**entry, "id": saved.pk, **(switched if saved.pk == config.pk else {})}
+            for entry, saved in zip(document["hooks"], config.stash.hooks.in_order(), strict=True)
+        ]
         assert processing.import_document(config.stash, document).applied
     saved = HookConfig.objects.get(pk=config.pk)
     assert (saved.hook, saved.params) == ("test_signed", {"url": URL})
@@ -140,11 +168,15 @@ def test_a_change_through_the_api_records_the_version_the_admin_records(admin_cl
 def test_a_hook_added_through_the_api_is_counted_against_the_limit_under_the_stash_lock(api, stashes):
     # As the admin's save does (processing.save_hook): two adds at once cannot both pass the limit.
     with CaptureQueriesContext(connection) as captured:
-        response = api.post("/api/stashes/audit/hooks/", {"hook": "max_size", "params": {"max_bytes": 5}},
-                            format="json")
+        response = api.post(
+            "/api/stashes/audit/hooks/", {"hook": "max_size", "params": {"max_bytes": 5}}, format="json"
+        )
     assert response.status_code == 201, response.json()
     queries = [query["sql"] for query in captured]
-    counts = [index for index, sql in enumerate(queries)
-              if sql.startswith("SELECT COUNT(*)") and 'FROM "stash_hookconfig"' in sql]
+    counts = [
+        index
+        for index, sql in enumerate(queries)
+        if sql.startswith("SELECT COUNT(*)") and 'FROM "stash_hookconfig"' in sql
+    ]
     assert counts and lock_queries(queries)
     assert lock_queries(queries)[0] < counts[0]

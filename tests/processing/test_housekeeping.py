@@ -1,4 +1,5 @@
 """stash_prune and the daily prune task: old runs and final items go, in short batches; latest trails stay."""
+
 import io
 import threading
 from datetime import timedelta
@@ -37,8 +38,16 @@ def make_items(stash, count, status=Status.ACCEPTED, days_ago=40, **fields):
         if status == Status.ACCEPTED:
             head += 1
             queue_seq = head
-        objs.append(Content(stash=stash, payload={"text": f"{status} {n}"}, status=status, queue_seq=queue_seq,
-                            processed_at=None if status in (Status.PENDING, Status.PROCESSING) else when, **fields))
+        objs.append(
+            Content(
+                stash=stash,
+                payload={"text": f"{status} {n}"},
+                status=status,
+                queue_seq=queue_seq,
+                processed_at=None if status in (Status.PENDING, Status.PROCESSING) else when,
+                **fields,
+            )
+        )
     Content.objects.bulk_create(objs)
     Stash.objects.filter(pk=stash.pk).update(queue_head=head)
     stash.queue_head = head
@@ -49,8 +58,17 @@ def add_runs(content, *days_ago):
     """A run of ``content`` finished each of ``days_ago`` days ago, in that order (ids increase)."""
     now = timezone.now()
     return PipelineRun.objects.bulk_create(
-        PipelineRun(content=content, revision=1, config_version=1, outcome=content.status,
-                    started_at=now - days * DAY, finished_at=now - days * DAY, trail=[]) for days in days_ago)
+        PipelineRun(
+            content=content,
+            revision=1,
+            config_version=1,
+            outcome=content.status,
+            started_at=now - days * DAY,
+            finished_at=now - days * DAY,
+            trail=[],
+        )
+        for days in days_ago
+    )
 
 
 def latest_runs():
@@ -74,7 +92,12 @@ def test_runs_past_retention_go_recent_ones_and_each_items_latest_stay(make_stas
 
     assert (report.runs, report.items, report.item_runs) == (3, 0, 0)
     assert set(PipelineRun.objects.values_list("pk", flat=True)) == {
-        a_latest.pk, b_recent.pk, c_only.pk, d_recent.pk, d_latest.pk}
+        a_latest.pk,
+        b_recent.pk,
+        c_only.pk,
+        d_recent.pk,
+        d_latest.pk,
+    }
     assert latest_runs() == shown
     assert Content.objects.count() == 4
 
@@ -102,8 +125,9 @@ def test_the_retention_comes_from_the_setting_and_days_overrides_it(make_stash, 
 
 
 def test_an_items_trail_on_its_page_and_in_the_api_survives_the_prune(make_stash, admin_client):
-    audit = make_stash("audit", hooks=[{"hook": "keyword_blocklist", "params": {"words": ["spam"]},
-                                        "label": "No spam"}])
+    audit = make_stash(
+        "audit", hooks=[{"hook": "keyword_blocklist", "params": {"words": ["spam"]}, "label": "No spam"}]
+    )
     item = processing.submit(audit, {"text": "spam"})[0]
     processing.judge([item.pk])
     processing.edit_payload(Content.objects.get(pk=item.pk), {"text": "fine now"})
@@ -160,14 +184,17 @@ def test_verbosity_2_reports_each_batch(make_stash):
 def test_items_go_only_with_the_option_and_only_final_old_ones(make_stash, django_user_model):
     stash = make_stash("audit")
     reviewer = django_user_model.objects.create_user("rita")
-    old = {status: make_items(stash, 1, status, days_ago=100)[0]
-           for status in (Status.ACCEPTED, Status.REJECTED, Status.FAILED, Status.HELD)}
+    old = {
+        status: make_items(stash, 1, status, days_ago=100)[0]
+        for status in (Status.ACCEPTED, Status.REJECTED, Status.FAILED, Status.HELD)
+    }
     waiting = make_items(stash, 1, Status.PENDING) + make_items(stash, 1, Status.PROCESSING)
     Content.objects.filter(pk__in=[item.pk for item in waiting]).update(created_at=timezone.now() - 100 * DAY)
     recent = make_items(stash, 1, Status.REJECTED, days_ago=10)[0]
     # Judged long ago, but overturned by a reviewer yesterday: it counts from the review.
-    reviewed = make_items(stash, 1, Status.ACCEPTED, days_ago=100, reviewed_by=reviewer,
-                          reviewed_at=timezone.now() - DAY)[0]
+    reviewed = make_items(
+        stash, 1, Status.ACCEPTED, days_ago=100, reviewed_by=reviewer, reviewed_at=timezone.now() - DAY
+    )[0]
     for item in Content.objects.all():
         add_runs(item, 100)
 
@@ -178,7 +205,11 @@ def test_items_go_only_with_the_option_and_only_final_old_ones(make_stash, djang
 
     gone = {old[Status.ACCEPTED].pk, old[Status.REJECTED].pk, old[Status.FAILED].pk}
     assert set(Content.objects.values_list("pk", flat=True)) == {
-        old[Status.HELD].pk, *(item.pk for item in waiting), recent.pk, reviewed.pk}
+        old[Status.HELD].pk,
+        *(item.pk for item in waiting),
+        recent.pk,
+        reviewed.pk,
+    }
     assert not PipelineRun.objects.filter(content_id__in=gone).exists()
     assert PipelineRun.objects.count() == 5
     assert out.splitlines()[1].startswith("Deleted 3 accepted, rejected or failed item(s) processed before ")
@@ -293,8 +324,9 @@ def test_each_batch_commits_so_saves_and_verdicts_go_on_between_batches(make_sta
                 with connection.cursor() as cursor:
                     cursor.execute("PRAGMA busy_timeout = 0")  # fail at once rather than wait
             with transaction.atomic():
-                locked = list(model.objects.select_for_update(nowait=True).filter(pk__in=first_batch)
-                              .values_list("pk", flat=True))
+                locked = list(
+                    model.objects.select_for_update(nowait=True).filter(pk__in=first_batch).values_list("pk", flat=True)
+                )
             left = model.objects.count()
             edited = Content.objects.select_related("stash").get(pk=fresh.pk)
             processing.edit_payload(edited, {"text": "edited meanwhile"})
@@ -324,15 +356,18 @@ def test_each_batch_commits_so_saves_and_verdicts_go_on_between_batches(make_sta
 # --- bad options -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--days", "-1"], r"^The run retention must be a whole number of days, 0 or more \(not -1\)\.$"),
-    (["--items", "-5"], r"^The item retention must be a whole number of days, 0 or more \(not -5\)\.$"),
-    (["--items", "-1"], r"^The item retention must be a whole number of days, 0 or more \(not -1\)\.$"),
-    (["--batch-size", "0"], r"^The batch size must be 1 to 10,000 \(not 0\)\.$"),
-    (["--batch-size", "20000"], r"^The batch size must be 1 to 10,000 \(not 20000\)\.$"),
-    (["--days", "ten"], r"argument --days: invalid int value: 'ten'"),
-    (["--batch-size"], r"argument --batch-size: expected one argument"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--days", "-1"], r"^The run retention must be a whole number of days, 0 or more \(not -1\)\.$"),
+        (["--items", "-5"], r"^The item retention must be a whole number of days, 0 or more \(not -5\)\.$"),
+        (["--items", "-1"], r"^The item retention must be a whole number of days, 0 or more \(not -1\)\.$"),
+        (["--batch-size", "0"], r"^The batch size must be 1 to 10,000 \(not 0\)\.$"),
+        (["--batch-size", "20000"], r"^The batch size must be 1 to 10,000 \(not 20000\)\.$"),
+        (["--days", "ten"], r"argument --days: invalid int value: 'ten'"),
+        (["--batch-size"], r"argument --batch-size: expected one argument"),
+    ],
+)
 def test_bad_options_are_refused_and_nothing_is_deleted(make_stash, args, message):
     [item] = make_items(make_stash("audit"), 1, days_ago=100)
     add_runs(item, 100, 99)
@@ -352,7 +387,11 @@ def test_beat_runs_the_prune_task_daily():
     schedule = entry["schedule"]
     assert isinstance(schedule, crontab)
     assert (schedule.hour, schedule.minute, len(schedule.day_of_week), len(schedule.day_of_month)) == (
-        {django_settings.STASH_PRUNE_HOUR}, {30}, 7, 31)
+        {django_settings.STASH_PRUNE_HOUR},
+        {30},
+        7,
+        31,
+    )
 
 
 def test_the_task_prunes_runs_and_items_only_when_their_retention_is_set(make_stash, settings):

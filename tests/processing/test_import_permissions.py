@@ -1,5 +1,6 @@
 """What importing a pipeline document needs, the same through both faces: the admin's upload and
 ``PUT /api/stashes/<slug>/pipeline/`` refuse and accept the same user for the same document."""
+
 import json
 
 import pytest
@@ -18,8 +19,14 @@ pytestmark = pytest.mark.django_db
 HOOKS = [("require_fields", {"fields": ["text"]}), ("keyword_blocklist", {"words": ["spam"]})]
 #: What README and docs/pipelines.md say an import needs: the stash and its hooks, and, for a
 #: document that carries golden examples (they replace the stash's), adding and deleting examples.
-DOCUMENTED = ("change_stash", "add_hookconfig", "change_hookconfig", "delete_hookconfig", "add_example",
-              "delete_example")
+DOCUMENTED = (
+    "change_stash",
+    "add_hookconfig",
+    "change_hookconfig",
+    "delete_hookconfig",
+    "add_example",
+    "delete_example",
+)
 #: What the admin needs besides, to reach a stash's pipeline at all.
 SEEING = ("view_hookconfig", "view_example")
 
@@ -54,8 +61,11 @@ def admin_upload(user, stash, document):
     if preview.status_code != 200 or preview.context["plan"] is None:
         return preview, None
     form = preview.context["apply_form"]
-    return preview, client.post(url, {"document": form["document"].value(), "version": form["version"].value(),
-                                      "_apply": "Apply this pipeline"}, follow=True)
+    return preview, client.post(
+        url,
+        {"document": form["document"].value(), "version": form["version"].value(), "_apply": "Apply this pipeline"},
+        follow=True,
+    )
 
 
 def api_import(user, stash, document):
@@ -66,8 +76,11 @@ def api_import(user, stash, document):
 
 def state(stash):
     stash.refresh_from_db()
-    return stash.config_version, list(stash.hooks.in_order().values_list("params", flat=True)), sorted(
-        Example.objects.filter(stash=stash).values_list("name", flat=True))
+    return (
+        stash.config_version,
+        list(stash.hooks.in_order().values_list("params", flat=True)),
+        sorted(Example.objects.filter(stash=stash).values_list("name", flat=True)),
+    )
 
 
 def test_what_an_import_needs_is_what_the_docs_say():
@@ -76,8 +89,9 @@ def test_what_an_import_needs_is_what_the_docs_say():
 
 
 @pytest.mark.parametrize("lacking", DOCUMENTED)
-def test_a_user_lacking_one_documented_permission_is_refused_by_both_faces(django_user_model, stashes, document,
-                                                                             lacking):
+def test_a_user_lacking_one_documented_permission_is_refused_by_both_faces(
+    django_user_model, stashes, document, lacking
+):
     user = user_with(django_user_model, [*SEEING, *(name for name in DOCUMENTED if name != lacking)])
     audit, copy = stashes
     before = state(audit), state(copy)
@@ -91,8 +105,9 @@ def test_a_user_lacking_one_documented_permission_is_refused_by_both_faces(djang
     assert (state(audit), state(copy)) == before
 
 
-def test_a_user_with_exactly_the_documented_permissions_imports_through_both_faces(django_user_model, stashes,
-                                                                                    document):
+def test_a_user_with_exactly_the_documented_permissions_imports_through_both_faces(
+    django_user_model, stashes, document
+):
     user = user_with(django_user_model, [*SEEING, *DOCUMENTED])
     audit, copy = stashes
 
@@ -113,8 +128,10 @@ def test_a_forged_confirmation_is_checked_for_the_same_permissions(django_user_m
     before = state(audit)
     client = Client()
     client.force_login(user)
-    response = client.post(reverse("admin:stash_stash_upload", args=[audit.pk]),
-                           {"document": json.dumps(document), "version": audit.config_version,
-                            "_apply": "Apply this pipeline"}, follow=True)
+    response = client.post(
+        reverse("admin:stash_stash_upload", args=[audit.pk]),
+        {"document": json.dumps(document), "version": audit.config_version, "_apply": "Apply this pipeline"},
+        follow=True,
+    )
     assert "stash.add_example" in " ".join(str(message) for message in response.context["messages"])
     assert state(audit) == before

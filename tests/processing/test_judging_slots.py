@@ -1,4 +1,5 @@
 """A slow stash's share of the judging processes: its messages take a slot first, or come back later."""
+
 import time
 
 import pytest
@@ -127,17 +128,18 @@ def test_a_fast_stash_is_never_deferred_while_a_slow_one_is_busy(slow, fast, bro
     assert fast.pk not in processing.slow_stashes()
 
 
-def test_a_recovery_is_never_deferred_and_marks_the_stopped_stash_slow(slow, broker,
-                                                                       django_capture_on_commit_callbacks):
+def test_a_recovery_is_never_deferred_and_marks_the_stopped_stash_slow(
+    slow, broker, django_capture_on_commit_callbacks
+):
     stopped = "0b7f4f3e-8f6e-4f4b-9a57-0c2f6f1e0a11"
     content = item(slow)
-    Content.objects.filter(pk=content.pk).update(status="processing", attempts=1,
-                                                 lease_token=processing.token_for(stopped))
+    Content.objects.filter(pk=content.pk).update(
+        status="processing", attempts=1, lease_token=processing.token_for(stopped)
+    )
     slowness.clear()
     assert processing.slow_stashes() == {}
 
-    with processing.judging_slot([item(slow).pk], None, seconds=30), \
-            django_capture_on_commit_callbacks(execute=True):
+    with processing.judging_slot([item(slow).pk], None, seconds=30), django_capture_on_commit_callbacks(execute=True):
         run([], recover=stopped, hung=False)
 
     content.refresh_from_db()
@@ -166,9 +168,13 @@ def test_no_limit_with_a_concurrency_of_zero(slow, broker, settings):
 
 def test_a_cache_that_fails_lets_every_message_run(slow, broker, settings, caplog):
     content = item(slow)
-    settings.CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache",
-                                   "LOCATION": f"redis://127.0.0.1:{closed_port()}/0",
-                                   "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1, "SOCKET_TIMEOUT": 1}}}
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{closed_port()}/0",
+            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1, "SOCKET_TIMEOUT": 1},
+        }
+    }
 
     run([content.pk], wake=slow.pk)
 

@@ -1,4 +1,5 @@
 """Live saves ahead of bulk work: what a bulk batch claims first, what a live batch never takes."""
+
 import pytest
 from django.db import transaction
 
@@ -35,8 +36,11 @@ def test_a_bulk_batch_judges_the_live_saves_waiting_in_its_queue_first(broker, m
     assert set(judged[item.pk] for item in bulk[10:]) == {"pending"}  # the rest wait for their own messages
     assert report.claimed == 14
     # The live saves were judged first: in the importing stash's queue, the live save comes before the rows.
-    queue = list(Content.objects.filter(stash=importer, status="accepted").order_by("queue_seq")
-                 .values_list("payload__text", flat=True))
+    queue = list(
+        Content.objects.filter(stash=importer, status="accepted")
+        .order_by("queue_seq")
+        .values_list("payload__text", flat=True)
+    )
     assert queue[0] == "a live save to the importing stash"
     assert queue[1:] == [f"row {i}" for i in range(10)]
 
@@ -82,9 +86,13 @@ def test_every_item_of_a_backlog_with_live_saves_is_judged_once(broker, make_sta
     assert items.filter(status="pending").count() == 0
     assert set(items.values_list("attempts", flat=True)) == {1}
     assert [item.payload["text"] for item in Content.objects.filter(stash=comments).order_by("queue_seq")] == [
-        f"comment {i}" for i in range(15)]
-    assert list(Content.objects.filter(stash=importer, status="accepted").order_by("queue_seq")
-                .values_list("payload__text", flat=True)) == [f"row {i}" for i in range(40) if i % 7]
+        f"comment {i}" for i in range(15)
+    ]
+    assert list(
+        Content.objects.filter(stash=importer, status="accepted")
+        .order_by("queue_seq")
+        .values_list("payload__text", flat=True)
+    ) == [f"row {i}" for i in range(40) if i % 7]
 
 
 def test_a_large_rejudge_is_bulk_work_and_a_small_one_or_an_edit_is_live(broker, make_stash, small_batches):
@@ -116,8 +124,9 @@ def test_the_sweeper_wakes_no_stash_for_bulk_work(broker, make_stash):
     assert broker.messages == []
 
 
-def test_a_live_save_made_while_bulk_work_is_judged_goes_ahead_of_the_rest_of_the_batch(broker, make_stash,
-                                                                                       register_temporarily):
+def test_a_live_save_made_while_bulk_work_is_judged_goes_ahead_of_the_rest_of_the_batch(
+    broker, make_stash, register_temporarily
+):
     comments = make_stash("comments", hooks=HOOKS)
     made = []
 

@@ -1,4 +1,5 @@
 """Lifecycle callbacks: on_pipeline_start, on_accept / on_reject / on_hold, on_error, on_pipeline_end."""
+
 import logging
 
 import pytest
@@ -37,15 +38,18 @@ def entry(outcome):
     return TrailEntry(hook="h", label="", config_id=1, position=1, outcome=outcome)
 
 
-@pytest.mark.parametrize(("verdict", "outcomes", "events"), [
-    ("accepted", ["kept"], ("on_accept",)),
-    ("rejected", ["dropped"], ("on_reject",)),
-    ("held", ["held"], ("on_hold",)),
-    ("rejected", ["kept", "error"], ("on_reject", "on_error")),
-    ("accepted", ["timeout", "kept"], ("on_accept", "on_error")),
-    ("held", ["error", "error"], ("on_hold", "on_error")),
-    ("accepted", ["observed", "skipped", "transformed"], ("on_accept",)),
-])
+@pytest.mark.parametrize(
+    ("verdict", "outcomes", "events"),
+    [
+        ("accepted", ["kept"], ("on_accept",)),
+        ("rejected", ["dropped"], ("on_reject",)),
+        ("held", ["held"], ("on_hold",)),
+        ("rejected", ["kept", "error"], ("on_reject", "on_error")),
+        ("accepted", ["timeout", "kept"], ("on_accept", "on_error")),
+        ("held", ["error", "error"], ("on_hold", "on_error")),
+        ("accepted", ["observed", "skipped", "transformed"], ("on_accept",)),
+    ],
+)
 def test_result_events_are_the_verdict_then_on_error_if_a_step_failed(verdict, outcomes, events):
     result = Result(verdict=verdict, payload={}, trail=tuple(entry(o) for o in outcomes))
 
@@ -86,8 +90,11 @@ def test_listeners_are_hooks_of_any_kind_in_pipeline_order():
         def on_pipeline_start(self, item):
             pass
 
-    first, sink, last = (Step(hook=StartingFilter(), name="a"), Step(hook=Everything(), name="b"),
-                         Step(hook=Choosy(), name="c"))
+    first, sink, last = (
+        Step(hook=StartingFilter(), name="a"),
+        Step(hook=Everything(), name="b"),
+        Step(hook=Choosy(), name="c"),
+    )
     p = Pipeline([first, sink, last])
 
     assert p.listeners("on_pipeline_start") == (first, sink, last)
@@ -177,8 +184,12 @@ class Broken(hooks.Sink):
 @pytest.fixture
 def lifecycle_hooks(register_temporarily):
     CALLS.clear()
-    for name, cls in (("test_watcher", Watcher), ("test_recorder", Recorder), ("test_remote", Remote),
-                      ("test_broken", Broken)):
+    for name, cls in (
+        ("test_watcher", Watcher),
+        ("test_recorder", Recorder),
+        ("test_remote", Remote),
+        ("test_broken", Broken),
+    ):
         register_temporarily(name, cls)
     yield
     CALLS.clear()
@@ -233,8 +244,10 @@ def test_async_sinks_get_their_verdict_events_through_a_task_and_the_end_in_proc
 
     ids, report = judge(stash, {"n": 1, "boom": True})
 
-    assert [delivery.args for delivery in report.deliveries] == [[remote.pk, str(ids[0]), "on_accept"],
-                                                                  [remote.pk, str(ids[0]), "on_error"]]
+    assert [delivery.args for delivery in report.deliveries] == [
+        [remote.pk, str(ids[0]), "on_accept"],
+        [remote.pk, str(ids[0]), "on_error"],
+    ]
     assert ("accept", 1) not in CALLS  # not called inside the run
     assert ("remote end", 1) in CALLS  # the end is not a network event: called at once
     for delivery in report.deliveries:
@@ -281,8 +294,9 @@ def test_a_simulation_calls_no_callbacks(make_stash, lifecycle_hooks):
 
 
 @pytest.mark.django_db
-def test_a_reviewers_verdict_reaches_in_process_sinks(make_stash, register_temporarily, admin_user,
-                                                      django_capture_on_commit_callbacks):
+def test_a_reviewers_verdict_reaches_in_process_sinks(
+    make_stash, register_temporarily, admin_user, django_capture_on_commit_callbacks
+):
     heard = []
 
     class Recorder(hooks.Sink):

@@ -1,5 +1,6 @@
 """How big a stash may grow, through the admin and the commands: hooks per stash, golden examples,
 the bytes of a pipeline document, a hook's timeout; and the stash's pages stay fast at the limit."""
+
 import json
 import re
 
@@ -17,10 +18,19 @@ from ..admin.test_admin_pipelines import upload
 
 pytestmark = pytest.mark.django_db
 
-THREE = [("require_fields", {"fields": ["text"]}), ("keyword_blocklist", {"words": ["spam"]}),
-         ("max_size", {"max_bytes": 1000})]
-HOOK_FORM = {"hook": "max_size", "params": '{"max_bytes": 10}', "mode": "enforce", "on_error": "inherit",
-             "timeout_ms": 2000, "enabled": "on"}
+THREE = [
+    ("require_fields", {"fields": ["text"]}),
+    ("keyword_blocklist", {"words": ["spam"]}),
+    ("max_size", {"max_bytes": 1000}),
+]
+HOOK_FORM = {
+    "hook": "max_size",
+    "params": '{"max_bytes": 10}',
+    "mode": "enforce",
+    "on_error": "inherit",
+    "timeout_ms": 2000,
+    "enabled": "on",
+}
 TOO_MANY_HOOKS = "A stash has at most 3 hooks (STASH_MAX_HOOKS); this would make 4."
 
 
@@ -37,9 +47,14 @@ def full(make_stash, small):
 
 
 def document(hooks=4, **fields):
-    return {"format": "stash.pipeline", "format_version": 1, "stash": {"slug": "full"},
-            "hooks": [{"hook": "max_size", "label": f"Size {n}", "params": {"max_bytes": 100 + n}, **fields}
-                      for n in range(hooks)]}
+    return {
+        "format": "stash.pipeline",
+        "format_version": 1,
+        "stash": {"slug": "full"},
+        "hooks": [
+            {"hook": "max_size", "label": f"Size {n}", "params": {"max_bytes": 100 + n}, **fields} for n in range(hooks)
+        ],
+    }
 
 
 def messages_of(response):
@@ -74,8 +89,11 @@ def test_the_stash_page_refuses_new_rows_past_the_limit_and_takes_a_swap(admin_c
 
 
 def test_the_duplicate_action_copies_nothing_past_the_limit(admin_client, full):
-    response = admin_client.post(reverse("admin:stash_hookconfig_changelist"),
-                                 {"action": "duplicate", "_selected_action": [full.hooks.first().pk]}, follow=True)
+    response = admin_client.post(
+        reverse("admin:stash_hookconfig_changelist"),
+        {"action": "duplicate", "_selected_action": [full.hooks.first().pk]},
+        follow=True,
+    )
 
     assert messages_of(response) == [f"Nothing was copied: {TOO_MANY_HOOKS}"]
     assert full.hooks.count() == 3
@@ -100,8 +118,7 @@ def test_a_document_past_the_byte_limit_is_refused_before_it_is_read(admin_clien
     text = json.dumps(document(hooks=2))
     path = tmp_path / "pipeline.json"
     path.write_text(text)
-    refusal = (f"A pipeline document has at most 100 bytes (STASH_MAX_DOCUMENT_BYTES); "
-               f"this one has {len(text):,}.")
+    refusal = f"A pipeline document has at most 100 bytes (STASH_MAX_DOCUMENT_BYTES); this one has {len(text):,}."
 
     with pytest.raises(CommandError, match=re.escape(refusal)):
         call_command("stash_pipeline", "import", str(path))
@@ -118,15 +135,24 @@ def test_examples_past_the_limit_are_refused_by_the_admin_and_imports(admin_clie
     for name in ("one", "two"):
         Example.objects.create(stash=full, name=name, payload={"text": name}, verdict="accepted")
 
-    response = admin_client.post(reverse("admin:stash_example_add"),
-                                 {"stash": full.pk, "name": "three", "payload": '{"text": "3"}', "verdict": "accepted"})
+    response = admin_client.post(
+        reverse("admin:stash_example_add"),
+        {"stash": full.pk, "name": "three", "payload": '{"text": "3"}', "verdict": "accepted"},
+    )
 
     assert response.status_code == 200
     assert response.context["adminform"].form.non_field_errors() == [
-        "A stash has at most 2 golden examples (STASH_MAX_EXAMPLES); this would make 3."]
+        "A stash has at most 2 golden examples (STASH_MAX_EXAMPLES); this would make 3."
+    ]
     path = tmp_path / "pipeline.json"
-    path.write_text(json.dumps({**document(hooks=1), "examples": [
-        {"name": f"e{n}", "payload": {"text": "hi"}, "verdict": "accepted"} for n in range(3)]}))
+    path.write_text(
+        json.dumps(
+            {
+                **document(hooks=1),
+                "examples": [{"name": f"e{n}", "payload": {"text": "hi"}, "verdict": "accepted"} for n in range(3)],
+            }
+        )
+    )
     with pytest.raises(CommandError, match=r"examples: A stash has at most 2 golden examples"):
         call_command("stash_pipeline", "import", str(path))
     assert sorted(full.examples.values_list("name", flat=True)) == ["one", "two"]
@@ -135,14 +161,16 @@ def test_examples_past_the_limit_are_refused_by_the_admin_and_imports(admin_clie
 # --- a hook's timeout ---------------------------------------------------------------------------
 
 
-def test_a_timeout_past_the_time_limit_is_refused_by_the_admin_and_imports(admin_client, make_stash, settings,
-                                                                          tmp_path):
+def test_a_timeout_past_the_time_limit_is_refused_by_the_admin_and_imports(
+    admin_client, make_stash, settings, tmp_path
+):
     settings.STASH_TIME_LIMIT = 30
     audit = make_stash("full", hooks=THREE[:1])
     refusal = "At most 30,000 ms: the hard time limit of a judging message (STASH_TIME_LIMIT, 30 s)."
 
-    response = admin_client.post(reverse("admin:stash_hookconfig_add"),
-                                 {**HOOK_FORM, "stash": audit.pk, "timeout_ms": 2_147_483_647})
+    response = admin_client.post(
+        reverse("admin:stash_hookconfig_add"), {**HOOK_FORM, "stash": audit.pk, "timeout_ms": 2_147_483_647}
+    )
 
     assert response.status_code == 200
     assert response.context["adminform"].form.errors["timeout_ms"] == [refusal]
@@ -158,25 +186,35 @@ def test_a_timeout_past_the_time_limit_is_refused_by_the_admin_and_imports(admin
     assert list(audit.hooks.values_list("timeout_ms", flat=True)) == [2000]
     # At the limit is fine.
     rows[0]["timeout_ms"] = 30_000
-    assert admin_client.post(reverse("admin:stash_stash_change", args=[audit.pk]),
-                             stash_post(audit, rows)).status_code == 302
+    assert (
+        admin_client.post(reverse("admin:stash_stash_change", args=[audit.pk]), stash_post(audit, rows)).status_code
+        == 302
+    )
     assert list(audit.hooks.values_list("timeout_ms", flat=True)) == [30_000]
 
 
 # --- the stash's pages at the limit ---------------------------------------------------------------
 
 
-def test_the_stash_page_and_the_hooks_list_read_as_much_at_the_limit_as_with_one_hook(admin_client, make_stash,
-                                                                                    settings):
+def test_the_stash_page_and_the_hooks_list_read_as_much_at_the_limit_as_with_one_hook(
+    admin_client, make_stash, settings
+):
     """Their queries do not grow with the hooks (the rows' counters and activity are read in bulk)."""
     one = make_stash("one", hooks=[("max_size", {"max_bytes": 10})])
-    limit = make_stash("limit", hooks=[{"hook": "max_size", "label": f"Size {n}", "params": {"max_bytes": 10 + n}}
-                                       for n in range(settings.STASH_MAX_HOOKS)])
+    limit = make_stash(
+        "limit",
+        hooks=[
+            {"hook": "max_size", "label": f"Size {n}", "params": {"max_bytes": 10 + n}}
+            for n in range(settings.STASH_MAX_HOOKS)
+        ],
+    )
 
     def queries(stash):
         counts = []
-        for url in (reverse("admin:stash_stash_change", args=[stash.pk]),
-                    reverse("admin:stash_hookconfig_changelist") + f"?stash__id__exact={stash.pk}"):
+        for url in (
+            reverse("admin:stash_stash_change", args=[stash.pk]),
+            reverse("admin:stash_hookconfig_changelist") + f"?stash__id__exact={stash.pk}",
+        ):
             with CaptureQueriesContext(connection) as captured:
                 response = admin_client.get(url)
             assert response.status_code == 200

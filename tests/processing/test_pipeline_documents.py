@@ -1,4 +1,5 @@
 """A stash's pipeline as a document: round trips, checked imports, versions that keep every change."""
+
 import json
 import random
 
@@ -18,19 +19,36 @@ VARIED = [
     {"hook": "normalize_text", "label": "Tidy", "params": {"lowercase": True}},
     {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
     {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam", "free money"]}},
-    {"hook": "min_score", "label": "Likely", "params": {"field": "data.probability", "min": 0.3},
-     "condition": "has(payload.data) && has(payload.data.probability)", "on_error": "hold"},
-    {"hook": "regex", "label": "No shouting", "params": {"field": "text", "pattern": "!!!", "mode": "must_not_match"},
-     "mode": "observe"},
+    {
+        "hook": "min_score",
+        "label": "Likely",
+        "params": {"field": "data.probability", "min": 0.3},
+        "condition": "has(payload.data) && has(payload.data.probability)",
+        "on_error": "hold",
+    },
+    {
+        "hook": "regex",
+        "label": "No shouting",
+        "params": {"field": "text", "pattern": "!!!", "mode": "must_not_match"},
+        "mode": "observe",
+    },
     # A timeout no run comes near, even in a process paused for a while (a full garbage collection on
     # a loaded machine): a timed-out step would give the two stashes different verdicts.
     {"hook": "max_size", "label": "Small", "params": {"max_bytes": 300}, "timeout_ms": 5000},
-    {"hook": "keyword_blocklist", "label": "Sure", "params": {"words": ["zzz"]}, "on_error": "hold",
-     "condition": "has(payload.data) && payload.data.probability > 0.5"},  # an error (held) without a probability
+    {
+        "hook": "keyword_blocklist",
+        "label": "Sure",
+        "params": {"words": ["zzz"]},
+        "on_error": "hold",
+        "condition": "has(payload.data) && payload.data.probability > 0.5",
+    },  # an error (held) without a probability
     {"hook": "redact_pii", "label": "Off", "params": {}, "enabled": False},
 ]
-WEBHOOK = {"hook": "webhook", "label": "Notify", "params": {"url": "https://93.184.216.34/hook",
-                                                             "secret": "s3cret-s3cret-s3cret"}}
+WEBHOOK = {
+    "hook": "webhook",
+    "label": "Notify",
+    "params": {"url": "https://93.184.216.34/hook", "secret": "s3cret-s3cret-s3cret"},
+}
 
 
 def varied_payloads(count, seed=7):
@@ -43,8 +61,9 @@ def varied_payloads(count, seed=7):
         if rng.random() > 0.1:
             payload["text"] = " ".join(rng.choice(words) for _ in range(rng.randint(1, 6)))
         if rng.random() > 0.5:
-            payload["data"] = rng.choice([{"probability": round(rng.random(), 2)}, {"probability": "high"},
-                                          {"other": 1}])
+            payload["data"] = rng.choice(
+                [{"probability": round(rng.random(), 2)}, {"probability": "high"}, {"other": 1}]
+            )
         if rng.random() > 0.9:
             payload["blob"] = "x" * rng.randint(100, 400)
         payload["n"] = index
@@ -55,12 +74,16 @@ def varied_payloads(count, seed=7):
 def judge_all(stash, payloads):
     items = [Content.objects.create(stash=stash, payload=payload) for payload in payloads]
     processing.judge([item.pk for item in items])
-    return list(Content.objects.filter(pk__in=[item.pk for item in items]).order_by("payload__n")
-                .values_list("status", "reason", "payload"))
+    return list(
+        Content.objects.filter(pk__in=[item.pk for item in items])
+        .order_by("payload__n")
+        .values_list("status", "reason", "payload")
+    )
 
 
-def test_an_exported_pipeline_imported_into_a_fresh_stash_judges_1000_varied_items_alike(make_stash, broker,
-                                                                                         monkeypatch):
+def test_an_exported_pipeline_imported_into_a_fresh_stash_judges_1000_varied_items_alike(
+    make_stash, broker, monkeypatch
+):
     # Both stashes must judge alike: a condition's wall-clock budget, which a busy machine can exhaust
     # on either side alone, is not what this compares (tests/core/test_expressions.py tests it).
     monkeypatch.setattr(expressions, "MAX_SECONDS", 60)
@@ -99,22 +122,25 @@ def test_an_import_with_one_bad_hook_changes_nothing_and_names_the_hook_and_the_
     assert (stash.config_version, list(stash.hooks.values_list("pk", "params")), stash.versions.count()) == before
 
 
-@pytest.mark.parametrize(("change", "path"), [
-    (lambda d: d.update(format="other"), "format"),
-    (lambda d: d.update(format_version=2), "format_version"),
-    (lambda d: d.update(extra=1), "extra"),
-    (lambda d: d["stash"].update(on_error="explode"), "stash.on_error"),
-    (lambda d: d["stash"].update(max_payload_bytes="big"), "stash.max_payload_bytes"),
-    (lambda d: d["hooks"][1].update(hook="no_such_hook"), "hooks[1].hook"),
-    (lambda d: d["hooks"][1].update(condition="payload.("), "hooks[1].condition"),
-    (lambda d: d["hooks"][1].update(enabled=0), "hooks[1].enabled"),
-    (lambda d: d["hooks"][1].update(timeout_ms="5"), "hooks[1].timeout_ms"),
-    (lambda d: d["hooks"][1].update(colour="red"), "hooks[1].colour"),
-    (lambda d: d["hooks"][1].pop("hook"), "hooks[1].hook"),
-    (lambda d: d["hooks"][1].update(position=1), "hooks"),
-    (lambda d: d.update(examples=[{"name": "x", "payload": [], "verdict": "accepted"}]), "examples[0].payload"),
-    (lambda d: d.update(examples=[{"name": "x", "payload": {}, "verdict": "maybe"}]), "examples[0].verdict"),
-])
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        (lambda d: d.update(format="other"), "format"),
+        (lambda d: d.update(format_version=2), "format_version"),
+        (lambda d: d.update(extra=1), "extra"),
+        (lambda d: d["stash"].update(on_error="explode"), "stash.on_error"),
+        (lambda d: d["stash"].update(max_payload_bytes="big"), "stash.max_payload_bytes"),
+        (lambda d: d["hooks"][1].update(hook="no_such_hook"), "hooks[1].hook"),
+        (lambda d: d["hooks"][1].update(condition="payload.("), "hooks[1].condition"),
+        (lambda d: d["hooks"][1].update(enabled=0), "hooks[1].enabled"),
+        (lambda d: d["hooks"][1].update(timeout_ms="5"), "hooks[1].timeout_ms"),
+        (lambda d: d["hooks"][1].update(colour="red"), "hooks[1].colour"),
+        (lambda d: d["hooks"][1].pop("hook"), "hooks[1].hook"),
+        (lambda d: d["hooks"][1].update(position=1), "hooks"),
+        (lambda d: d.update(examples=[{"name": "x", "payload": [], "verdict": "accepted"}]), "examples[0].payload"),
+        (lambda d: d.update(examples=[{"name": "x", "payload": {}, "verdict": "maybe"}]), "examples[0].verdict"),
+    ],
+)
 def test_each_kind_of_bad_document_is_refused_by_its_path(make_stash, change, path):
     stash = make_stash("audit", hooks=VARIED[:3])
     document = processing.export_document(stash)
@@ -224,7 +250,10 @@ def test_every_change_is_kept_as_a_version_with_who_when_and_what(make_stash, cl
     versions = list(stash.versions.order_by("number"))
     assert [version.number for version in versions] == list(range(1, stash.config_version + 1))
     assert [version.summary for version in versions[-3:]] == [
-        "No spam: params changed", "order changed", "removed No spam"]
+        "No spam: params changed",
+        "order changed",
+        "removed No spam",
+    ]
 
 
 def test_a_change_through_the_api_is_kept_with_its_author(make_stash, admin_user, client):
@@ -232,8 +261,7 @@ def test_a_change_through_the_api_is_kept_with_its_author(make_stash, admin_user
     client.force_login(admin_user)
     config = stash.hooks.get(label="No spam")
 
-    answer = client.patch(f"/api/stashes/audit/hooks/{config.pk}/", {"enabled": False},
-                          content_type="application/json")
+    answer = client.patch(f"/api/stashes/audit/hooks/{config.pk}/", {"enabled": False}, content_type="application/json")
 
     assert answer.status_code == 200
     version = stash.versions.order_by("-number").first()
@@ -256,7 +284,9 @@ def test_a_run_names_the_version_that_judged_it_after_the_hook_is_edited_reorder
     assert version.number == run.config_version
     hooks = version.document["hooks"]
     assert [(hook["label"], hook["params"]) for hook in hooks] == [
-        ("Needs text", {"fields": ["text"]}), ("No spam", {"words": ["spam", "free money"]})]
+        ("Needs text", {"fields": ["text"]}),
+        ("No spam", {"words": ["spam", "free money"]}),
+    ]
     assert run.trail[1]["config_id"] == hooks[1]["id"]
 
 
@@ -267,7 +297,8 @@ def test_workers_build_the_pipeline_of_the_version_they_were_given(make_stash, b
     HookConfig.objects.filter(stash=stash, label="No spam").update(params={"words": ["hello"]})
     stash.refresh_from_db()
     PipelineVersion.objects.filter(stash=stash, number=stash.config_version).update(
-        document=PipelineVersion.objects.get(stash=stash, number=stash.config_version - 1).document)
+        document=PipelineVersion.objects.get(stash=stash, number=stash.config_version - 1).document
+    )
     item = Content.objects.create(stash=stash, payload={"text": "hello"})
 
     with CaptureQueriesContext(connection) as queries:
@@ -292,7 +323,8 @@ def test_restoring_a_version_gives_back_its_hooks_as_a_new_version(make_stash):
     restored = PipelineVersion.objects.get(stash=stash, number=first).document["hooks"]
     current = plan.version.document["hooks"]
     assert [(h["hook"], h["label"], h["params"]) for h in current] == [
-        (h["hook"], h["label"], h["params"]) for h in restored]
+        (h["hook"], h["label"], h["params"]) for h in restored
+    ]
     with pytest.raises(PipelineVersion.DoesNotExist, match="no version 99"):
         processing.restore(stash, 99)
 
@@ -317,6 +349,7 @@ def test_comparing_two_versions_lists_the_changes_and_a_diff_without_secrets(mak
 def test_a_stash_made_and_filled_in_one_change_has_one_version(db):
     user = get_user_model().objects.create_user("ann")
     from stash.db.versioning import authored_by, one_change
+
     with authored_by(lambda: user), one_change():
         stash = Stash.objects.create(slug="new", name="New")
         for spec in VARIED[:3]:
@@ -333,16 +366,30 @@ def test_a_stash_made_and_filled_in_one_change_has_one_version(db):
 def test_examples_pass_or_say_what_they_expected(make_stash):
     stash = make_stash("audit", hooks=VARIED[1:3])
     Example.objects.create(stash=stash, name="fine", payload={"text": "hi"}, verdict="accepted")
-    Example.objects.create(stash=stash, name="spam", payload={"text": "spam"}, verdict="rejected",
-                           hook="No spam", reason_code="blocked_word")
-    Example.objects.create(stash=stash, name="wrong", payload={"text": "spam"}, verdict="rejected",
-                           hook="Needs text", reason_code="missing")
+    Example.objects.create(
+        stash=stash,
+        name="spam",
+        payload={"text": "spam"},
+        verdict="rejected",
+        hook="No spam",
+        reason_code="blocked_word",
+    )
+    Example.objects.create(
+        stash=stash,
+        name="wrong",
+        payload={"text": "spam"},
+        verdict="rejected",
+        hook="Needs text",
+        reason_code="missing",
+    )
 
     results = {result.name: result for result in processing.run_examples(stash)}
 
     assert results["fine"].passed and results["spam"].passed
-    assert results["wrong"].problems == ["expected reason code 'missing', got 'blocked_word'",
-                                         "expected 'Needs text' to decide, got 'No spam'"]
+    assert results["wrong"].problems == [
+        "expected reason code 'missing', got 'blocked_word'",
+        "expected 'Needs text' to decide, got 'No spam'",
+    ]
 
 
 def test_a_change_that_breaks_an_example_is_refused_when_the_stash_blocks_and_made_when_it_warns(make_stash):
@@ -371,7 +418,11 @@ def test_an_item_becomes_an_example_expecting_its_verdict(make_stash, admin_user
     example = processing.example_from(item, admin_user)
 
     assert (example.stash, example.verdict, example.hook, example.reason_code) == (
-        stash, "rejected", "No spam", "blocked_word")
+        stash,
+        "rejected",
+        "No spam",
+        "blocked_word",
+    )
     assert example.payload == {"text": "Free   Money"}  # as submitted, before the transform
     assert processing.run_examples(stash)[0].passed
     assert processing.example_from(item).name == f"item {str(item.pk)[:8]} (2)"

@@ -1,4 +1,5 @@
 """The processing path in-process: claims, verdict writes, query counts, sweeping, simulating, time limits."""
+
 import time
 import uuid
 from datetime import timedelta
@@ -22,8 +23,9 @@ def submit(stash, **payload):
 
 @pytest.fixture
 def audit(make_stash):
-    return make_stash("audit", hooks=[("require_fields", {"fields": ["time"]}),
-                                      ("keyword_blocklist", {"words": ["spam"]})])
+    return make_stash(
+        "audit", hooks=[("require_fields", {"fields": ["time"]}), ("keyword_blocklist", {"words": ["spam"]})]
+    )
 
 
 @pytest.fixture(params=["returning", "orm"])
@@ -138,20 +140,29 @@ def test_a_run_records_the_stash_as_it_was_when_its_item_was_claimed(audit, clai
     assert first.runs.get().config_version < later.runs.get().config_version == audit.config_version
 
 
-def test_sweep_sends_expired_items_again_and_fails_those_out_of_attempts(audit, settings, monkeypatch,
-                                                                        django_capture_on_commit_callbacks):
+def test_sweep_sends_expired_items_again_and_fails_those_out_of_attempts(
+    audit, settings, monkeypatch, django_capture_on_commit_callbacks
+):
     messages = []
     monkeypatch.setattr(processing.publishing, "send", lambda ids, stash=None, queue="": messages.append(ids))
     now = timezone.now()
     past, future = now - timedelta(seconds=1), now + timedelta(seconds=60)
     # Created without signals, so the sweep's own after-commit batch is the only one.
-    lost, crashed, exhausted, fresh = Content.objects.bulk_create([
-        Content(stash=audit, payload={"time": "1"}, lease_until=past),
-        Content(stash=audit, payload={"time": "1"}, status="processing", attempts=1, lease_until=past),
-        Content(stash=audit, payload={"time": "1"}, status="processing", attempts=settings.STASH_MAX_ATTEMPTS,
-                lease_until=past, reason="interrupted in hook Poison"),
-        Content(stash=audit, payload={"time": "1"}, lease_until=future),
-    ])
+    lost, crashed, exhausted, fresh = Content.objects.bulk_create(
+        [
+            Content(stash=audit, payload={"time": "1"}, lease_until=past),
+            Content(stash=audit, payload={"time": "1"}, status="processing", attempts=1, lease_until=past),
+            Content(
+                stash=audit,
+                payload={"time": "1"},
+                status="processing",
+                attempts=settings.STASH_MAX_ATTEMPTS,
+                lease_until=past,
+                reason="interrupted in hook Poison",
+            ),
+            Content(stash=audit, payload={"time": "1"}, lease_until=future),
+        ]
+    )
 
     with django_capture_on_commit_callbacks(execute=True):
         report = processing.sweep()
@@ -162,8 +173,9 @@ def test_sweep_sends_expired_items_again_and_fails_those_out_of_attempts(audit, 
     sent = [pk for message in messages for pk in message]
     exhausted.refresh_from_db()
     assert exhausted.status == "failed"
-    assert exhausted.reason == "gave up after 3 attempts: the worker stopped while judging it " \
-                               "(interrupted in hook Poison)"
+    assert (
+        exhausted.reason == "gave up after 3 attempts: the worker stopped while judging it (interrupted in hook Poison)"
+    )
     crashed.refresh_from_db()
     assert crashed.status == "pending" and crashed.lease_until > timezone.now()
     fresh.refresh_from_db()
@@ -213,10 +225,12 @@ def test_items_accepted_in_one_batch_join_the_queue_in_submission_order(audit, c
 
 
 def test_of_several_retried_items_one_is_judged_and_the_others_go_back_one_per_message(
-        audit, monkeypatch, django_capture_on_commit_callbacks):
+    audit, monkeypatch, django_capture_on_commit_callbacks
+):
     messages = []
-    monkeypatch.setattr(processing.publishing, "_publish",
-                        lambda ids, queue="", time_limit=None: messages.append((ids, time_limit)))
+    monkeypatch.setattr(
+        processing.publishing, "_publish", lambda ids, queue="", time_limit=None: messages.append((ids, time_limit))
+    )
     items = [submit(audit, time="1", n=i) for i in range(3)]
     Content.objects.filter(pk__in=[i.pk for i in items]).update(attempts=1)  # each claimed once before
 
@@ -231,8 +245,9 @@ def test_of_several_retried_items_one_is_judged_and_the_others_go_back_one_per_m
     assert messages == [([str(items[1].pk)], 9.0), ([str(items[2].pk)], 9.0)]
 
 
-def test_a_message_also_claims_other_waiting_items_of_its_stash_up_to_the_batch_size(audit, make_stash, settings,
-                                                                                    claim_path):
+def test_a_message_also_claims_other_waiting_items_of_its_stash_up_to_the_batch_size(
+    audit, make_stash, settings, claim_path
+):
     settings.STASH_BATCH_SIZE = 3
     other_stash = make_stash("other", hooks=[("require_fields", {"fields": ["time"]})])
     items = [submit(audit, time="1", n=i) for i in range(5)]
@@ -269,8 +284,11 @@ def test_items_tried_before_are_claimed_only_by_their_own_message(audit):
 def published(monkeypatch):
     """Messages published: ``(ids, time limit)``; None for the default limit."""
     messages = []
-    monkeypatch.setattr(processing.publishing, "_publish",
-                        lambda ids, queue="", wake=None, time_limit=None: messages.append((sorted(ids), time_limit)))
+    monkeypatch.setattr(
+        processing.publishing,
+        "_publish",
+        lambda ids, queue="", wake=None, time_limit=None: messages.append((sorted(ids), time_limit)),
+    )
     return messages
 
 
@@ -291,7 +309,8 @@ def test_a_batch_judges_only_what_fits_in_its_time_limit_and_sends_the_rest_back
 
 
 def test_an_item_whose_hooks_need_more_than_a_message_has_is_sent_alone_with_the_limit_it_needs(
-        audit, published, django_capture_on_commit_callbacks):
+    audit, published, django_capture_on_commit_callbacks
+):
     item = submit(audit, time="1")
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -323,8 +342,13 @@ def test_a_claim_lasts_as_long_as_its_message_may_run(audit, register_temporaril
 def stopped_claim(item, token, attempts, note_hook=None):
     """``item`` as a message stopped at its time limit left it: claimed, maybe noting a hook."""
     Content.objects.filter(pk=item.pk).update(
-        status="processing", lease_token=token, attempts=attempts, lease_until=timezone.now() + timedelta(seconds=30),
-        reason=f"interrupted in hook {note_hook.hook}" if note_hook else "", decided_by=note_hook)
+        status="processing",
+        lease_token=token,
+        attempts=attempts,
+        lease_until=timezone.now() + timedelta(seconds=30),
+        reason=f"interrupted in hook {note_hook.hook}" if note_hook else "",
+        decided_by=note_hook,
+    )
 
 
 def test_a_stopped_item_whose_hook_hung_is_judged_once_with_that_hook_timed_out(audit, published):
@@ -338,11 +362,15 @@ def test_a_stopped_item_whose_hook_hung_is_judged_once_with_that_hook_timed_out(
 
     item.refresh_from_db()
     assert (report.claimed, report.judged, item.status, item.attempts) == (1, 1, "rejected", 3)
-    assert item.reason == ("keyword_blocklist: still running past its timeout of 2000 ms, where it could not "
-                           "be interrupted: stopped with its worker process")
+    assert item.reason == (
+        "keyword_blocklist: still running past its timeout of 2000 ms, where it could not "
+        "be interrupted: stopped with its worker process"
+    )
     assert item.decided_by == blocklist
-    assert [(s["hook"], s["outcome"]) for s in item.runs.get().trail] == [("require_fields", "kept"),
-                                                                          ("keyword_blocklist", "timeout")]
+    assert [(s["hook"], s["outcome"]) for s in item.runs.get().trail] == [
+        ("require_fields", "kept"),
+        ("keyword_blocklist", "timeout"),
+    ]
     blocklist.refresh_from_db()
     assert (blocklist.runs_count, blocklist.errors_count) == (1, 1)
     assert Content.objects.get(pk=other.pk).status == "processing"
@@ -350,7 +378,8 @@ def test_a_stopped_item_whose_hook_hung_is_judged_once_with_that_hook_timed_out(
 
 
 def test_stopped_batch_items_and_crashed_ones_go_back_alone_and_those_out_of_attempts_fail(
-        audit, published, django_capture_on_commit_callbacks):
+    audit, published, django_capture_on_commit_callbacks
+):
     blocklist = audit.hooks.get(hook="keyword_blocklist")
     batch, crashed, spent = submit(audit, time="1"), submit(audit, time="2"), submit(audit, time="3")
     token = uuid.uuid4()
@@ -367,5 +396,6 @@ def test_stopped_batch_items_and_crashed_ones_go_back_alone_and_those_out_of_att
     assert sorted(published) == sorted([([str(batch.pk)], 9.0), ([str(crashed.pk)], 9.0)])
     spent.refresh_from_db()
     assert spent.status == "failed"
-    assert spent.reason == ("gave up after 3 attempts: the worker stopped while judging it "
-                            "(interrupted in hook keyword_blocklist)")
+    assert spent.reason == (
+        "gave up after 3 attempts: the worker stopped while judging it (interrupted in hook keyword_blocklist)"
+    )

@@ -3,6 +3,7 @@
 Each face is driven as a person drives it (the admin's pages, the API, the commands), then a
 real submission shows that the real ``rate_limit`` count did not move.
 """
+
 import io
 import json
 
@@ -47,8 +48,14 @@ class AsyncSink(CountingSink):
 def limited(make_stash, register_temporarily):
     register_temporarily("test_counting_sink", CountingSink)
     register_temporarily("test_async_sink", AsyncSink)
-    return make_stash("limited", hooks=[("rate_limit", {"max_items": LIMIT, "window_seconds": WINDOW}),
-                                        ("test_counting_sink", {}), ("test_async_sink", {})])
+    return make_stash(
+        "limited",
+        hooks=[
+            ("rate_limit", {"max_items": LIMIT, "window_seconds": WINDOW}),
+            ("test_counting_sink", {}),
+            ("test_async_sink", {}),
+        ],
+    )
 
 
 @pytest.fixture
@@ -89,7 +96,9 @@ def test_simulating_another_users_item_in_the_admin_counts_nothing(admin_client,
     # At the limit, a simulation shows the drop the hook would make, and still counts nothing.
     result = admin_client.post(simulate_url(limited), {"payload": "", "content_id": str(first.pk)}).context["result"]
     assert (result.verdict, result.reason) == (
-        "rejected", f"submitter {sam.pk} sent 3 items within {WINDOW} s; the limit is {LIMIT}")
+        "rejected",
+        f"submitter {sam.pk} sent 3 items within {WINDOW} s; the limit is {LIMIT}",
+    )
     assert (real_count(first), sink_calls(), len(broker.messages)) == (2, calls + 1, messages)
 
 
@@ -109,8 +118,9 @@ def test_replaying_in_the_admin_counts_nothing(admin_client, limited, sam, broke
 def test_simulating_an_item_through_the_api_counts_nothing(limited, sam, django_user_model, broker):
     first = submit(limited, sam)
     reader = django_user_model.objects.create_user("rita", password="pw")
-    reader.user_permissions.set(Permission.objects.filter(content_type__app_label="stash",
-                                                          codename__in=["view_hookconfig", "view_content"]))
+    reader.user_permissions.set(
+        Permission.objects.filter(content_type__app_label="stash", codename__in=["view_hookconfig", "view_content"])
+    )
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=reader).key}")
     calls, messages = sink_calls(), len(broker.messages)
@@ -184,6 +194,7 @@ def test_a_scratch_reads_through_and_keeps_its_writes():
 
 def test_a_hook_that_declares_side_effects_must_name_its_store():
     with pytest.raises(TypeError, match=r"declares side_effects: define open_state\(\)"):
+
         class Careless(hooks.Filter):
             """Writes somewhere."""
 
@@ -199,4 +210,3 @@ def test_a_hook_that_declares_side_effects_must_name_its_store():
             return Scratch(self.store)  # any object with the cache's methods
 
     assert isinstance(Careful().scratch().state, Scratch)
-

@@ -5,6 +5,7 @@ not one of its error retries); slots come free when a delivery ends and when the
 that fails lets deliveries run. The deliveries run as a worker runs them (``apply``); what they
 send again is caught at the publishing boundary (``broker``).
 """
+
 import time
 
 import pytest
@@ -61,8 +62,11 @@ def test_a_delivery_beyond_the_limit_waits_in_the_queue_without_running(due, bro
     assert CALLS == []  # not run
     assert result.state == "RETRY"
     [message] = broker.messages  # sent again, to wait a second or two in the sink queue
-    assert (message["name"], message["args"], message["queue"]) == (publishing.DELIVER_TASK, third,
-                                                                    settings.STASH_SINK_QUEUE)
+    assert (message["name"], message["args"], message["queue"]) == (
+        publishing.DELIVER_TASK,
+        third,
+        settings.STASH_SINK_QUEUE,
+    )
     assert 0.5 * tasks.SLOT_WAIT <= message["countdown"] <= 1.5 * tasks.SLOT_WAIT
     assert message["retries"] == 0  # a wait for a slot is none of its error retries
     assert worker_counts.totals().get((worker_counts.SINK_RETRIED, due.config_id)) is None

@@ -1,4 +1,5 @@
 """Per-hook statistics: durable counters, and p50/p95 times read from stored trails by config id."""
+
 import pytest
 from django.utils import timezone
 
@@ -22,9 +23,23 @@ def run_with(content, *entries):
     """A stored run whose trail has ``(config, outcome, duration_ms)`` entries."""
     now = timezone.now()
     return PipelineRun.objects.create(
-        content=content, revision=1, config_version=1, outcome="accepted", started_at=now, finished_at=now,
-        trail=[{"config_id": config.pk, "hook": config.hook, "position": config.position, "outcome": outcome,
-                "duration_ms": ms} for config, outcome, ms in entries])
+        content=content,
+        revision=1,
+        config_version=1,
+        outcome="accepted",
+        started_at=now,
+        finished_at=now,
+        trail=[
+            {
+                "config_id": config.pk,
+                "hook": config.hook,
+                "position": config.position,
+                "outcome": outcome,
+                "duration_ms": ms,
+            }
+            for config, outcome, ms in entries
+        ],
+    )
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
 """The Celery adapters' own policies: a sink delivery's retries and their waits."""
+
 import pytest
 from celery import signals
 

@@ -6,6 +6,7 @@ form error, never a 500.
 
 Each example runs in a transaction that is rolled back, so examples never see each other's rows.
 """
+
 import os
 from contextlib import contextmanager
 
@@ -21,7 +22,9 @@ hypothesis_settings.register_profile(
     "stash",
     max_examples=int(os.environ.get("STASH_PROPERTY_EXAMPLES", "25")),
     # Database round trips vary; fixtures are set up once per test and each example rolls back.
-    deadline=None, database=None, print_blob=True,
+    deadline=None,
+    database=None,
+    print_blob=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 hypothesis_settings.load_profile("stash")
@@ -37,13 +40,20 @@ def rolled_back():
 
 @pytest.fixture
 def stashes(make_stash):
-    """"audit" (hooks with conditions over the payload) and "open" (anonymous submissions)."""
-    audit = make_stash("audit", hooks=[
-        ("require_fields", {"fields": ["text"]}),
-        {"hook": "keyword_blocklist", "params": {"words": ["spam"]}, "condition": "has(payload.text)",
-         "on_error": "skip"},
-        ("condition", {"expression": "has(payload.score) && payload.score > 5", "action": "hold"}),
-    ])
+    """ "audit" (hooks with conditions over the payload) and "open" (anonymous submissions)."""
+    audit = make_stash(
+        "audit",
+        hooks=[
+            ("require_fields", {"fields": ["text"]}),
+            {
+                "hook": "keyword_blocklist",
+                "params": {"words": ["spam"]},
+                "condition": "has(payload.text)",
+                "on_error": "skip",
+            },
+            ("condition", {"expression": "has(payload.score) && payload.score > 5", "action": "hold"}),
+        ],
+    )
     return {"audit": audit, "open": make_stash("open", allow_anonymous=True)}
 
 

@@ -3,6 +3,7 @@
 Strings carry what databases and encoders trip over (NUL, lone surrogates, every plane); numbers run
 past 64 bits, past 1,000 digits and out to infinity; JSON nests and mixes all of them.
 """
+
 import json
 import math
 from decimal import Decimal
@@ -10,8 +11,9 @@ from decimal import Decimal
 from hypothesis import strategies as st
 
 #: Characters from the whole of Unicode, lone surrogates and NUL included.
-characters = st.one_of(st.characters(codec=None, exclude_categories=()), st.characters(categories=["Cs"]),
-                       st.just("\x00"))
+characters = st.one_of(
+    st.characters(codec=None, exclude_categories=()), st.characters(categories=["Cs"]), st.just("\x00")
+)
 texts = st.text(characters, max_size=20)
 #: Texts a browser can send in a form: UTF-8 cannot carry a lone surrogate.
 form_texts = st.text(st.characters(codec="utf-8"), max_size=40)
@@ -22,9 +24,9 @@ integers = st.one_of(
 )
 numbers = st.one_of(integers, st.floats(allow_nan=False))  # infinities too: JSON cannot spell them
 scalars = st.one_of(st.none(), st.booleans(), numbers, texts)
-json_values = st.recursive(scalars,
-                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
-                           max_leaves=12)
+json_values = st.recursive(
+    scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4), max_leaves=12
+)
 json_objects = st.dictionaries(texts, json_values, max_size=5)
 #: What a JSON body may hold where an object is expected: mostly objects, sometimes anything.
 payloads = st.one_of(json_objects, json_objects, json_values)

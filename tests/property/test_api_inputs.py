@@ -1,4 +1,5 @@
 """Any JSON sent to the API's write paths is stored exactly (read back equal) or refused with a 4xx."""
+
 import pytest
 from hypothesis import example, given, strategies as st
 
@@ -83,8 +84,11 @@ def test_a_simulated_payload_is_judged_or_refused_and_nothing_is_saved(api, stas
         assert count() == 0
 
 
-@given(values=json_values, condition=st.one_of(texts, texts.map(lambda text: f"payload.text == {as_json(text)}")),
-       method=st.sampled_from(["post", "put", "patch"]))
+@given(
+    values=json_values,
+    condition=st.one_of(texts, texts.map(lambda text: f"payload.text == {as_json(text)}")),
+    method=st.sampled_from(["post", "put", "patch"]),
+)
 @example(values={"a": "\ud800"}, condition="", method="post")
 @example(values={"a": 1}, condition="payload.text == '\x00'", method="patch")
 def test_hook_params_and_conditions_are_stored_exactly_or_refused(api, stashes, values, condition, method):
@@ -100,4 +104,5 @@ def test_hook_params_and_conditions_are_stored_exactly_or_refused(api, stashes, 
         else:
             refused(response)
             assert list(HookConfig.objects.filter(stash=stashes["open"]).values_list("params", flat=True)) == [
-                {"values": {"a": 1}}]
+                {"values": {"a": 1}}
+            ]

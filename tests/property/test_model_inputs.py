@@ -1,5 +1,6 @@
 """Any payload saved through ``stash.processing`` or the ORM is stored exactly (read back equal from
 the database) or refused with ``ValidationError`` / ``PayloadTooLarge``, and nothing is saved."""
+
 import pytest
 from django.core.exceptions import ValidationError
 from hypothesis import example, given

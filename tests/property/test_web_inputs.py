@@ -1,5 +1,6 @@
 """Any text and JSON sent through the submit form or the admin's "add content" is stored exactly or
 refused with a form error (the page again, nothing saved), never a 500."""
+
 import json
 
 import pytest
@@ -58,8 +59,11 @@ def test_the_submit_form_stores_exactly_what_it_was_given_or_says_why_not(browse
 @example(payload='{"score": 10, "pad": 9223372036854775808}', key="")
 def test_the_admin_stores_an_added_item_exactly_or_shows_the_error(browser, stashes, payload, key):
     with rolled_back():
-        if not saved(browser, "/admin/stash/content/add/",
-                     {"stash": stashes["audit"].pk, "payload": payload, "idempotency_key": key}):
+        if not saved(
+            browser,
+            "/admin/stash/content/add/",
+            {"stash": stashes["audit"].pk, "payload": payload, "idempotency_key": key},
+        ):
             return
         item = Content.objects.get()
         assert same_json(json.loads(payload), item.payload)

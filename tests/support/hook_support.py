@@ -1,4 +1,5 @@
 """Helpers shared by the hook tests: params a hook refuses, a port nothing listens on."""
+
 import socket
 
 import pytest

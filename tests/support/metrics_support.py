@@ -1,4 +1,5 @@
 """Test support: scrape ``/metrics`` and read its samples with prometheus_client's own parser."""
+
 from prometheus_client.parser import text_string_to_metric_families
 
 

@@ -1,5 +1,6 @@
 """Pins of code that reaches into another library past its documented API: each such place names
 the versions it was read against, and a test fails once requirements.txt or the environment moves on."""
+
 import re
 from importlib import metadata
 from pathlib import Path
@@ -21,4 +22,5 @@ def assert_checked_against(checked, where):
         assert pinned.get(package) == version == metadata.version(package), (
             f"{where} reaches into {package} as {package} {version} has it; requirements.txt pins "
             f"{pinned.get(package)} and {metadata.version(package)} is installed. Re-check {where} against "
-            "the new version, then update the versions it was checked against.")
+            "the new version, then update the versions it was checked against."
+        )

@@ -1,4 +1,5 @@
 """Work run at once in threads, each on a database connection of its own (closed at its end)."""
+
 import threading
 
 from django.db import connections

@@ -6,6 +6,7 @@ mark them ``django_db(transaction=True)``. Its sink deliveries go to the queue n
 (``<queue>.sinks``), which a second process consumes with the threads pool, as Procfile.prod's
 ``sinks`` worker does: the ``worker`` fixture starts both.
 """
+
 import os
 import signal
 import subprocess
@@ -54,18 +55,20 @@ class Worker:
 
     def env(self):
         env = dict(os.environ)
-        env.update({
-            "DJANGO_SETTINGS_MODULE": "tests.settings",
-            "DATABASE_URL": database_url(),
-            "SECRET_KEY": settings.SECRET_KEY,
-            "STASH_VAR_DIR": str(settings.VAR_DIR),
-            "STASH_QUEUE": self.queue,
-            "STASH_SINK_QUEUE": sink_queue(self.queue),
-            "STASH_LEASE_SECONDS": str(WORKER_LEASE_SECONDS),
-            "STASH_TIME_LIMIT": str(WORKER_TIME_LIMIT),
-            "STASH_TIME_LIMIT_MARGIN": str(WORKER_TIME_LIMIT_MARGIN),
-            "PYTHONPATH": str(ROOT),
-        })
+        env.update(
+            {
+                "DJANGO_SETTINGS_MODULE": "tests.settings",
+                "DATABASE_URL": database_url(),
+                "SECRET_KEY": settings.SECRET_KEY,
+                "STASH_VAR_DIR": str(settings.VAR_DIR),
+                "STASH_QUEUE": self.queue,
+                "STASH_SINK_QUEUE": sink_queue(self.queue),
+                "STASH_LEASE_SECONDS": str(WORKER_LEASE_SECONDS),
+                "STASH_TIME_LIMIT": str(WORKER_TIME_LIMIT),
+                "STASH_TIME_LIMIT_MARGIN": str(WORKER_TIME_LIMIT_MARGIN),
+                "PYTHONPATH": str(ROOT),
+            }
+        )
         if self.broker_url:
             env["CELERY_BROKER_URL"] = self.broker_url
         if self.cache_url:
@@ -78,9 +81,28 @@ class Worker:
     def start(self, timeout=60):
         self.log = open(self.log_path, "a")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "hooksite", "worker", "-Q", self.queue, *self.pool,
-             "--loglevel", "INFO", "--without-mingle", "--without-gossip", "--hostname", f"{self.queue}@%h"],
-            cwd=ROOT, env=self.env(), stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "hooksite",
+                "worker",
+                "-Q",
+                self.queue,
+                *self.pool,
+                "--loglevel",
+                "INFO",
+                "--without-mingle",
+                "--without-gossip",
+                "--hostname",
+                f"{self.queue}@%h",
+            ],
+            cwd=ROOT,
+            env=self.env(),
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -137,8 +159,12 @@ class SinkWorker(Worker):
         self.judging_queue = queue
 
     def env(self):
-        return {**super().env(), "STASH_QUEUE": self.judging_queue, "STASH_SINK_QUEUE": self.queue,
-                "STASH_WEBHOOK_ALLOWED_NETWORKS": SINK_ALLOWED_NETWORKS}
+        return {
+            **super().env(),
+            "STASH_QUEUE": self.judging_queue,
+            "STASH_SINK_QUEUE": self.queue,
+            "STASH_WEBHOOK_ALLOWED_NETWORKS": SINK_ALLOWED_NETWORKS,
+        }
 
 
 def stop_group(process, timeout):

@@ -1,4 +1,5 @@
 """The anonymous submit form is held to the anonymous API's rate, on the same count per address."""
+
 import pytest
 from django.test import Client
 from rest_framework.test import APIClient
@@ -33,8 +34,10 @@ def test_anonymous_form_posts_past_the_rate_are_refused_with_a_form_error(open_s
 def test_the_form_and_the_api_share_one_count_per_address(open_stash):
     api = APIClient()
     for n in range(2):
-        assert api.post("/api/contents/", {"stash": "open", "payload": {"text": f"api {n}"}},
-                        format="json").status_code == 201
+        assert (
+            api.post("/api/contents/", {"stash": "open", "payload": {"text": f"api {n}"}}, format="json").status_code
+            == 201
+        )
     client = Client()
     assert client.post(FORM, {"text": "third"}).status_code == 302
     assert client.post(FORM, {"text": "fourth"}).status_code == 429

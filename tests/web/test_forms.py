@@ -1,4 +1,5 @@
 """The submit form builds the payload from a text, a file and JSON data, and checks it like the API."""
+
 import base64
 
 import pytest
@@ -19,12 +20,16 @@ def form(stash, file=None, **data):
 
 
 def test_text_file_and_data_make_the_payload(stash):
-    submitted = form(stash, text="hello", data='{"source": "phone", "n": 2}',
-                     file=SimpleUploadedFile("note.txt", b"file body"))
+    submitted = form(
+        stash, text="hello", data='{"source": "phone", "n": 2}', file=SimpleUploadedFile("note.txt", b"file body")
+    )
     assert submitted.is_valid(), submitted.errors
-    assert submitted.payload == {"text": "hello", "filename": "note.txt",
-                                 "b64_file": base64.b64encode(b"file body").decode(),
-                                 "data": {"source": "phone", "n": 2}}
+    assert submitted.payload == {
+        "text": "hello",
+        "filename": "note.txt",
+        "b64_file": base64.b64encode(b"file body").decode(),
+        "data": {"source": "phone", "n": 2},
+    }
 
 
 def test_only_what_was_given_goes_into_the_payload(stash):
@@ -39,12 +44,15 @@ def test_an_empty_form_is_refused(stash):
     assert submitted.non_field_errors() == ["Give a text, a file or some data."]
 
 
-@pytest.mark.parametrize("data, message", [
-    ("[1, 2]", 'Data must be a JSON object, like {"key": "value"}.'),
-    ('"text"', 'Data must be a JSON object, like {"key": "value"}.'),
-    ("{'single': 'quotes'}", "This is not valid JSON: Expecting property name enclosed in double quotes"),
-    ('{"x": NaN}', "This is not valid JSON: NaN is not JSON"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ("[1, 2]", 'Data must be a JSON object, like {"key": "value"}.'),
+        ('"text"', 'Data must be a JSON object, like {"key": "value"}.'),
+        ("{'single': 'quotes'}", "This is not valid JSON: Expecting property name enclosed in double quotes"),
+        ('{"x": NaN}', "This is not valid JSON: NaN is not JSON"),
+    ],
+)
 def test_data_must_be_a_json_object(stash, data, message):
     submitted = form(stash, text="hi", data=data)
     assert not submitted.is_valid()
@@ -66,5 +74,9 @@ def test_a_file_larger_than_the_stash_takes_is_refused_before_it_is_read(stash):
 def test_a_file_that_fits_but_not_once_encoded_is_refused_with_the_reason(stash):
     submitted = form(stash, file=SimpleUploadedFile("mid.bin", b"x" * 150))
     assert not submitted.is_valid()
-    assert submitted.non_field_errors() == [("The payload is 236 bytes; this stash takes at most 200. "
-                                             "A file counts a third more: it is stored base64-encoded.")]
+    assert submitted.non_field_errors() == [
+        (
+            "The payload is 236 bytes; this stash takes at most 200. "
+            "A file counts a third more: it is stored base64-encoded."
+        )
+    ]

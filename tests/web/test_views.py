@@ -1,4 +1,5 @@
 """Web pages: the index, the submit form, the status page and its JSON, login and logout."""
+
 import pytest
 from django.contrib.auth.models import Permission
 from django.test import Client
@@ -13,8 +14,13 @@ XSS = "<script>alert('x')</script>"
 
 @pytest.fixture
 def audit(make_stash):
-    return make_stash("audit", hooks=[{"hook": "require_fields", "params": {"fields": ["text"]}, "label": "Needs text"},
-                                      {"hook": "keyword_blocklist", "params": {"words": ["spam"]}, "label": "No spam"}])
+    return make_stash(
+        "audit",
+        hooks=[
+            {"hook": "require_fields", "params": {"fields": ["text"]}, "label": "Needs text"},
+            {"hook": "keyword_blocklist", "params": {"words": ["spam"]}, "label": "No spam"},
+        ],
+    )
 
 
 @pytest.fixture
@@ -69,8 +75,7 @@ def test_submitting_saves_the_item_and_shows_its_status_page(audit, sam, sam_cli
     content = Content.objects.get()
     assert response.status_code == 302
     assert response["Location"] == f"/c/{content.pk}/"
-    assert (content.payload, content.source, content.submitted_by) == ({"text": "hello", "data": {"n": 1}}, "form",
-                                                                       sam)
+    assert (content.payload, content.source, content.submitted_by) == ({"text": "hello", "data": {"n": 1}}, "form", sam)
 
 
 def test_an_invalid_submission_shows_the_form_again_and_saves_nothing(audit, sam_client):
@@ -166,8 +171,10 @@ def test_log_in_and_out_with_the_project_pages(sam):
     page = client.get("/accounts/login/?next=/s/audit/submit/")
     assert page.status_code == 200
     token = page.context["csrf_token"]
-    response = client.post("/accounts/login/", {"username": "sam", "password": "pass-word-123",
-                                                "next": "/s/audit/submit/", "csrfmiddlewaretoken": token})
+    response = client.post(
+        "/accounts/login/",
+        {"username": "sam", "password": "pass-word-123", "next": "/s/audit/submit/", "csrfmiddlewaretoken": token},
+    )
     assert response["Location"] == "/s/audit/submit/"
     assert "sam" in client.get("/").content.decode()
 
@@ -184,8 +191,11 @@ def test_wrong_credentials_show_the_form_again(sam, client):
 
 # --- what a submitter is told, and what staff see --------------------------------------------
 
-FAILING = {"hook": "condition", "label": "Probably spam",
-           "params": {"expression": "payload.data.probability > 0.5"}}  # no "data": the expression fails
+FAILING = {
+    "hook": "condition",
+    "label": "Probably spam",
+    "params": {"expression": "payload.data.probability > 0.5"},
+}  # no "data": the expression fails
 
 
 def judged(stash, user, **payload):
@@ -200,10 +210,12 @@ def page_and_status(client, content):
 
 
 @pytest.mark.parametrize("on_error", ["reject", "hold"])
-def test_a_hook_failure_is_told_plainly_to_the_submitter_and_in_full_to_staff(make_stash, sam, sam_client,
-                                                                              admin_client, on_error):
-    stash = make_stash("audit", hooks=[{**FAILING, "on_error": on_error},
-                                       {"hook": "require_fields", "params": {"fields": ["text"]}}])
+def test_a_hook_failure_is_told_plainly_to_the_submitter_and_in_full_to_staff(
+    make_stash, sam, sam_client, admin_client, on_error
+):
+    stash = make_stash(
+        "audit", hooks=[{**FAILING, "on_error": on_error}, {"hook": "require_fields", "params": {"fields": ["text"]}}]
+    )
     content = judged(stash, sam, text="hello")
     assert Content.objects.get(pk=content.pk).status == {"reject": "rejected", "hold": "held"}[on_error]
 
@@ -219,22 +231,34 @@ def test_a_hook_failure_is_told_plainly_to_the_submitter_and_in_full_to_staff(ma
 
 
 def test_a_held_item_waits_for_a_moderator(make_stash, sam, sam_client):
-    stash = make_stash("audit", hooks=[{"hook": "condition", "label": "Links", "params": {
-        "expression": "payload.text.contains('http')", "action": "hold", "reason": "has a link"}}])
+    stash = make_stash(
+        "audit",
+        hooks=[
+            {
+                "hook": "condition",
+                "label": "Links",
+                "params": {"expression": "payload.text.contains('http')", "action": "hold", "reason": "has a link"},
+            }
+        ],
+    )
     html = sam_client.get(f"/c/{judged(stash, sam, text='see http://x').pk}/").content.decode()
     assert '<p class="status status-held">Waiting for a moderator</p>' in html
 
 
 def test_a_rejection_gives_the_filters_reason_in_one_sentence(audit, sam, sam_client):
     html = sam_client.get(f"/c/{judged(audit, sam, text='spam').pk}/").content.decode()
-    assert ('<p class="status status-rejected">Rejected: <span class="reason">contains blocked word '
-            '&#x27;spam&#x27; in text</span></p>') in html
+    assert (
+        '<p class="status status-rejected">Rejected: <span class="reason">contains blocked word '
+        "&#x27;spam&#x27; in text</span></p>"
+    ) in html
 
 
 def test_an_item_out_of_attempts_could_not_be_checked(audit, sam, sam_client):
     content = processing.submit(audit, {"text": "hi"}, sam, Content.Source.FORM)[0]
-    Content.objects.filter(pk=content.pk).update(status="failed", reason="gave up after 3 attempts: the worker "
-                                                 "stopped while judging it (interrupted in hook No spam)")
+    Content.objects.filter(pk=content.pk).update(
+        status="failed",
+        reason="gave up after 3 attempts: the worker stopped while judging it (interrupted in hook No spam)",
+    )
     html = sam_client.get(f"/c/{content.pk}/").content.decode()
     assert "Could not be checked; a moderator will look at it" in html
     assert "gave up" not in html and "interrupted" not in html
@@ -249,8 +273,10 @@ def test_a_verdict_given_in_review_says_a_moderator_decided(audit, sam, sam_clie
 
 
 def test_what_an_observing_hook_would_do_is_not_told_to_the_submitter(make_stash, sam, sam_client, admin_client):
-    stash = make_stash("audit", hooks=[{"hook": "keyword_blocklist", "label": "Trial", "mode": "observe",
-                                        "params": {"words": ["hello"]}}])
+    stash = make_stash(
+        "audit",
+        hooks=[{"hook": "keyword_blocklist", "label": "Trial", "mode": "observe", "params": {"words": ["hello"]}}],
+    )
     content = judged(stash, sam, text="hello")
     assert "<strong>Trial</strong> only watched.</li>" in sam_client.get(f"/c/{content.pk}/").content.decode()
     assert "only watched: would drop: contains blocked word" in admin_client.get(f"/c/{content.pk}/").content.decode()
@@ -259,9 +285,11 @@ def test_what_an_observing_hook_would_do_is_not_told_to_the_submitter(make_stash
 def test_the_submitted_data_is_shown_as_pretty_json(audit, sam, sam_client):
     content = judged(audit, sam, text="hi", data={"channel": "web", "tags": ["a", "ü"], "score": 0.5, "ok": True})
     html = sam_client.get(f"/c/{content.pk}/").content.decode()
-    assert ('<pre class="data">{\n  &quot;channel&quot;: &quot;web&quot;,\n  &quot;ok&quot;: true,\n'
-            '  &quot;score&quot;: 0.5,\n  &quot;tags&quot;: [\n    &quot;a&quot;,\n'
-            '    &quot;ü&quot;\n  ]\n}</pre>') in html
+    assert (
+        '<pre class="data">{\n  &quot;channel&quot;: &quot;web&quot;,\n  &quot;ok&quot;: true,\n'
+        "  &quot;score&quot;: 0.5,\n  &quot;tags&quot;: [\n    &quot;a&quot;,\n"
+        "    &quot;ü&quot;\n  ]\n}</pre>"
+    ) in html
     assert "{&#x27;channel&#x27;" not in html and "True" not in html
 
 

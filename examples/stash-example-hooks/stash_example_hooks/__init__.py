@@ -1,4 +1,5 @@
 """Example stash hooks shipped in a package: ``example.max_links`` drops link spam."""
+
 import re
 
 from stash import hooks
@@ -12,8 +13,9 @@ class MaxLinks(hooks.Filter):
 
     params_schema = {
         "type": "object",
-        "properties": {"max": {"type": "integer", "minimum": 0, "default": 2,
-                               "description": "Most links kept in one text field."}},
+        "properties": {
+            "max": {"type": "integer", "minimum": 0, "default": 2, "description": "Most links kept in one text field."}
+        },
         "additionalProperties": False,
     }
 

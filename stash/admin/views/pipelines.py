@@ -1,5 +1,6 @@
 """A stash's pipeline as a file, in the admin: download it (``<slug>-pipeline.json``, no secrets), upload
 one, see what it would change and which golden examples it would break, then apply it."""
+
 import json
 
 from django import forms
@@ -62,9 +63,13 @@ def parse_document(text):
 
 
 class UploadForm(forms.Form):
-    file = forms.FileField(label=gettext_lazy("pipeline file"),
-                           help_text=gettext_lazy("A pipeline document (.json), as “Download pipeline” gives it. "
-                                                  "Nothing changes before you confirm what it would do."))
+    file = forms.FileField(
+        label=gettext_lazy("pipeline file"),
+        help_text=gettext_lazy(
+            "A pipeline document (.json), as “Download pipeline” gives it. "
+            "Nothing changes before you confirm what it would do."
+        ),
+    )
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
@@ -86,8 +91,9 @@ class ApplyForm(forms.Form):
 def download(model_admin, request, object_id):
     """The stash's pipeline document, with its golden examples, as an attachment: no ids, no secrets."""
     stash = pipeline_stash(model_admin, request, object_id)
-    response = HttpResponse(documents.dumps(processing.export_document(stash)) + "\n",
-                            content_type="application/json; charset=utf-8")
+    response = HttpResponse(
+        documents.dumps(processing.export_document(stash)) + "\n", content_type="application/json; charset=utf-8"
+    )
     response["Content-Disposition"] = content_disposition_header(True, f"{stash.slug}-pipeline.json")
     return response
 
@@ -103,8 +109,14 @@ def upload(model_admin, request, object_id):
             return refused(model_admin, request, confirmed.errors, request.path)
         if confirmed.cleaned_data["version"] == stash.config_version:
             return _apply(request, stash, confirmed.cleaned_data["document"])
-        messages.warning(request, _("The pipeline has changed since this preview (it is version %(version)d now): "
-                                    "here is what the file would change now.") % {"version": stash.config_version})
+        messages.warning(
+            request,
+            _(
+                "The pipeline has changed since this preview (it is version %(version)d now): "
+                "here is what the file would change now."
+            )
+            % {"version": stash.config_version},
+        )
         document = confirmed.cleaned_data["document"]
     elif request.method == "POST":
         form = UploadForm(request.POST, request.FILES)
@@ -119,8 +131,12 @@ def upload(model_admin, request, object_id):
                 form.add_error("file", exc)
             else:  # a preview shown again: its file is not on the page
                 messages.error(request, " | ".join(exc.messages))
-    context = {**stash_context(model_admin, request, stash, _("Upload a pipeline to %(stash)s") % {"stash": stash}),
-               "form": form, "plan": plan, "confirm": CONFIRM}
+    context = {
+        **stash_context(model_admin, request, stash, _("Upload a pipeline to %(stash)s") % {"stash": stash}),
+        "form": form,
+        "plan": plan,
+        "confirm": CONFIRM,
+    }
     if plan is not None:
         context["apply_form"] = ApplyForm(initial={"document": json.dumps(document), "version": stash.config_version})
         context["result_rows"] = [(None, result) for result in plan.results]  # the file's examples have no page
@@ -146,8 +162,9 @@ def _preview(request, stash, document):
     try:
         return processing.import_document(stash, document, dry_run=True)
     except processing.InvalidDocument as exc:
-        raise ValidationError([f"{path}: {message}" for path, errors in exc.errors.items() for message in errors]
-                              ) from None
+        raise ValidationError(
+            [f"{path}: {message}" for path, errors in exc.errors.items() for message in errors]
+        ) from None
     except processing.Unanswered as exc:
         raise ValidationError(_("The golden examples could not be run: %(error)s") % {"error": exc}) from None
 
@@ -171,7 +188,10 @@ def _apply(request, stash, document):
     if not plan.applied:
         messages.info(request, _("The pipeline already is what this file says: nothing was changed."))
     else:
-        messages.success(request, _("Pipeline uploaded: it is version %(version)d now (%(changes)s).")
-                         % {"version": plan.version.number, "changes": "; ".join(plan.changes)})
+        messages.success(
+            request,
+            _("Pipeline uploaded: it is version %(version)d now (%(changes)s).")
+            % {"version": plan.version.number, "changes": "; ".join(plan.changes)},
+        )
         admin_guard.warn(request, admin_guard.broken_anyway(plan))
     return redirect(reverse("admin:stash_stash_change", args=[stash.pk]))

@@ -1,5 +1,6 @@
 """The admin's review queue: a stash's held items one at a time, oldest first, and a person's
 decisions on an item (approve, reject, overturn, judge again) from that page or the item's own."""
+
 import uuid
 from dataclasses import dataclass
 
@@ -30,14 +31,23 @@ class Button:
     title: str
 
 
-BUTTONS = {button.decision: button for button in [
-    Button("approve", gettext_lazy("Approve"), "a", gettext_lazy("Accept the item: the hook was right to ask.")),
-    Button("reject", gettext_lazy("Reject"), "r", gettext_lazy("Reject the item.")),
-    Button("overturn", gettext_lazy("Overturn"), "o",
-           gettext_lazy("Reverse the hook's verdict: a held or rejected item is accepted, and counted against "
-                        "its hook as a false positive; an accepted one is rejected.")),
-    Button("judge", gettext_lazy("Judge again"), "j", gettext_lazy("Run the stash's current hooks over it again.")),
-]}
+BUTTONS = {
+    button.decision: button
+    for button in [
+        Button("approve", gettext_lazy("Approve"), "a", gettext_lazy("Accept the item: the hook was right to ask.")),
+        Button("reject", gettext_lazy("Reject"), "r", gettext_lazy("Reject the item.")),
+        Button(
+            "overturn",
+            gettext_lazy("Overturn"),
+            "o",
+            gettext_lazy(
+                "Reverse the hook's verdict: a held or rejected item is accepted, and counted against "
+                "its hook as a false positive; an accepted one is rejected."
+            ),
+        ),
+        Button("judge", gettext_lazy("Judge again"), "j", gettext_lazy("Run the stash's current hooks over it again.")),
+    ]
+}
 SKIP_KEY = "n"
 DONE = {
     "approve": gettext_lazy("Approved item %(item)s."),
@@ -57,8 +67,13 @@ def decision_context(admin, request, content, decide_url, skip_url=""):
     buttons = []
     if admin.has_change_permission(request, content):
         buttons = [BUTTONS[name] for name in processing.decisions_for(content)]
-    return {"buttons": buttons, "decide_url": decide_url, "skip_url": skip_url, "skip_key": SKIP_KEY,
-            "decision_form": DecisionForm(initial={"item": content.pk, "status": content.status})}
+    return {
+        "buttons": buttons,
+        "decide_url": decide_url,
+        "skip_url": skip_url,
+        "skip_key": SKIP_KEY,
+        "decision_form": DecisionForm(initial={"item": content.pk, "status": content.status}),
+    }
 
 
 def review(model_admin, request, object_id):
@@ -88,18 +103,27 @@ def review(model_admin, request, object_id):
             return refused(admin, request, {"after": [_("Not an item id.")]}, here)
         after = Content.objects.filter(pk=after_id, stash=stash).first()
         if after is None:
-            messages.warning(request, _("No item %(item)s in this stash: here is the oldest held item.")
-                             % {"item": after_id})
+            messages.warning(
+                request, _("No item %(item)s in this stash: here is the oldest held item.") % {"item": after_id}
+            )
     item = processing.next_held(stash, after)
     held = processing.held_items(stash)
-    context = {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta, "original": stash,
-               "stash": stash, "title": _("Review %(stash)s") % {"stash": stash}, "item": item,
-               "total": held.count(), "review_url": here}
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "original": stash,
+        "stash": stash,
+        "title": _("Review %(stash)s") % {"stash": stash},
+        "item": item,
+        "total": held.count(),
+        "review_url": here,
+    }
     if item is not None:
         context.update(decision_context(admin, request, item, here, f"{here}?{urlencode({'after': item.pk})}"))
         earlier = Q(created_at__lt=item.created_at) | Q(created_at=item.created_at, pk__lt=item.pk)
-        context.update(position=held.filter(earlier).count() + 1, preview=previews.preview(item.payload),
-                       run=item.runs.first())
+        context.update(
+            position=held.filter(earlier).count() + 1, preview=previews.preview(item.payload), run=item.runs.first()
+        )
     return TemplateResponse(request, "admin/stash/stash/review.html", context)
 
 
@@ -130,8 +154,9 @@ def _decide(admin, request, form, back_url, stash=None):
     outcome = processing.decide(data["item"], data["decision"], request.user, data["note"], data["status"], stash)
     content = outcome.content
     if content is None:
-        messages.warning(request, _("Item %(item)s no longer exists. Nothing was changed.")
-                         % {"item": short(data["item"])})
+        messages.warning(
+            request, _("Item %(item)s no longer exists. Nothing was changed.") % {"item": short(data["item"])}
+        )
     elif outcome.applied:
         done = DONE[outcome.decision] % {"item": short(content.pk), "status": content.get_status_display()}
         admin.log_change(request, content, f"{done} {data['note']}".strip())
@@ -143,20 +168,33 @@ def _decide(admin, request, form, back_url, stash=None):
 
 def stale(content, seen, decision):
     """Why a decision on ``content``, seen with status ``seen``, changed nothing."""
-    values = {"item": short(content.pk), "status": content.get_status_display(),
-              "seen": Content.Status(seen).label, "decision": BUTTONS[decision].label}
+    values = {
+        "item": short(content.pk),
+        "status": content.get_status_display(),
+        "seen": Content.Status(seen).label,
+        "decision": BUTTONS[decision].label,
+    }
     if content.status == seen:
         return _("Item %(item)s is %(status)s: %(decision)s does not apply to it. Nothing was changed.") % values
     reviewer = content.reviewer
     if reviewer is not None:
         values["reviewer"] = reviewer.get_username()
-        return _("Item %(item)s is no longer %(seen)s: %(reviewer)s has decided it meanwhile (it is %(status)s). "
-                 "Nothing was changed.") % values
+        return (
+            _(
+                "Item %(item)s is no longer %(seen)s: %(reviewer)s has decided it meanwhile (it is %(status)s). "
+                "Nothing was changed."
+            )
+            % values
+        )
     return _("Item %(item)s is no longer %(seen)s: it is %(status)s now. Nothing was changed.") % values
 
 
 def refused(admin, request, errors, back_url):
     """Bad input to a decision or the queue: what was wrong, field by field, with a 400."""
-    context = {**admin.admin_site.each_context(request), "title": _("Nothing was changed"), "errors": errors,
-               "back_url": back_url}
+    context = {
+        **admin.admin_site.each_context(request),
+        "title": _("Nothing was changed"),
+        "errors": errors,
+        "back_url": back_url,
+    }
     return TemplateResponse(request, "admin/stash/refused.html", context, status=400)

@@ -1,5 +1,6 @@
 """Admin pages of a stash that save nothing (simulate a payload, replay recent items with the current
 hooks), and the endpoint that drag and drop in the hooks list posts to."""
+
 import json
 import uuid
 
@@ -33,8 +34,11 @@ JUDGE_AGAIN_PERMISSION = "stash.change_content"
 INCLUDE_REVIEWED = "include_reviewed"
 CONFIRMED = "_confirmed"
 # What a replay counts, in the order it says it ("would newly reject 37, newly accept 4").
-REPLAY_VERDICTS = [(Content.Status.REJECTED, gettext_lazy("reject")), (Content.Status.ACCEPTED, gettext_lazy("accept")),
-                   (Content.Status.HELD, gettext_lazy("hold"))]
+REPLAY_VERDICTS = [
+    (Content.Status.REJECTED, gettext_lazy("reject")),
+    (Content.Status.ACCEPTED, gettext_lazy("accept")),
+    (Content.Status.HELD, gettext_lazy("hold")),
+]
 
 
 def stash_or_404(model_admin, request, object_id):
@@ -51,15 +55,23 @@ def stash_page(model_admin, request, object_id, title, template, extra):
     """The page ``template`` of the stash ``object_id`` (see ``stash_or_404``), titled ``title % {"stash": ...}``,
     with the admin's context, the stash and its enabled hooks, and what ``extra(stash)`` adds."""
     stash = stash_or_404(model_admin, request, object_id)
-    context = {**stash_context(model_admin, request, stash, title % {"stash": stash}),
-               "enabled_hooks": stash.hooks.enabled().in_order(), **extra(stash)}
+    context = {
+        **stash_context(model_admin, request, stash, title % {"stash": stash}),
+        "enabled_hooks": stash.hooks.enabled().in_order(),
+        **extra(stash),
+    }
     return TemplateResponse(request, template, context)
 
 
 def stash_context(model_admin, request, stash, title):
     """What every page of ``stash`` shows (``stash_page.html``): the admin's frame, the stash, the title."""
-    return {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta, "original": stash,
-            "stash": stash, "title": title}
+    return {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "original": stash,
+        "stash": stash,
+        "title": title,
+    }
 
 
 def simulate(model_admin, request, object_id):
@@ -73,12 +85,16 @@ def simulate(model_admin, request, object_id):
         if request.method == "POST":
             draft = read_draft(model_admin, request, stash) if DRAFT in request.POST else None
             # Sent from the stash's page, a draft comes without the fields of this page: their defaults.
-            data = request.POST if "payload" in request.POST else {"payload": json.dumps(_latest_payload(stash)),
-                                                                   "verbose": "on"}
+            data = (
+                request.POST
+                if "payload" in request.POST
+                else {"payload": json.dumps(_latest_payload(stash)), "verbose": "on"}
+            )
             form = SimulateForm(data, stash=stash, visible=visible)
             if form.is_valid() and (draft is None or draft.valid):
-                result = _simulate(model_admin, request, form, draft.stash if draft else stash,
-                                   draft.hooks if draft else None)
+                result = _simulate(
+                    model_admin, request, form, draft.stash if draft else stash, draft.hooks if draft else None
+                )
         else:
             form = SimulateForm(initial={"payload": _latest_payload(stash)}, stash=stash, visible=visible)
         transformed = json.dumps(result.payload, indent=2, ensure_ascii=False) if result and result.transformed else ""
@@ -87,8 +103,9 @@ def simulate(model_admin, request, object_id):
             context["enabled_hooks"] = draft.enabled_hooks
         return context
 
-    return stash_page(model_admin, request, object_id, _("Simulate %(stash)s"),
-                      "admin/stash/stash/simulate.html", extra)
+    return stash_page(
+        model_admin, request, object_id, _("Simulate %(stash)s"), "admin/stash/stash/simulate.html", extra
+    )
 
 
 def _latest_payload(stash):
@@ -99,8 +116,13 @@ def _latest_payload(stash):
 def _simulate(model_admin, request, form, stash, hooks):
     """The result of the simulation ``form`` asks for, or None with the error on the form or the page."""
     try:
-        return processing.simulate(stash, form.cleaned_data["payload"], content=form.cleaned_data["content"],
-                                   hooks=hooks, verbose=form.cleaned_data["verbose"])
+        return processing.simulate(
+            stash,
+            form.cleaned_data["payload"],
+            content=form.cleaned_data["content"],
+            hooks=hooks,
+            verbose=form.cleaned_data["verbose"],
+        )
     except (ValidationError, PayloadTooLarge) as exc:
         form.add_error("payload", exc.messages if isinstance(exc, ValidationError) else str(exc))
     except processing.Unanswered as exc:
@@ -123,17 +145,25 @@ def replay(model_admin, request, object_id):
             except processing.Unanswered as exc:
                 model_admin.message_user(request, str(exc), messages.ERROR)
             else:
-                summary = ", ".join(_("would newly %(verb)s %(n)d") % {"verb": verb, "n": report.newly(verdict)}
-                                    for verdict, verb in REPLAY_VERDICTS)
+                summary = ", ".join(
+                    _("would newly %(verb)s %(n)d") % {"verb": verb, "n": report.newly(verdict)}
+                    for verdict, verb in REPLAY_VERDICTS
+                )
                 rows = [(change, short_preview(change.submitted)) for change in report.changes]
         people = None
         if report is not None and rows and request.user.has_perm(JUDGE_AGAIN_PERMISSION):
             people = processing.decided_by_people(
-                Content.objects.filter(pk__in=[change.content.pk for change in report.changes]))
-        return {"form": form, "report": report, "summary": summary, "rows": rows,
-                "may_judge_again": request.user.has_perm(JUDGE_AGAIN_PERMISSION),
-                "include_reviewed": include_reviewed_label(people) if people else "",
-                "may_make_example": request.user.has_perm("stash.add_example")}
+                Content.objects.filter(pk__in=[change.content.pk for change in report.changes])
+            )
+        return {
+            "form": form,
+            "report": report,
+            "summary": summary,
+            "rows": rows,
+            "may_judge_again": request.user.has_perm(JUDGE_AGAIN_PERMISSION),
+            "include_reviewed": include_reviewed_label(people) if people else "",
+            "may_make_example": request.user.has_perm("stash.add_example"),
+        }
 
     return stash_page(model_admin, request, object_id, _("Replay %(stash)s"), "admin/stash/stash/replay.html", extra)
 
@@ -147,8 +177,9 @@ def _judge_again(model_admin, request, object_id):
     try:
         ids = [uuid.UUID(value) for value in request.POST.getlist("ids")]
     except ValueError:
-        model_admin.message_user(request, _("Nothing was sent: the list of items is not one of item ids."),
-                                 messages.ERROR)
+        model_admin.message_user(
+            request, _("Nothing was sent: the list of items is not one of item ids."), messages.ERROR
+        )
         return back
     items = Content.objects.filter(stash=stash, pk__in=ids)
     people = processing.decided_by_people(items)
@@ -158,9 +189,16 @@ def _judge_again(model_admin, request, object_id):
     model_admin.message_user(request, sent_again(count), messages.SUCCESS if count else messages.WARNING)
     say_decided_by_people(model_admin, request, people, include)
     if left:
-        model_admin.message_user(request, ngettext("%d item was left alone: it is not an item of this stash.",
-                                                   "%d items were left alone: they are not items of this stash.",
-                                                   left) % left, messages.WARNING)
+        model_admin.message_user(
+            request,
+            ngettext(
+                "%d item was left alone: it is not an item of this stash.",
+                "%d items were left alone: they are not items of this stash.",
+                left,
+            )
+            % left,
+            messages.WARNING,
+        )
     return back
 
 
@@ -171,9 +209,11 @@ def sent_again(count):
 
 def include_reviewed_label(people):
     """The label of the checkbox that includes the items ``people`` (``processing.PeoplesDecisions``) decided."""
-    return ngettext("Also judge again %(n)d item decided by people (%(who)s): their decision will be replaced.",
-                    "Also judge again %(n)d items decided by people (%(who)s): their decisions will be replaced.",
-                    people.count) % {"n": people.count, "who": people.who()}
+    return ngettext(
+        "Also judge again %(n)d item decided by people (%(who)s): their decision will be replaced.",
+        "Also judge again %(n)d items decided by people (%(who)s): their decisions will be replaced.",
+        people.count,
+    ) % {"n": people.count, "who": people.who()}
 
 
 def say_decided_by_people(model_admin, request, people, included):
@@ -182,25 +222,44 @@ def say_decided_by_people(model_admin, request, people, included):
         return
     values = {"n": people.count, "who": people.who()}
     if included:
-        model_admin.message_user(request, ngettext(
-            "%(n)d decision by people (%(who)s) was replaced; the item's history keeps it.",
-            "%(n)d decisions by people (%(who)s) were replaced; the items' history keeps them.",
-            people.count) % values, messages.WARNING)
+        model_admin.message_user(
+            request,
+            ngettext(
+                "%(n)d decision by people (%(who)s) was replaced; the item's history keeps it.",
+                "%(n)d decisions by people (%(who)s) were replaced; the items' history keeps them.",
+                people.count,
+            )
+            % values,
+            messages.WARNING,
+        )
     else:
-        model_admin.message_user(request, ngettext(
-            "%(n)d item was left out: people decided it (%(who)s), and their decision stands.",
-            "%(n)d items were left out: people decided them (%(who)s), and their decisions stand.",
-            people.count) % values, messages.WARNING)
+        model_admin.message_user(
+            request,
+            ngettext(
+                "%(n)d item was left out: people decided it (%(who)s), and their decision stands.",
+                "%(n)d items were left out: people decided them (%(who)s), and their decisions stand.",
+                people.count,
+            )
+            % values,
+            messages.WARNING,
+        )
 
 
 def confirm_judge_again(model_admin, request, people):
     """The items list's confirmation before judging again a selection that holds items decided by
     people (``people``): one checkbox includes them. It posts the selection and the action back."""
-    context = {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta,
-               "title": _("Judge items again"), "people": people,
-               "include_label": include_reviewed_label(people), "include_name": INCLUDE_REVIEWED,
-               "confirmed_name": CONFIRMED, "selected": request.POST.getlist(ACTION_CHECKBOX_NAME),
-               "select_across": request.POST.get("select_across", "0"), "action_checkbox_name": ACTION_CHECKBOX_NAME}
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "title": _("Judge items again"),
+        "people": people,
+        "include_label": include_reviewed_label(people),
+        "include_name": INCLUDE_REVIEWED,
+        "confirmed_name": CONFIRMED,
+        "selected": request.POST.getlist(ACTION_CHECKBOX_NAME),
+        "select_across": request.POST.get("select_across", "0"),
+        "action_checkbox_name": ACTION_CHECKBOX_NAME,
+    }
     return TemplateResponse(request, "admin/stash/content/judge_again.html", context)
 
 

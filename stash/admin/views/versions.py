@@ -1,5 +1,6 @@
 """A stash's pipeline versions in the admin: the list (who changed what, when), each version's document,
 the difference between any two, and restoring one (as a new version)."""
+
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -20,8 +21,11 @@ from stash.models import PipelineVersion
 #: Versions listed per page, newest first.
 PER_PAGE = 50
 #: A diff line's kind, by its first character, and the words a screen reader says before it.
-DIFF_KINDS = {"+": ("added", gettext_lazy("added:")), "-": ("removed", gettext_lazy("removed:")),
-              "@": ("hunk", gettext_lazy("lines:"))}
+DIFF_KINDS = {
+    "+": ("added", gettext_lazy("added:")),
+    "-": ("removed", gettext_lazy("removed:")),
+    "@": ("hunk", gettext_lazy("lines:")),
+}
 
 
 class CompareForm(forms.Form):
@@ -30,9 +34,12 @@ class CompareForm(forms.Form):
 
 
 def _page(model_admin, request, stash, title, template, **extra):
-    context = {**stash_context(model_admin, request, stash, title),
-               "may_restore": may_change(model_admin, request, stash),
-               "versions_url": reverse("admin:stash_stash_versions", args=[stash.pk]), **extra}
+    context = {
+        **stash_context(model_admin, request, stash, title),
+        "may_restore": may_change(model_admin, request, stash),
+        "versions_url": reverse("admin:stash_stash_versions", args=[stash.pk]),
+        **extra,
+    }
     return TemplateResponse(request, template, context)
 
 
@@ -47,11 +54,20 @@ def versions(model_admin, request, object_id):
     """The stash's versions, newest first (``?p=`` pages them), with a choice of two to compare."""
     stash = pipeline_stash(model_admin, request, object_id)
     page = Paginator(stash.versions.select_related("created_by").order_by("-number"), PER_PAGE).get_page(
-        request.GET.get("p"))
+        request.GET.get("p")
+    )
     rows = list(page)
-    return _page(model_admin, request, stash, _("Versions of %(stash)s") % {"stash": stash},
-                 "admin/stash/stash/versions.html", page=page, rows=rows,
-                 older=rows[1].number if len(rows) > 1 else None, newer=rows[0].number if rows else None)
+    return _page(
+        model_admin,
+        request,
+        stash,
+        _("Versions of %(stash)s") % {"stash": stash},
+        "admin/stash/stash/versions.html",
+        page=page,
+        rows=rows,
+        older=rows[1].number if len(rows) > 1 else None,
+        newer=rows[0].number if rows else None,
+    )
 
 
 def version(model_admin, request, object_id, number):
@@ -59,11 +75,17 @@ def version(model_admin, request, object_id, number):
     stash = pipeline_stash(model_admin, request, object_id)
     shown = _version(stash, number)
     previous = stash.versions.filter(number__lt=number).order_by("-number").values_list("number", flat=True).first()
-    return _page(model_admin, request, stash, _("Version %(number)d of %(stash)s") % {"number": number,
-                                                                                       "stash": stash},
-                 "admin/stash/stash/version.html", version=shown, previous=previous,
-                 document=documents.dumps(processing.shown_version(shown)),
-                 current=number == stash.config_version)
+    return _page(
+        model_admin,
+        request,
+        stash,
+        _("Version %(number)d of %(stash)s") % {"number": number, "stash": stash},
+        "admin/stash/stash/version.html",
+        version=shown,
+        previous=previous,
+        document=documents.dumps(processing.shown_version(shown)),
+        current=number == stash.config_version,
+    )
 
 
 def compare(model_admin, request, object_id):
@@ -79,10 +101,17 @@ def compare(model_admin, request, object_id):
     except PipelineVersion.DoesNotExist as exc:
         return refused(model_admin, request, {"version": [str(exc)]}, back)
     title = _("Version %(a)d → %(b)d of %(stash)s") % {"a": a, "b": b, "stash": stash}
-    return _page(model_admin, request, stash, title,
-                 "admin/stash/stash/version_compare.html", diff=diff, lines=diff_rows(diff.lines),
-                 a_url=reverse("admin:stash_stash_version", args=[stash.pk, a]),
-                 b_url=reverse("admin:stash_stash_version", args=[stash.pk, b]))
+    return _page(
+        model_admin,
+        request,
+        stash,
+        title,
+        "admin/stash/stash/version_compare.html",
+        diff=diff,
+        lines=diff_rows(diff.lines),
+        a_url=reverse("admin:stash_stash_version", args=[stash.pk, a]),
+        b_url=reverse("admin:stash_stash_version", args=[stash.pk, b]),
+    )
 
 
 def diff_rows(lines):
@@ -106,25 +135,36 @@ def restore(model_admin, request, object_id, number):
     stash = pipeline_stash(model_admin, request, object_id, change=True)
     chosen = _version(stash, number)
     if request.method == "GET":
-        return _page(model_admin, request, stash, _("Restore version %(number)d of %(stash)s?")
-                     % {"number": number, "stash": stash}, "admin/stash/stash/version_restore.html",
-                     version=chosen, diff=_from_current(stash, number), current=number == stash.config_version)
+        return _page(
+            model_admin,
+            request,
+            stash,
+            _("Restore version %(number)d of %(stash)s?") % {"number": number, "stash": stash},
+            "admin/stash/stash/version_restore.html",
+            version=chosen,
+            diff=_from_current(stash, number),
+            current=number == stash.config_version,
+        )
     page = reverse("admin:stash_stash_version", args=[stash.pk, number])
     try:
         plan = processing.restore(stash, number)
     except processing.ExamplesBroken as exc:
-        messages.error(request, admin_guard.refusal(exc, _("Version %(number)d was not restored.")
-                                                    % {"number": number}))
+        messages.error(
+            request, admin_guard.refusal(exc, _("Version %(number)d was not restored.") % {"number": number})
+        )
         return redirect(page)
     except (processing.InvalidDocument, processing.Unanswered, processing.PipelineChanged) as exc:
         messages.error(request, _("Version %(number)d was not restored: %(error)s") % {"number": number, "error": exc})
         return redirect(page)
     if not plan.applied:
-        messages.info(request, _("The pipeline already is version %(number)d: nothing was changed.")
-                      % {"number": number})
+        messages.info(
+            request, _("The pipeline already is version %(number)d: nothing was changed.") % {"number": number}
+        )
         return redirect(page)
-    messages.success(request, _("Version %(number)d restored as version %(version)d.")
-                     % {"number": number, "version": plan.version.number})
+    messages.success(
+        request,
+        _("Version %(number)d restored as version %(version)d.") % {"number": number, "version": plan.version.number},
+    )
     admin_guard.warn(request, admin_guard.broken_anyway(plan))
     return redirect(reverse("admin:stash_stash_version", args=[stash.pk, plan.version.number]))
 

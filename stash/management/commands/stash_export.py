@@ -1,4 +1,5 @@
 """Write a stash's items as JSON Lines, for systems downstream."""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from stash import processing
@@ -6,15 +7,25 @@ from stash.models import Content, Stash
 
 
 class Command(BaseCommand):
-    help = ("Write a stash's items as JSON Lines (one object a line), accepted ones in queue order, "
-            "others in order of creation.")
+    help = (
+        "Write a stash's items as JSON Lines (one object a line), accepted ones in queue order, "
+        "others in order of creation."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("stash", help="Slug of the stash.")
-        parser.add_argument("--status", action="append", choices=Content.Status.values,
-                            help="Only items with this status (repeatable; default: all).")
-        parser.add_argument("--after", type=int, metavar="N",
-                            help="Only accepted items after queue number N (implies --status accepted).")
+        parser.add_argument(
+            "--status",
+            action="append",
+            choices=Content.Status.values,
+            help="Only items with this status (repeatable; default: all).",
+        )
+        parser.add_argument(
+            "--after",
+            type=int,
+            metavar="N",
+            help="Only accepted items after queue number N (implies --status accepted).",
+        )
         parser.add_argument("--output", "-o", metavar="FILE", help="Write to FILE instead of standard output.")
 
     def handle(self, *args, **options):

@@ -1,4 +1,5 @@
 """A stash's pipeline as a JSON document: export it, or import one (checked, all or nothing)."""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from stash import processing
@@ -9,9 +10,11 @@ from stash.processing import limits
 
 
 class Command(BaseCommand):
-    help = ("Export a stash's pipeline (its settings, hooks and golden examples; no secrets) as a JSON document, "
-            "or import one into a stash: checked as the admin checks a save, its examples run first, and applied "
-            "all or nothing as one new version.")
+    help = (
+        "Export a stash's pipeline (its settings, hooks and golden examples; no secrets) as a JSON document, "
+        "or import one into a stash: checked as the admin checks a save, its examples run first, and applied "
+        "all or nothing as one new version."
+    )
 
     def add_arguments(self, parser):
         actions = parser.add_subparsers(dest="action", required=True, metavar="{export,import}")
@@ -20,8 +23,11 @@ class Command(BaseCommand):
         export.add_argument("--output", "-o", metavar="FILE", help="Write to FILE instead of standard output.")
         load = actions.add_parser("import", help="Make a stash's pipeline what a document says.")
         load.add_argument("file", help="Path of the JSON document, or - for standard input.")
-        load.add_argument("--stash", metavar="SLUG",
-                          help="The stash to import into (created if missing); default: the document's stash.slug.")
+        load.add_argument(
+            "--stash",
+            metavar="SLUG",
+            help="The stash to import into (created if missing); default: the document's stash.slug.",
+        )
         load.add_argument("--dry-run", action="store_true", help="Only say what would change; change nothing.")
 
     def handle(self, *args, **options):
@@ -66,8 +72,11 @@ class Command(BaseCommand):
         elif plan.applied:
             self.stdout.write(self.style.SUCCESS(f"applied as version {plan.version.number}"))
             if plan.broken:
-                self.stdout.write(self.style.WARNING(
-                    f"{len(plan.broken)} golden example(s) fail: {plan.stash.slug} takes such changes with a warning"))
+                self.stdout.write(
+                    self.style.WARNING(
+                        f"{len(plan.broken)} golden example(s) fail: {plan.stash.slug} takes such changes "
+                        "with a warning"
+                    )
+                )
         else:
             self.stdout.write(f"nothing to apply: {plan.stash.slug} stays at version {plan.stash.config_version}")
-

@@ -1,4 +1,5 @@
 """Delete pipeline runs, and on request final items, older than their retention."""
+
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
@@ -10,16 +11,29 @@ FROM_SETTING = object()
 
 
 class Command(BaseCommand):
-    help = ("Delete pipeline runs older than STASH_RUN_RETENTION_DAYS (each item's latest run stays) and, "
-            "with --items, accepted, rejected and failed items older than STASH_ITEM_RETENTION_DAYS.")
+    help = (
+        "Delete pipeline runs older than STASH_RUN_RETENTION_DAYS (each item's latest run stays) and, "
+        "with --items, accepted, rejected and failed items older than STASH_ITEM_RETENTION_DAYS."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--days", type=int, help="Run retention in days (default: STASH_RUN_RETENTION_DAYS).")
-        parser.add_argument("--items", nargs="?", type=int, const=FROM_SETTING, default=None, metavar="DAYS",
-                            help="Also delete final items processed more than DAYS days ago "
-                                 "(default: STASH_ITEM_RETENTION_DAYS), with their runs.")
-        parser.add_argument("--batch-size", type=int, default=processing.PRUNE_BATCH_SIZE,
-                            help="Rows per batch, each deleted in a transaction of its own (default: %(default)s).")
+        parser.add_argument(
+            "--items",
+            nargs="?",
+            type=int,
+            const=FROM_SETTING,
+            default=None,
+            metavar="DAYS",
+            help="Also delete final items processed more than DAYS days ago "
+            "(default: STASH_ITEM_RETENTION_DAYS), with their runs.",
+        )
+        parser.add_argument(
+            "--batch-size",
+            type=int,
+            default=processing.PRUNE_BATCH_SIZE,
+            help="Rows per batch, each deleted in a transaction of its own (default: %(default)s).",
+        )
         parser.add_argument("--dry-run", action="store_true", help="Only count what would be deleted.")
 
     def handle(self, *args, **options):
@@ -30,18 +44,27 @@ class Command(BaseCommand):
                 raise CommandError("--items needs a number of days, or STASH_ITEM_RETENTION_DAYS set.")
         progress = self._progress if options["verbosity"] >= 2 else None
         try:
-            report = processing.prune(run_days=options["days"], item_days=item_days,
-                                      batch_size=options["batch_size"], dry_run=options["dry_run"],
-                                      on_batch=progress)
+            report = processing.prune(
+                run_days=options["days"],
+                item_days=item_days,
+                batch_size=options["batch_size"],
+                dry_run=options["dry_run"],
+                on_batch=progress,
+            )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         verb = "Would delete" if report.dry_run else "Deleted"
-        self.stdout.write(f"{verb} {report.runs:,} pipeline run(s) finished before "
-                          f"{report.run_cutoff:%Y-%m-%d %H:%M} UTC (each item's latest run kept).")
+        self.stdout.write(
+            f"{verb} {report.runs:,} pipeline run(s) finished before "
+            f"{report.run_cutoff:%Y-%m-%d %H:%M} UTC (each item's latest run kept)."
+        )
         if report.item_cutoff is not None:
-            self.stdout.write(f"{verb} {report.items:,} accepted, rejected or failed item(s) processed before "
-                              f"{report.item_cutoff:%Y-%m-%d %H:%M} UTC, with their {report.item_runs:,} run(s).")
+            self.stdout.write(
+                f"{verb} {report.items:,} accepted, rejected or failed item(s) processed before "
+                f"{report.item_cutoff:%Y-%m-%d %H:%M} UTC, with their {report.item_runs:,} run(s)."
+            )
 
     def _progress(self, report):
-        self.stdout.write(f"batch {report.batches}: {report.items:,} item(s), "
-                          f"{report.runs + report.item_runs:,} run(s) so far")
+        self.stdout.write(
+            f"batch {report.batches}: {report.items:,} item(s), {report.runs + report.item_runs:,} run(s) so far"
+        )

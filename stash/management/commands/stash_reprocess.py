@@ -1,4 +1,5 @@
 """Send items to be judged again by their stash's current hooks."""
+
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
@@ -12,11 +13,15 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("ids", nargs="*", help="Ids of items.")
         parser.add_argument("--stash", help="Slug of a stash: its items.")
-        parser.add_argument("--status", action="append", choices=Content.Status.values,
-                            help="Only items with this status (repeatable).")
-        parser.add_argument("--include-reviewed", action="store_true",
-                            help="Also items whose status a person's decision gave: their decisions are "
-                                 "replaced (kept in each item's history). Left out by default.")
+        parser.add_argument(
+            "--status", action="append", choices=Content.Status.values, help="Only items with this status (repeatable)."
+        )
+        parser.add_argument(
+            "--include-reviewed",
+            action="store_true",
+            help="Also items whose status a person's decision gave: their decisions are "
+            "replaced (kept in each item's history). Left out by default.",
+        )
 
     def handle(self, *args, **options):
         if not (options["ids"] or options["stash"] or options["status"]):
@@ -42,8 +47,12 @@ class Command(BaseCommand):
         count = processing.reprocess(items, include_reviewed=options["include_reviewed"])
         self.stdout.write(f"{count} item(s) sent to be judged again.")
         if people and options["include_reviewed"]:
-            self.stdout.write(f"{people.count} of them decided by people ({people.who()}): their decisions "
-                              "are replaced, kept in each item's history.")
+            self.stdout.write(
+                f"{people.count} of them decided by people ({people.who()}): their decisions "
+                "are replaced, kept in each item's history."
+            )
         elif people:
-            self.stdout.write(f"{people.count} item(s) left out: decided by people ({people.who()}). "
-                              "--include-reviewed judges them again too, replacing their decisions.")
+            self.stdout.write(
+                f"{people.count} item(s) left out: decided by people ({people.who()}). "
+                "--include-reviewed judges them again too, replacing their decisions."
+            )

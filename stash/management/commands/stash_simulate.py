@@ -1,4 +1,5 @@
 """Run a stash's hooks over a payload and print the per-hook trail; nothing is saved."""
+
 import json
 
 from django.core.exceptions import ValidationError
@@ -16,9 +17,12 @@ class Command(BaseCommand):
         parser.add_argument("stash", help="Slug of the stash.")
         parser.add_argument("payload", help="Path of a JSON file holding the payload object, or - for stdin.")
         parser.add_argument("--json", action="store_true", help="Print the result as JSON.")
-        parser.add_argument("--verbose", action="store_true",
-                            help="Run every enabled hook, even after the one that decides (marked), and print "
-                                 "the payload after each transform. The verdict is the same.")
+        parser.add_argument(
+            "--verbose",
+            action="store_true",
+            help="Run every enabled hook, even after the one that decides (marked), and print "
+            "the payload after each transform. The verdict is the same.",
+        )
 
     def handle(self, *args, **options):
         stash = Stash.objects.filter(slug=options["stash"]).first()
@@ -38,14 +42,14 @@ class Command(BaseCommand):
             name = entry.title
             line = f"{entry.position:>3}  {name:<24} {entry.outcome:<11} {entry.duration_ms:8.3f} ms  {entry.message}"
             if result.verbose and (entry.stopped or entry.after_stop):
-                line = line.rstrip() + ("  [decided the run]" if entry.stopped
-                                        else "  [after the verdict: ran for --verbose only]")
+                line = line.rstrip() + (
+                    "  [decided the run]" if entry.stopped else "  [after the verdict: ran for --verbose only]"
+                )
             self.stdout.write(line)
             if entry.payload is not None:
                 self.stdout.write(f"     payload: {json.dumps(entry.payload, ensure_ascii=False)}")
         verdict = f"verdict: {result.verdict}" + (f" ({result.reason})" if result.reason else "")
         self.stdout.write(self.style.SUCCESS(verdict) if result.verdict == "accepted" else self.style.WARNING(verdict))
-
 
 
 def read_payload(source):

@@ -1,4 +1,5 @@
 """One sweeper pass: fail items out of attempts, send again those whose lease ran out."""
+
 from django.core.management.base import BaseCommand
 
 from stash import processing

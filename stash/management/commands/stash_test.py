@@ -1,4 +1,5 @@
 """Run golden examples, each stash's through its hooks or through a pipeline document's; fail on a mismatch."""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from stash import processing
@@ -8,19 +9,30 @@ from stash.models import Stash
 
 
 class Command(BaseCommand):
-    help = ("Run the golden examples of the named stashes (default: every stash that has some) through their "
-            "current hooks: one line per example, PASS or FAIL with what went wrong, then the total. Exits with a "
-            "non-zero status if an example fails. With --pipeline FILE, the hooks are those of a pipeline document "
-            "(as stash_pipeline export writes it), which is not imported: nothing changes.")
+    help = (
+        "Run the golden examples of the named stashes (default: every stash that has some) through their "
+        "current hooks: one line per example, PASS or FAIL with what went wrong, then the total. Exits with a "
+        "non-zero status if an example fails. With --pipeline FILE, the hooks are those of a pipeline document "
+        "(as stash_pipeline export writes it), which is not imported: nothing changes."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("stashes", nargs="*", metavar="stash",
-                            help="Slug of a stash (default: every stash that has golden examples).")
-        parser.add_argument("--pipeline", metavar="FILE", help=(
-            "Run the examples through the hooks of this pipeline document (a JSON file, or - for standard input) "
-            "instead of the stash's own, without importing it: the stash's examples and the document's own "
-            "\"examples\", if it has any. It tests one stash: the one named, or else the document's stash.slug "
-            "(if that stash does not exist yet, the document's examples alone)."))
+        parser.add_argument(
+            "stashes",
+            nargs="*",
+            metavar="stash",
+            help="Slug of a stash (default: every stash that has golden examples).",
+        )
+        parser.add_argument(
+            "--pipeline",
+            metavar="FILE",
+            help=(
+                "Run the examples through the hooks of this pipeline document (a JSON file, or - for standard input) "
+                "instead of the stash's own, without importing it: the stash's examples and the document's own "
+                '"examples", if it has any. It tests one stash: the one named, or else the document\'s stash.slug '
+                "(if that stash does not exist yet, the document's examples alone)."
+            ),
+        )
 
     def handle(self, *args, **options):
         try:
@@ -78,11 +90,19 @@ def against_document(document, slugs):
         plan = processing.import_document(stash or slug, document, dry_run=True)
         if "examples" not in document:
             return [(slug, plan.results)]
-        ours = [] if stash is None else processing.import_document(
-            stash, {key: value for key, value in document.items() if key != "examples"}, dry_run=True).results
+        ours = (
+            []
+            if stash is None
+            else processing.import_document(
+                stash, {key: value for key, value in document.items() if key != "examples"}, dry_run=True
+            ).results
+        )
     except processing.InvalidDocument as exc:
         raise refused(exc) from exc
     own = {entry["name"]: entry for entry in documents.example_entries(stash.examples.all())} if stash else {}
-    theirs = [result for entry, result in zip(document["examples"], plan.results, strict=True)
-              if own.get(result.name) != {name: entry.get(name, "") for name in documents.EXAMPLE_FIELDS}]
+    theirs = [
+        result
+        for entry, result in zip(document["examples"], plan.results, strict=True)
+        if own.get(result.name) != {name: entry.get(name, "") for name in documents.EXAMPLE_FIELDS}
+    ]
     return [(slug, ours), (f"{slug} (document)", theirs)] if theirs else [(slug, ours)]

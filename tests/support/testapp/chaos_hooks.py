@@ -1,4 +1,5 @@
 """A hook that hangs inside C code, where no Python signal handler can interrupt it (chaos tests)."""
+
 import ctypes
 
 from stash import hooks
@@ -12,8 +13,12 @@ class HangInC(hooks.Filter):
     stops a hook at its ``timeout_ms`` is only handled when the call returns.
     """
 
-    params_schema = {"type": "object", "properties": {"seconds": {"type": "integer", "minimum": 0}},
-                     "required": ["seconds"], "additionalProperties": False}
+    params_schema = {
+        "type": "object",
+        "properties": {"seconds": {"type": "integer", "minimum": 0}},
+        "required": ["seconds"],
+        "additionalProperties": False,
+    }
 
     def filter(self, item):
         if item.payload.get("hang"):

@@ -1,4 +1,5 @@
 """A sink that fails its first deliveries of each item (tests of the delivery counts in /metrics)."""
+
 from django.core.cache import cache
 
 from stash import hooks
@@ -12,8 +13,12 @@ class FlakySink(hooks.Sink):
     """
 
     deliver_async = True
-    params_schema = {"type": "object", "properties": {"failures": {"type": "integer", "minimum": 0}},
-                     "required": ["failures"], "additionalProperties": False}
+    params_schema = {
+        "type": "object",
+        "properties": {"failures": {"type": "integer", "minimum": 0}},
+        "required": ["failures"],
+        "additionalProperties": False,
+    }
 
     def on_accept(self, item, result):
         key = f"test_flaky_sink:{item.id}"

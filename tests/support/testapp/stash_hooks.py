@@ -1,4 +1,5 @@
 """Hooks that misbehave on purpose; discovered like any app's ``stash_hooks`` module."""
+
 import os
 import signal
 import time
@@ -13,8 +14,12 @@ from . import chaos_hooks, metrics_hooks  # noqa: F401
 class Sleep(hooks.Filter):
     """Sleep for params.seconds when the payload has "sleep": true, then keep."""
 
-    params_schema = {"type": "object", "properties": {"seconds": {"type": "number", "minimum": 0}},
-                     "required": ["seconds"], "additionalProperties": False}
+    params_schema = {
+        "type": "object",
+        "properties": {"seconds": {"type": "number", "minimum": 0}},
+        "required": ["seconds"],
+        "additionalProperties": False,
+    }
 
     def filter(self, item):
         if item.payload.get("sleep"):
@@ -53,8 +58,12 @@ class Stuck(hooks.Filter):
     The alarm (and SIGUSR1, SIGTERM) stay pending meanwhile: no timeout interrupts it, only killing its process.
     """
 
-    params_schema = {"type": "object", "properties": {"seconds": {"type": "number", "minimum": 0}},
-                     "required": ["seconds"], "additionalProperties": False}
+    params_schema = {
+        "type": "object",
+        "properties": {"seconds": {"type": "number", "minimum": 0}},
+        "required": ["seconds"],
+        "additionalProperties": False,
+    }
 
     def filter(self, item):
         if item.payload.get("stuck"):
@@ -76,4 +85,3 @@ class JudgedBy(hooks.Transform):
         from celery import current_task
 
         return {**item.payload, "judged_by": current_task.request.hostname if current_task else None}
-
