@@ -56,10 +56,11 @@ run: migrate
 	@echo ""
 	$(BIN)/honcho --procfile Procfile start
 
-# ruff (pyproject.toml) on the whole tree, the import contracts, and mypy on stash/core, hooks, models and
+# ruff check and ruff format --check (pyproject.toml) on the whole tree, the import contracts, and mypy on stash/core, hooks, models and
 # processing (pyproject.toml; settings: the embedded default).
 lint: venv
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	env -u DATABASE_URL -u CELERY_BROKER_URL -u DJANGO_SETTINGS_MODULE $(BIN)/mypy
 

@@ -55,7 +55,7 @@ class PipelineView(StashScoped, GenericAPIView):
         # permission checks read the body).
         if request.method == "PUT":
             try:
-                limits.check_document_bytes(int(request.META.get("CONTENT_LENGTH") or 0))
+                limits.check_document_bytes(int(request.headers.get("content-length") or 0))
             except ValueError:
                 pass  # no length: Django reads no body
             except ValidationError as exc:

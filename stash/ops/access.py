@@ -39,7 +39,7 @@ def client_address(request) -> str:
     believed: the socket's address is used.
     """
     remote = request.META.get("REMOTE_ADDR", "")
-    hops = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if hop.strip()]
+    hops = [hop.strip() for hop in request.headers.get("x-forwarded-for", "").split(",") if hop.strip()]
     hops.append(remote)
     trusted = settings.STASH_TRUSTED_PROXIES
     if trusted:

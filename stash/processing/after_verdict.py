@@ -58,9 +58,9 @@ def notify(
             # Steps built from hook configs (building.build_step) always have a config id.
             deliveries.append(
                 publishing.Delivery(
-                    step.config_id,
+                    step.config_id,  # type: ignore[arg-type]
                     str(content.pk),
-                    event,  # type: ignore[arg-type]
+                    event,
                     content.stash.queue,
                 )
             )

@@ -178,8 +178,8 @@ def _attach_stashes(contents: list[Content]) -> None:
     stale = {
         content.stash_id
         for content in contents
-        if content.stash_id not in _stashes or _stashes[content.stash_id].config_version != content.stash_version
-    }  # type: ignore[attr-defined]
+        if content.stash_id not in _stashes or _stashes[content.stash_id].config_version != content.stash_version  # type: ignore[attr-defined]
+    }
     if stale:
         _stashes.update(Stash.objects.in_bulk(stale))
     for content in contents:

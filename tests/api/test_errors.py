@@ -26,7 +26,7 @@ def test_a_method_an_endpoint_lacks_is_a_json_405(api, submitter):
 
 
 def test_a_request_django_refuses_before_any_view_is_a_json_400_under_api():
-    response = Client(HTTP_HOST="evil.example").get("/api/contents/")
+    response = Client(headers={"host": "evil.example"}).get("/api/contents/")
     assert response.status_code == 400
     assert response.json()["detail"].startswith("Invalid HTTP_HOST header: 'evil.example'.")
 
