@@ -9,7 +9,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from stash import processing
-from stash.api.serializers import ModelSerializer, ParamsField, PayloadField, QueryParamsSerializer
+from stash.api.fields import ParamsField, PayloadField
+from stash.api.serializers import ModelSerializer, QueryParamsSerializer
 from stash.core import documents, pipeline
 from stash.models import Example, HookConfig, PipelineVersion, Stash
 from stash.processing import limits
