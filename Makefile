@@ -115,7 +115,7 @@ chaos: $(if $(wildcard $(BIN)/pytest),,venv)
 		--command "make chaos CHAOS_SCALE=$(CHAOS_SCALE)" || status=1; \
 	exit $$status
 
-# The README's admin screenshots, taken by the browser tests.
+# The admin screenshots of the README and docs/admin.md (docs/img/), taken by the browser tests.
 screenshots: venv browsers
 	env -u DATABASE_URL -u CELERY_BROKER_URL -u CACHE_URL STASH_VAR_DIR=$(CURDIR)/var/test-embedded \
 		STASH_SCREENSHOTS=$(CURDIR)/docs/img $(BIN)/pytest tests/browser/test_admin.py tests/browser/test_review.py \

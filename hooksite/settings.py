@@ -349,7 +349,7 @@ STASH_SIMULATE_TIMEOUT = env.int("STASH_SIMULATE_TIMEOUT", 5)
 # (gunicorn's is 30 s): a change runs them once for its live version and once for the new one.
 STASH_EXAMPLES_TIMEOUT = env.int("STASH_EXAMPLES_TIMEOUT", 10)
 # How big a stash may grow (refused with a clear error on every face): its hooks, its golden
-# examples, and the bytes of a pipeline document imported into it. See README.
+# examples, and the bytes of a pipeline document imported into it. See docs/configuration.md.
 STASH_MAX_HOOKS = env.int("STASH_MAX_HOOKS", 100)
 STASH_MAX_EXAMPLES = env.int("STASH_MAX_EXAMPLES", 500)
 STASH_MAX_DOCUMENT_BYTES = env.int("STASH_MAX_DOCUMENT_BYTES", 1024 * 1024)
