@@ -25,21 +25,7 @@ def test_the_initial_migration_names_no_app_code():
     created = [operation for operation in migration.operations if isinstance(operation, CreateModel)]
     assert {operation.name for operation in created} >= {"Stash", "HookConfig", "Content"}
     assert {operation.bases for operation in created} == {(models.Model,)}
-    code = (
-        "import importlib, sys; importlib.import_module('stash.migrations.0001_initial'); "
-        "print(' '.join(sorted(name for name in sys.modules if name.split('.')[0] == 'stash')))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"},
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["stash", "stash.migrations", "stash.migrations.0001_initial"]
+    assert stash_modules_loaded_by("0001_initial") == ["stash", "stash.migrations", "stash.migrations.0001_initial"]
 
 
 @pytest.fixture
@@ -152,21 +138,11 @@ def test_the_versions_migration_carries_what_it_needs_and_names_no_app_code():
     # changes (a new stash field, another summary): it keeps its own copy of what it used.
     path = ROOT / "stash" / "migrations" / "0008_pipeline_versions_examples.py"
     assert app_imports(path) == []
-    code = (
-        "import importlib, sys; importlib.import_module('stash.migrations.0008_pipeline_versions_examples'); "
-        "print(' '.join(sorted(name for name in sys.modules if name.split('.')[0] == 'stash')))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"},
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["stash", "stash.migrations", "stash.migrations.0008_pipeline_versions_examples"]
+    assert stash_modules_loaded_by("0008_pipeline_versions_examples") == [
+        "stash",
+        "stash.migrations",
+        "stash.migrations.0008_pipeline_versions_examples",
+    ]
 
 
 # Migrating from 0007 through 0008 alone, on a database with stashes: the versions it records.
@@ -280,3 +256,22 @@ def test_migrating_from_0007_through_0008_records_each_stash_as_it_was(fresh_dat
             },
         },
     ]
+
+
+def stash_modules_loaded_by(migration):
+    """The stash modules that importing ``stash.migrations.<migration>`` loads, in a fresh interpreter."""
+    code = (
+        f"import importlib, sys; importlib.import_module('stash.migrations.{migration}'); "
+        "print(' '.join(sorted(name for name in sys.modules if name.split('.')[0] == 'stash')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
