@@ -34,6 +34,13 @@ STASH_FIELDS = (
     "max_payload_bytes",
     "queue",
     "examples_policy",
+    "statement_policy",
+    "appeal_days",
+    "review_priority",
+    "review_hours",
+    "review_expire_hours",
+    "review_expire_action",
+    "four_eyes_reasons",
 )
 #: Each hook's fields, in the order a document lists them.
 HOOK_FIELDS = ("hook", "label", "params", "enabled", "mode", "position", "on_error", "condition", "timeout_ms")

@@ -38,7 +38,9 @@ MAX_DEPTH = 150
 # few per element.
 MAX_STEPS = 50_000
 MAX_SECONDS = 0.5
-VARIABLES = frozenset({"payload", "meta"})
+VARIABLES = ("payload", "meta")
+#: What a review priority reads: the item, and the reason code of the hook that held it.
+PRIORITY_VARIABLES = ("payload", "meta", "reason_code")
 _INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
 # What celpy says when an integer leaves that range (a literal, int(), arithmetic).
 _OVERFLOWS = frozenset({"overflow", "return error for overflow"})
@@ -123,49 +125,83 @@ def compile_condition(text: str) -> Callable[[Mapping[str, Any]], bool]:
     predicate raises ``ExpressionError`` if evaluation fails (a missing field, a type
     mismatch), runs past its budget or does not give a boolean.
     """
-    text = (text or "").strip()
-    if not text:
-        raise ExpressionError("The condition is empty.")
-    if len(text) > MAX_LENGTH:
-        raise ExpressionError(f"The condition is {len(text)} characters long; the limit is {MAX_LENGTH}.")
-    try:
-        tree = _environment.compile(text)
-    except CELParseError as exc:
-        raise ExpressionError(f"The condition does not parse: {str(exc).splitlines()[0]}") from exc
-    except RecursionError:
-        raise ExpressionError("The condition is nested too deeply.") from None
-    if _depth(tree) > MAX_DEPTH:
-        raise ExpressionError("The condition is nested too deeply: use fewer parentheses or operators in a row.")
-    calls = sorted(_calls(tree) - FUNCTIONS)
-    if calls:
-        raise ExpressionError(f"The condition calls unknown function(s) {', '.join(calls)}.")
-    dunders = sorted({str(token) for token in tree.scan_values(_is_identifier) if str(token).startswith("__")})
-    if dunders:
-        raise ExpressionError(
-            f"The condition uses {', '.join(dunders)}: names starting with __ are not allowed "
-            "(conditions read payload data, not Python attributes)."
-        )
-    unknown = sorted(_names(tree) - VARIABLES - _bound_names(tree))
-    if unknown:
-        raise ExpressionError(
-            f"The condition reads unknown name(s) {', '.join(unknown)}: only payload and meta are available."
-        )
-    program = _environment.program(tree)
+    evaluate = _compile(text, "condition", VARIABLES)
 
     def predicate(context: Mapping[str, Any]) -> bool:
-        try:
-            value = program.evaluate({key: to_cel(value) for key, value in context.items()})
-        except _OverBudget as exc:
-            raise ExpressionError(f"condition stopped: {exc}") from None
-        except Exception as exc:
-            raise ExpressionError(f"condition failed: {_message(exc)}") from exc
-        if isinstance(value, Exception):  # celpy returns some errors as values
-            raise ExpressionError(f"condition failed: {_message(value)}")
+        value = evaluate(context)
         if not isinstance(value, (bool, celpy.celtypes.BoolType)):
             raise ExpressionError(f"condition gave {type(value).__name__}, not true or false")
         return bool(value)
 
     return predicate
+
+
+def compile_priority(text: str) -> Callable[[Mapping[str, Any]], float]:
+    """Compile ``text`` into a function giving a number over ``{"payload": ..., "meta": ...,
+    "reason_code": ...}``: an item's place in the review queue (higher first).
+
+    Raises ``ExpressionError`` as ``compile_condition`` does (the names it may read are
+    ``PRIORITY_VARIABLES``); the function raises it when evaluation fails or does not give a number.
+    """
+    evaluate = _compile(text, "priority", PRIORITY_VARIABLES)
+
+    def priority(context: Mapping[str, Any]) -> float:
+        value = evaluate(context)
+        if isinstance(value, (bool, celpy.celtypes.BoolType)) or not isinstance(
+            value, (int, float, celpy.celtypes.IntType, celpy.celtypes.UintType, celpy.celtypes.DoubleType)
+        ):
+            raise ExpressionError(f"priority gave {type(value).__name__}, not a number")
+        number = float(value)
+        if math.isnan(number):
+            raise ExpressionError("priority gave NaN, not a number")
+        return number
+
+    return priority
+
+
+def _compile(text: str, what: str, variables: tuple[str, ...]) -> Callable[[Mapping[str, Any]], Any]:
+    """Parse and check ``text`` (an expression reading only ``variables``), and return a function
+    that evaluates it over a context, within its budget; ``what`` names it in errors."""
+    text = (text or "").strip()
+    if not text:
+        raise ExpressionError(f"The {what} is empty.")
+    if len(text) > MAX_LENGTH:
+        raise ExpressionError(f"The {what} is {len(text)} characters long; the limit is {MAX_LENGTH}.")
+    try:
+        tree = _environment.compile(text)
+    except CELParseError as exc:
+        raise ExpressionError(f"The {what} does not parse: {str(exc).splitlines()[0]}") from exc
+    except RecursionError:
+        raise ExpressionError(f"The {what} is nested too deeply.") from None
+    if _depth(tree) > MAX_DEPTH:
+        raise ExpressionError(f"The {what} is nested too deeply: use fewer parentheses or operators in a row.")
+    calls = sorted(_calls(tree) - FUNCTIONS)
+    if calls:
+        raise ExpressionError(f"The {what} calls unknown function(s) {', '.join(calls)}.")
+    dunders = sorted({str(token) for token in tree.scan_values(_is_identifier) if str(token).startswith("__")})
+    if dunders:
+        raise ExpressionError(
+            f"The {what} uses {', '.join(dunders)}: names starting with __ are not allowed "
+            f"({what}s read payload data, not Python attributes)."
+        )
+    unknown = sorted(_names(tree) - set(variables) - _bound_names(tree))
+    if unknown:
+        available = " and ".join([", ".join(variables[:-1]), variables[-1]])
+        raise ExpressionError(f"The {what} reads unknown name(s) {', '.join(unknown)}: only {available} are available.")
+    program = _environment.program(tree)
+
+    def evaluate(context: Mapping[str, Any]) -> Any:
+        try:
+            value = program.evaluate({key: to_cel(value) for key, value in context.items()})
+        except _OverBudget as exc:
+            raise ExpressionError(f"{what} stopped: {exc}") from None
+        except Exception as exc:
+            raise ExpressionError(f"{what} failed: {_message(exc)}") from exc
+        if isinstance(value, Exception):  # celpy returns some errors as values
+            raise ExpressionError(f"{what} failed: {_message(value)}")
+        return value
+
+    return evaluate
 
 
 def to_cel(value: Any) -> Any:
@@ -198,6 +234,11 @@ def _as_double(value: int) -> float:
 def validate_condition(text: str) -> None:
     """Raise ``ExpressionError`` if ``text`` is not a valid condition."""
     compile_condition(text)
+
+
+def validate_priority(text: str) -> None:
+    """Raise ``ExpressionError`` if ``text`` is not a valid review priority."""
+    compile_priority(text)
 
 
 def _message(exc: Exception) -> str:

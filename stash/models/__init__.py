@@ -1,10 +1,11 @@
 """Stashes, their configured hooks, submitted content and the runs that judged it: one module per area."""
 
 from stash.models.base import LoadedStateModel
-from stash.models.choices import ExamplesPolicy, HookOnError, OnError
+from stash.models.choices import ExamplesPolicy, ExpireAction, HookOnError, OnError
 from stash.models.content import Content, ContentQuerySet, lease_end
 from stash.models.history import EventCount, Example, PipelineRun, PipelineVersion, Review
 from stash.models.hooks import HookConfig, HookConfigQuerySet
+from stash.models.moderation import APPEAL_TEXT_MAX, Appeal, Statement
 from stash.models.stashes import Stash
 from stash.models.validators import (
     MAX_INTEGER_DIGITS,
@@ -15,9 +16,14 @@ from stash.models.validators import (
     unstorable,
     validate_payload,
     validate_queue_name,
+    validate_reason_codes,
+    validate_review_priority,
+    validate_statement_policy,
 )
 
 __all__ = [
+    "APPEAL_TEXT_MAX",
+    "Appeal",
     "canonical_json",
     "Content",
     "content_hash",
@@ -25,6 +31,7 @@ __all__ = [
     "EventCount",
     "Example",
     "ExamplesPolicy",
+    "ExpireAction",
     "HookConfig",
     "HookConfigQuerySet",
     "HookOnError",
@@ -38,7 +45,11 @@ __all__ = [
     "QUEUE_NAME_MAX",
     "Review",
     "Stash",
+    "Statement",
     "unstorable",
     "validate_payload",
     "validate_queue_name",
+    "validate_reason_codes",
+    "validate_review_priority",
+    "validate_statement_policy",
 ]

@@ -25,3 +25,10 @@ HookOnError = models.TextChoices(  # type: ignore[call-overload]  # django-stubs
 class ExamplesPolicy(models.TextChoices):
     BLOCK = "block", _("refuse the change")
     WARN = "warn", _("make the change, with a warning")
+
+
+class ExpireAction(models.TextChoices):
+    """What a held item past its stash's ``review_expire_hours`` becomes."""
+
+    APPROVE = "approve", _("approve (accept)")
+    REJECT = "reject", _("reject")

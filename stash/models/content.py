@@ -81,6 +81,9 @@ class Content(LoadedStateModel):
         "reviewed_at",
         "review_note",
         "bulk",
+        "claimed_by",
+        "claimed_until",
+        "priority",
     )
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -161,6 +164,25 @@ class Content(LoadedStateModel):
             "Sent for judging in bulk (a bulk submit, a large re-judge): live saves "
             "waiting in its queue are judged first."
         ),
+    )
+
+    # The review queue (``processing.review_queue``): who is looking at a held item, and its place.
+    claimed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        editable=False,
+        verbose_name=_("claimed by"),
+    )
+    claimed_until = models.DateTimeField(_("claimed until"), null=True, blank=True, editable=False)
+    priority = models.FloatField(
+        _("review priority"),
+        null=True,
+        blank=True,
+        editable=False,
+        help_text=_("Its stash's review priority when it was held: higher first."),
     )
 
     objects = ContentQuerySet.as_manager()

@@ -199,6 +199,12 @@ class Review(models.Model):
         APPROVE = "approve", _("approve")
         REJECT = "reject", _("reject")
         OVERTURN = "overturn", _("overturn")
+        #: The first of the two approvals a four-eyes item needs: it stays held.
+        FIRST_APPROVAL = "approve1", _("first approval")
+        #: Decided automatically past the stash's ``review_expire_hours`` (no reviewer).
+        EXPIRE = "expire", _("decided automatically")
+        UPHOLD = "upheld", _("appeal upheld")
+        REVERSE = "reversed", _("appeal reversed")
 
     content = models.ForeignKey(Content, on_delete=models.CASCADE, related_name="reviews", verbose_name=_("content"))
     revision = models.PositiveIntegerField(_("revision"), help_text=_("The revision of the item decided on."))

@@ -9,8 +9,14 @@ from django.utils.translation import gettext, gettext_lazy as _
 
 from stash.db import publishing, versioning
 from stash.models.base import LoadedStateModel
-from stash.models.choices import ExamplesPolicy, OnError
-from stash.models.validators import QUEUE_NAME_MAX, validate_queue_name
+from stash.models.choices import ExamplesPolicy, ExpireAction, OnError
+from stash.models.validators import (
+    QUEUE_NAME_MAX,
+    validate_queue_name,
+    validate_reason_codes,
+    validate_review_priority,
+    validate_statement_policy,
+)
 
 
 class Stash(LoadedStateModel):
@@ -55,6 +61,52 @@ class Stash(LoadedStateModel):
             "(block) or made with a warning (warn)."
         ),
     )
+    statement_policy = models.JSONField(
+        _("statement policy"),
+        default=dict,
+        blank=True,
+        validators=[validate_statement_policy],
+        help_text=_(
+            "What the submitter of a rejected or held item is told, per reason code: the text, the ground "
+            "(terms or illegal, with its reference), the DSA category and the restriction."
+        ),
+    )
+    appeal_days = models.PositiveSmallIntegerField(
+        _("appeal days"), default=14, help_text=_("How many days a submitter has to appeal a rejection; 0: no appeals.")
+    )
+    review_priority = models.TextField(
+        _("review priority"),
+        blank=True,
+        validators=[validate_review_priority],
+        help_text=_(
+            "A CEL expression over payload, meta and reason_code giving a number: held items with a higher "
+            "one come first in the review queue (then the oldest). Blank: oldest first."
+        ),
+    )
+    review_hours = models.PositiveIntegerField(
+        _("review deadline (hours)"),
+        default=0,
+        help_text=_("A held item not decided within this many hours is overdue; 0: no deadline."),
+    )
+    review_expire_hours = models.PositiveIntegerField(
+        _("decide automatically after (hours)"),
+        default=0,
+        help_text=_("A held item still undecided after this many hours is decided automatically; 0: never."),
+    )
+    review_expire_action = models.CharField(
+        _("automatic decision"),
+        max_length=10,
+        choices=ExpireAction.choices,
+        default=ExpireAction.REJECT,
+        help_text=_("What an automatic decision does to a held item past its time."),
+    )
+    four_eyes_reasons = models.JSONField(
+        _("four-eyes reason codes"),
+        default=list,
+        blank=True,
+        validators=[validate_reason_codes],
+        help_text=_("Items held with one of these reason codes need two different reviewers to approve them."),
+    )
     config_version = models.PositiveIntegerField(
         _("config version"),
         default=1,
@@ -88,6 +140,13 @@ class Stash(LoadedStateModel):
         "max_payload_bytes",
         "queue",
         "examples_policy",
+        "statement_policy",
+        "appeal_days",
+        "review_priority",
+        "review_hours",
+        "review_expire_hours",
+        "review_expire_action",
+        "four_eyes_reasons",
     )
     TRACKED_FIELDS = CONFIG_FIELDS
     # Written by their own statements (bumps, the workers' queue numbers), never from memory.

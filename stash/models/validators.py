@@ -10,6 +10,10 @@ from typing import TYPE_CHECKING, Any, overload
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext, gettext_lazy as _
 
+from stash.core.exceptions import ExpressionError
+from stash.core.expressions import validate_priority
+from stash.core.statements import policy_errors
+
 if TYPE_CHECKING:
     from stash.models.stashes import Stash
 
@@ -126,3 +130,27 @@ def content_hash(payload: Any, canonical: bytes | None = None) -> str:
     Pass ``canonical`` (the payload's ``canonical_json``) if you have it: large payloads are slow to encode.
     """
     return hashlib.sha256(canonical_json(payload) if canonical is None else canonical).hexdigest()
+
+
+def validate_statement_policy(value: Any) -> None:
+    """Raise ``ValidationError`` listing what is wrong with a statement policy (``core.statements``)."""
+    errors = policy_errors(value)
+    if errors:
+        raise ValidationError(errors, code="policy")
+
+
+def validate_review_priority(value: str) -> None:
+    """Raise ``ValidationError`` unless ``value`` is blank or a valid priority expression (CEL)."""
+    if value.strip():
+        try:
+            validate_priority(value)
+        except ExpressionError as exc:
+            raise ValidationError(str(exc), code="expression") from None
+
+
+def validate_reason_codes(value: Any) -> None:
+    """Raise ``ValidationError`` unless ``value`` is a list of reason codes (1 to 100 characters each)."""
+    if not isinstance(value, list) or not all(isinstance(code, str) and 0 < len(code.strip()) <= 100 for code in value):
+        raise ValidationError(_("A list of reason codes, each 1 to 100 characters."), code="reason_codes")
+    if len(value) > 500:
+        raise ValidationError(_("At most 500 reason codes."), code="reason_codes")

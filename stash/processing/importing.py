@@ -46,6 +46,13 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "max_payload_bytes": (int,),
     "queue": (str,),
     "examples_policy": (str,),
+    "statement_policy": (dict,),
+    "appeal_days": (int,),
+    "review_priority": (str,),
+    "review_hours": (int,),
+    "review_expire_hours": (int,),
+    "review_expire_action": (str,),
+    "four_eyes_reasons": (list,),
     "id": (int,),
     "hook": (str,),
     "label": (str,),
@@ -59,7 +66,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "verdict": (str,),
     "reason_code": (str,),
 }
-_TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", dict: "a JSON object"}
+_TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", dict: "a JSON object", list: "a list"}
 
 #: What importing any document (or restoring a version) needs: it changes the stash's settings and
 #: adds, changes and removes its hooks.
