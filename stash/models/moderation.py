@@ -54,6 +54,12 @@ class Statement(models.Model):
         verbose_name=_("reviewer"),
     )
     appeal_until = models.DateTimeField(_("appeal until"), null=True, blank=True)
+    ended_at = models.DateTimeField(
+        _("restriction ended"),
+        null=True,
+        blank=True,
+        help_text=_("When the restriction was lifted: an appeal reversed it, or a reviewer released the held item."),
+    )
 
     class Meta:
         verbose_name = _("statement of reasons")
