@@ -80,6 +80,8 @@ class Decision:
     action: str
     reason: str = ""
     code: str = ""
+    #: The payload field the decision is about (``"title"``, ``"meta.tags"``); blank when none is.
+    field: str = ""
 
 
 KEEP = Decision("keep")
@@ -89,12 +91,12 @@ def keep() -> Decision:
     return KEEP
 
 
-def drop(reason: str, code: str = "dropped") -> Decision:
-    return Decision("drop", reason, code)
+def drop(reason: str, code: str = "dropped", field: str = "") -> Decision:
+    return Decision("drop", reason, code, field)
 
 
-def hold(reason: str, code: str = "held") -> Decision:
-    return Decision("hold", reason, code)
+def hold(reason: str, code: str = "held", field: str = "") -> Decision:
+    return Decision("hold", reason, code, field)
 
 
 @dataclass(frozen=True)
@@ -180,6 +182,8 @@ class TrailEntry:
     #: Verbose mode only: the payload a transform produced (an observing one: would have
     #: produced); None for filters and for a transform that changed nothing.
     payload: Mapping[str, Any] | None = None
+    #: The payload field a filter's decision is about, when it named one.
+    field: str = ""
 
     @property
     def title(self) -> str:
@@ -200,6 +204,8 @@ class TrailEntry:
             "duration_ms": round(self.duration_ms, 3),
             "would": self.would,
         }
+        if self.field:
+            data["field"] = self.field
         if verbose:
             data.update(
                 stopped=self.stopped,
@@ -388,6 +394,7 @@ class Pipeline:
             would: str = "",
             stopped: bool = False,
             payload: Mapping[str, Any] | None = None,
+            field: str = "",
         ) -> TrailEntry:
             return TrailEntry(
                 hook=step.name,
@@ -401,6 +408,7 @@ class Pipeline:
                 would=would,
                 stopped=stopped,
                 payload=payload if verbose else None,
+                field=field,
             )
 
         timed_out = f"timed out after {_ms(step.timeout)} ms"
@@ -439,12 +447,18 @@ class Pipeline:
         verdict = REJECTED if decision.action == "drop" else HELD
         if step.mode == OBSERVE:
             return (
-                entry(OBSERVED, decision.code, f"would {decision.action}: {decision.reason}", would=decision.action),
+                entry(
+                    OBSERVED,
+                    decision.code,
+                    f"would {decision.action}: {decision.reason}",
+                    would=decision.action,
+                    field=decision.field,
+                ),
                 None,
                 None,
             )
         outcome = DROPPED if verdict == REJECTED else HELD
-        return entry(outcome, decision.code, decision.reason, stopped=True), None, verdict
+        return entry(outcome, decision.code, decision.reason, stopped=True, field=decision.field), None, verdict
 
     @staticmethod
     def _transformed(

@@ -4,7 +4,7 @@ A policy maps the reason codes of a stash's hooks to what its submitter is told:
 
     {
         "default": {"text": "...", "ground": "terms", "reference": "Terms §4", "url": "https://...",
-                    "category": "STATEMENT_CATEGORY_SCOPE_OF_PLATFORM_SERVICE", "restriction": "removed"},
+                    "category": "STATEMENT_CATEGORY_OTHER_VIOLATION_TC", "restriction": "removed"},
         "codes": {"blocked_word": {"text": "...", "category": "STATEMENT_CATEGORY_ILLEGAL_OR_HARMFUL_SPEECH"}},
     }
 
@@ -24,21 +24,24 @@ GROUNDS = ("terms", "illegal")
 #: What a decision does to the item: a hook's or reviewer's rejection removes, disables or demotes
 #: it; a hold keeps it from view until a person decides.
 RESTRICTIONS = ("removed", "disabled", "demoted", "held")
-#: The categories of the DSA Transparency Database's statements (their enum keys).
+#: The categories of the DSA Transparency Database's statements (their enum keys, as its API takes
+#: them since July 2025: ``SCOPE_OF_PLATFORM_SERVICE`` became ``OTHER_VIOLATION_TC``).
 CATEGORIES = (
     "STATEMENT_CATEGORY_ANIMAL_WELFARE",
+    "STATEMENT_CATEGORY_CONSUMER_INFORMATION",
+    "STATEMENT_CATEGORY_CYBER_VIOLENCE",
+    "STATEMENT_CATEGORY_CYBER_VIOLENCE_AGAINST_WOMEN",
     "STATEMENT_CATEGORY_DATA_PROTECTION_AND_PRIVACY_VIOLATIONS",
     "STATEMENT_CATEGORY_ILLEGAL_OR_HARMFUL_SPEECH",
     "STATEMENT_CATEGORY_INTELLECTUAL_PROPERTY_INFRINGEMENTS",
     "STATEMENT_CATEGORY_NEGATIVE_EFFECTS_ON_CIVIC_DISCOURSE_OR_ELECTIONS",
-    "STATEMENT_CATEGORY_NON_CONSENSUAL_BEHAVIOUR",
-    "STATEMENT_CATEGORY_PORNOGRAPHY_OR_SEXUALIZED_CONTENT",
+    "STATEMENT_CATEGORY_NOT_SPECIFIED_NOTICE",
+    "STATEMENT_CATEGORY_OTHER_VIOLATION_TC",
     "STATEMENT_CATEGORY_PROTECTION_OF_MINORS",
     "STATEMENT_CATEGORY_RISK_FOR_PUBLIC_SECURITY",
     "STATEMENT_CATEGORY_SCAMS_AND_FRAUD",
     "STATEMENT_CATEGORY_SELF_HARM",
-    "STATEMENT_CATEGORY_SCOPE_OF_PLATFORM_SERVICE",
-    "STATEMENT_CATEGORY_UNSAFE_AND_ILLEGAL_PRODUCTS",
+    "STATEMENT_CATEGORY_UNSAFE_AND_PROHIBITED_PRODUCTS",
     "STATEMENT_CATEGORY_VIOLENCE",
 )
 #: The keys an entry may hold, and the longest text each may be.
@@ -49,7 +52,7 @@ BUILT_IN: dict[str, str] = {
     "ground": "terms",
     "reference": "Terms of service",
     "url": "",
-    "category": "STATEMENT_CATEGORY_SCOPE_OF_PLATFORM_SERVICE",
+    "category": "STATEMENT_CATEGORY_OTHER_VIOLATION_TC",
     "restriction": "removed",
 }
 #: The placeholders an entry's text may use.

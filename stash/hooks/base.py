@@ -120,12 +120,12 @@ class Filter(Hook):
         return pipeline.keep()
 
     @staticmethod
-    def drop(reason: str, code: str = "dropped") -> pipeline.Decision:
-        return pipeline.drop(reason, code)
+    def drop(reason: str, code: str = "dropped", field: str = "") -> pipeline.Decision:
+        return pipeline.drop(reason, code, field)
 
     @staticmethod
-    def hold(reason: str, code: str = "held") -> pipeline.Decision:
-        return pipeline.hold(reason, code)
+    def hold(reason: str, code: str = "held", field: str = "") -> pipeline.Decision:
+        return pipeline.hold(reason, code, field)
 
 
 class Transform(Hook):

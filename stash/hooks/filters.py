@@ -86,7 +86,7 @@ class KeywordBlocklist(Filter):
         for path, text in texts_at(item.payload, self.params.get("fields")):
             match = self._pattern.search(text)
             if match:
-                return self.drop(f"contains blocked word '{match.group(0).lower()}' in {path}", "blocked_word")
+                return self.drop(f"contains blocked word '{match.group(0).lower()}' in {path}", "blocked_word", path)
         return self.keep()
 
 
@@ -130,15 +130,15 @@ class Regex(Filter):
         value = lookup(item.payload, field)
         if value is MISSING or value is None:
             # Nothing there cannot match: that fails must_match and satisfies must_not_match.
-            return self.drop(f"missing {field}", "missing_field") if must_match else self.keep()
+            return self.drop(f"missing {field}", "missing_field", field) if must_match else self.keep()
         text = _as_text(value)
         if text is None:
-            return self.drop(f"{field} is {_json_type(value)}, not text", "wrong_type")
+            return self.drop(f"{field} is {_json_type(value)}, not text", "wrong_type", field)
         found = self._pattern.search(text)
         if must_match and found is None:
-            return self.drop(f"{field} does not match {pattern}", "no_match")
+            return self.drop(f"{field} does not match {pattern}", "no_match", field)
         if not must_match and found is not None:
-            return self.drop(f"{field} matches {pattern} ('{excerpt(found.group(0))}')", "match")
+            return self.drop(f"{field} matches {pattern} ('{excerpt(found.group(0))}')", "match", field)
         return self.keep()
 
 
@@ -224,16 +224,16 @@ class MinScore(Filter):
         field = self.params["field"]
         value = lookup(item.payload, field)
         if value is MISSING or value is None:
-            return self.drop(f"missing {field}", "missing_score")
+            return self.drop(f"missing {field}", "missing_score", field)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return self.drop(f"{field} is {_json_type(value)}, not a number", "wrong_type")
+            return self.drop(f"{field} is {_json_type(value)}, not a number", "wrong_type", field)
         if not math.isfinite(value):
-            return self.drop(f"{field} is {value}, not a finite number", "wrong_type")
+            return self.drop(f"{field} is {value}, not a finite number", "wrong_type", field)
         low, high = self.params.get("min"), self.params.get("max")
         if low is not None and value < low:
-            return self.drop(f"{field} is {value}, below the minimum of {low}", "below_min")
+            return self.drop(f"{field} is {value}, below the minimum of {low}", "below_min", field)
         if high is not None and value > high:
-            return self.drop(f"{field} is {value}, above the maximum of {high}", "above_max")
+            return self.drop(f"{field} is {value}, above the maximum of {high}", "above_max", field)
         return self.keep()
 
 

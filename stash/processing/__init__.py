@@ -15,6 +15,7 @@ rules live here once. Locks are always taken in one order: items, then stashes (
 - ``child_process``: hooks run where a hang cannot hold the caller (simulate, replay, examples).
 - ``simulating``: a stash's hooks, or a draft, over a payload or an item; nothing saved.
 - ``reviewing``: a person's decisions on items, the held items awaiting them, replay.
+- ``statements``: the statement of reasons of each rejected or held item, from its stash's policy.
 - ``ordering``, ``configuring``: the admin's and the API's changes to hook configs, under the stash's lock.
 - ``importing``, ``versions``: a stash's pipeline as a document; the versions every change records.
 - ``examples``, ``guarding``: golden examples, and the guard that keeps a change only if they allow it.
@@ -25,6 +26,7 @@ rules live here once. Locks are always taken in one order: items, then stashes (
 
 from stash.db import publishing
 from stash.db.versioning import one_change
+from stash.processing import statements
 from stash.processing.activity import Unsupported as ActivityUnsupported, for_stash as hook_activity
 from stash.processing.building import build_pipeline, build_step, forget_cached, item_for, pipeline_for
 from stash.processing.child_process import ChildFailed, DeadlineExceeded, Unanswered
@@ -105,6 +107,7 @@ from stash.processing.versions import VersionDiff, compare as compare_versions, 
 from stash.processing.worker_counts import count_sweep
 
 __all__ = [
+    "statements",
     "EXAMPLES_PERMISSIONS",
     "PIPELINE_PERMISSIONS",
     "ActivityUnsupported",

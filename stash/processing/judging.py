@@ -35,8 +35,8 @@ from django.utils import timezone
 
 from stash.core import logs, pipeline
 from stash.db import bulk_sql, publishing, tracing
-from stash.models import Content, PipelineRun, lease_end
-from stash.processing import after_verdict, claiming
+from stash.models import Content, PipelineRun, Statement, lease_end
+from stash.processing import after_verdict, claiming, statements
 from stash.processing.building import item_for, pipeline_for
 from stash.processing.time_limits import Clock, time_limit_for
 
@@ -310,6 +310,7 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
             .values_list("pk", flat=True)
         )
         runs, decided, transformed = [], [], []
+        deciding: dict[uuid.UUID, dict[str, Any]] = {}
         counters = after_verdict.new_counters()
         accepted_by_stash = defaultdict(list)
         for content, _pipeline, result, started in judged:
@@ -319,6 +320,7 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
             _apply_verdict(content, result, now)
             if result.verdict != pipeline.ACCEPTED:
                 decided.append(content)
+                deciding.update((content.pk, e.as_dict()) for e in result.trail if e.stopped)
             else:
                 accepted_by_stash[content.stash_id].append(content)
                 if result.transformed:
@@ -344,6 +346,7 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
         _write_verdicts(decided, now)
         bulk_sql.update_rows(Content, transformed, ["payload", "original_payload"])
         bulk_sql.insert_rows(PipelineRun, runs)
+        statements.record(decided, Statement.Kind.HOOK, now=now, decisions=deciding)
         # The shared rows, last: accepted items get their queue numbers under the stash's lock.
         for stash_id in sorted(accepted_by_stash):
             after_verdict.assign_queue_positions(stash_id, accepted_by_stash[stash_id])

@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from stash.core import pipeline
 from stash.db import bulk_sql, publishing
-from stash.models import Content, Review, Stash
-from stash.processing import after_verdict
+from stash.models import Content, Review, Stash, Statement
+from stash.processing import after_verdict, statements
 from stash.processing.building import item_for, pipeline_for
 from stash.processing.child_process import call_with_deadline
 from stash.processing.judging import Status
@@ -233,6 +233,8 @@ def _review(queryset: QuerySet[Content], verdict: _Verdict, user: User, note: st
                 for item in items
             ]
         )
+        statements.end(items, now)  # a restriction lifted or replaced by the reviewer's own
+        statements.record(items, Statement.Kind.REVIEWER, reviewer=user, note=note, now=now)
         transaction.on_commit(lambda: _notify_reviewed(items))
     return len(items)
 
