@@ -20,6 +20,7 @@ from stash.api.fields import (
     StringField,
     SubmissionStashField,
 )
+from stash.api.statement_serializers import StatementSerializer
 from stash.core import pipeline, registry
 from stash.models import Content, HookConfig, PipelineRun, Stash
 
@@ -196,15 +197,23 @@ class ContentDetailSerializer(ContentSerializer):
 
     stash = StashSlugField(read_only=True)
     run = serializers.SerializerMethodField(help_text="The latest run of the hooks over this item, with its trail.")
+    statement = serializers.SerializerMethodField(
+        help_text="The statement of reasons of a rejected or held item; null otherwise."
+    )
 
     class Meta(ContentSerializer.Meta):
-        fields = [*ContentSerializer.Meta.fields, "original_payload", "run"]
+        fields = [*ContentSerializer.Meta.fields, "original_payload", "run", "statement"]
         read_only_fields = [*ContentSerializer.Meta.read_only_fields, "original_payload"]
 
     @extend_schema_field(RunSerializer(allow_null=True))
     def get_run(self, content):
         run = content.runs.first()
         return RunSerializer(run).data if run is not None else None
+
+    @extend_schema_field(StatementSerializer(allow_null=True))
+    def get_statement(self, content):
+        statement = processing.statements.current(content)
+        return StatementSerializer(statement).data if statement is not None else None
 
 
 class SubmitSerializer(serializers.Serializer):

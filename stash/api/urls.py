@@ -4,7 +4,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
-from stash.api import pipeline_views, views
+from stash.api import pipeline_views, statement_views, views
 
 app_name = "api"
 
@@ -15,6 +15,7 @@ router.register(r"stashes/(?P<stash_slug>[-a-zA-Z0-9_]+)/hooks", views.HookConfi
 router.register(r"stashes/(?P<stash_slug>[-a-zA-Z0-9_]+)/versions", pipeline_views.VersionViewSet, basename="version")
 router.register(r"stashes/(?P<stash_slug>[-a-zA-Z0-9_]+)/examples", pipeline_views.ExampleViewSet, basename="example")
 router.register("hooks", views.HookTypeViewSet, basename="hook")
+router.register("statements", statement_views.StatementViewSet, basename="statement")
 
 urlpatterns = [
     path("auth/token/", views.TokenView.as_view(), name="token"),

@@ -28,6 +28,7 @@ PATHS = [
     "/api/stashes/{stash_slug}/examples/{id}/",
     "/api/stashes/{stash_slug}/examples/run/",
     "/api/contents/{id}/example/",
+    "/api/statements/",
 ]
 
 

@@ -1,0 +1,51 @@
+"""The statements of reasons, for staff to export: ``GET /api/statements/``."""
+
+import django_filters
+from rest_framework import mixins, viewsets
+from rest_framework.permissions import IsAdminUser
+
+from stash import processing
+from stash.api.filters import QueryForm, StashFilter
+from stash.api.pagination import ContentCursorPagination
+from stash.api.statement_serializers import StatementExportSerializer
+from stash.models import Stash, Statement
+
+
+class StatementFilter(django_filters.FilterSet):
+    """Query parameters of the statement list."""
+
+    stash = StashFilter(
+        queryset=Stash.objects.all(),
+        to_field_name="slug",
+        field_name="content__stash",
+        help_text="Only statements of this stash's items (its slug).",
+    )
+    since = django_filters.IsoDateTimeFilter(
+        field_name="decided_at",
+        lookup_expr="gte",
+        help_text="Only statements decided at or after this date (YYYY-MM-DD) or time (ISO 8601).",
+    )
+
+    class Meta:
+        model = Statement
+        fields = ["stash", "since"]
+        form = QueryForm
+
+
+class StatementCursorPagination(ContentCursorPagination):
+    """Statements, newest first, in cursor pages."""
+
+    ordering = ("-decided_at", "-id")
+
+
+class StatementViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
+    """Statements of reasons of every stash, newest first; staff only."""
+
+    serializer_class = StatementExportSerializer
+    permission_classes = [IsAdminUser]
+    pagination_class = StatementCursorPagination
+    filter_backends = [django_filters.rest_framework.DjangoFilterBackend]
+    filterset_class = StatementFilter
+
+    def get_queryset(self):
+        return processing.statements.exported().select_related("reviewer")
