@@ -31,7 +31,10 @@ Status = Content.Status
 RESTRICTING = (Status.REJECTED, Status.HELD)
 #: The reason code of a reviewer's decision on an item no hook rejected or held.
 REVIEWED_CODE = "reviewed"
-#: The longest facts a statement keeps of a hook's reason or a reviewer's note.
+#: The reason of a decision no hook made, and of a hook that failed, as the submitter reads it.
+REVIEWED_REASON = "a moderator decided it breaks the rules"
+FAILED_REASON = "an automated check could not check it"
+#: The longest facts a statement keeps of a reason or an appeal's note.
 _FACT_MAX = 1000
 #: A trail entry's outcomes that decide a run (the last entry of a run that stopped).
 _DECIDING = (pipeline.DROPPED, pipeline.HELD, pipeline.ERROR, pipeline.TIMEOUT)
@@ -49,8 +52,9 @@ def record(
     """Write the statement of each rejected or held item of ``items`` (others are skipped), in one
     ``bulk_create``, and return them.
 
-    ``kind``: a ``Statement.Kind``; ``reviewer`` and ``note`` say who decided and why (kind
-    ``reviewer`` or ``appeal``). The facts (the hook, its reason code, its reason, the field) come
+    ``kind``: a ``Statement.Kind``; ``reviewer``: who decided (kind ``reviewer`` or ``appeal``);
+    ``note`` is kept in the facts for kind ``appeal`` only (the answer its submitter reads: a
+    review note stays with the review). The facts (the hook, its reason code, its reason, the field) come
     from ``decisions`` (item pk: the deciding trail entry, as ``TrailEntry.as_dict`` gives it;
     judging has it at hand) or else from each item's last run of its revision (one query).
     The items' ``stash`` should be loaded (``select_related``): it is read for each.
@@ -138,6 +142,15 @@ def _deciding_entries(items: list[Content]) -> dict[Any, Mapping[str, Any]]:
     return entries
 
 
+def _reason(entry: Mapping[str, Any]) -> str:
+    """The reason a submitter may read: a filter's own, or plain words for a failure or a person."""
+    if not entry:
+        return REVIEWED_REASON
+    if entry.get("outcome") in (pipeline.ERROR, pipeline.TIMEOUT):
+        return FAILED_REASON  # the failure's text is for staff: it may name internals
+    return str(entry.get("message") or "")
+
+
 def _build(
     items: list[Content],
     kind: str,
@@ -159,17 +172,14 @@ def _build(
         restriction = "held" if held else policy_entry["restriction"]
         if restriction == "held" and not held:
             restriction = "removed"  # a rejection is no hold, whatever the policy says
-        reason = str(entry.get("message") or "") if by_hook else ""
-        if not by_hook:
-            reason = note or "a reviewer decided so"
         facts: dict[str, Any] = {
             "hook": str(entry.get("label") or entry.get("hook") or ""),
             "code": code,
-            "reason": reason[:_FACT_MAX],
+            "reason": _reason(entry)[:_FACT_MAX],
             "field": str(entry.get("field") or ""),
         }
-        if note and by_hook:
-            facts["note"] = note[:_FACT_MAX]
+        if note and kind == Statement.Kind.APPEAL:
+            facts["note"] = note[:_FACT_MAX]  # an appeal's note is the submitter's answer; a review note stays inside
         placeholders = {**facts, "restriction": restriction, "stash": stash.name or stash.slug}
         text = statements.render(policy_entry["text"], placeholders)
         appeal_until = None

@@ -72,6 +72,7 @@ def content(request, pk):
         {
             "content": item,
             **_verdict_context(request, item),
+            "statement": processing.statements.current(item),
             # Indented JSON, keys sorted: PostgreSQL keeps no order of keys (escaped by the template).
             "data_json": json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) if data else "",
         },
