@@ -14,6 +14,7 @@ from stash import processing
 from stash.admin import examples as admin_examples, formatting
 from stash.admin.base import StyledAdmin, hook_title, pretty
 from stash.admin.forms import ContentForm, ReviewActionForm
+from stash.admin.statements import StatementInline
 from stash.admin.views import review as admin_review, tools as admin_views
 from stash.models import Content, Example, HookConfig, PipelineRun
 
@@ -52,6 +53,7 @@ class ContentAdmin(StyledAdmin):
     change_form_template = "admin/stash/content/change_form.html"
     actions = ["reprocess", "approve", "reject", "overturn"]
     form = ContentForm
+    inlines = [StatementInline]
     readonly_fields = [
         "status_badge",
         "reason",

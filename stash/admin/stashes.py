@@ -26,6 +26,7 @@ from stash.admin.forms import HookConfigInlineForm, HookConfigInlineFormSet
 from stash.admin.views import (
     pipelines as admin_pipelines,
     review as admin_review,
+    statements as admin_statements,
     tools as admin_views,
     versions as admin_versions,
 )
@@ -139,6 +140,7 @@ class StashAdmin(admin_guard.GuardedStashChanges, OneChangePerPost, SortableAdmi
             view(admin_versions.version, "versions/<int:number>/", "version"),
             view(admin_versions.restore, "versions/<int:number>/restore/", "restore"),
             view(admin_examples.examples, "examples/", "examples"),
+            view(admin_statements.statement_policy, "statements/", "statements"),
         ] + super().get_urls()
 
     def change_view(self, request, object_id, form_url="", extra_context=None):

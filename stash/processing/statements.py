@@ -19,7 +19,8 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from stash.core import dsa, pipeline, registry, statements
-from stash.models import Content, HookConfig, PipelineRun, Stash, Statement
+from stash.db.versioning import one_change
+from stash.models import Content, HookConfig, PipelineRun, Stash, Statement, validate_statement_policy
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -259,3 +260,23 @@ def export_rows(
             for key in ("decided_at", "appeal_until", "ended_at"):
                 row[key] = row[key].isoformat() if row[key] else None
             yield row
+
+
+def save_policy(stash: Stash, policy: Mapping[str, Any]) -> None:
+    """Make ``policy`` the statement policy of ``stash``: one change of the stash (its version moves
+    and is recorded, as any change of its settings). Raises ``ValidationError`` listing what is
+    wrong with ``policy`` (``core.statements.policy_errors``), saving nothing."""
+    validate_statement_policy(policy)
+    with one_change(note="statement policy"):
+        Stash.lock_one(stash.pk)
+        stash.statement_policy = dict(policy)
+        stash.save(update_fields=["statement_policy", "updated_at"])
+
+
+def recent_restricted(stash: Stash, limit: int = 20) -> list[Content]:
+    """The latest ``limit`` rejected or held items of ``stash``, newest first: what a preview may use."""
+    return list(
+        Content.objects.filter(stash=stash, status__in=RESTRICTING)
+        .select_related("reviewed_by")
+        .order_by("-created_at", "-pk")[:limit]
+    )
