@@ -73,6 +73,11 @@ def _upload(page):
     page.wait_for_selector("#preview")
 
 
+def _preview_statements(page):
+    page.click("input[name=_preview]")
+    page.wait_for_selector("#statement-preview")
+
+
 def _run_examples(page):
     page.click("input[name=_run]")
     page.wait_for_selector("#examples-run")
@@ -128,6 +133,8 @@ PAGES = [
     Page("restore a version", lambda demo: reverse("admin:stash_stash_restore", args=[demo.stash.pk, 2])),
     Page("golden examples", of_stash("admin:stash_stash_examples")),
     Page("golden examples, run", of_stash("admin:stash_stash_examples"), _run_examples),
+    Page("statement policy", of_stash("admin:stash_stash_statements")),
+    Page("statement policy, a preview", of_stash("admin:stash_stash_statements"), _preview_statements),
     Page("password change", lambda demo: reverse("admin:password_change")),
 ]
 
