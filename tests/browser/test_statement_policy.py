@@ -19,7 +19,8 @@ def violations(page):
     from axe_playwright_python.sync_playwright import Axe
 
     return [
-        f"{violation['id']} ({violation['impact']}): {violation['help']}"
+        f"{violation['id']} ({violation['impact']}): {violation['help']}: "
+        + ", ".join(" ".join(node["target"]) for node in violation["nodes"])
         for violation in Axe().run(page).response["violations"]
         if violation["impact"] in FAILING_IMPACTS
     ]
