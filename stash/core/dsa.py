@@ -21,6 +21,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import jsonschema  # type: ignore[import-untyped]
+
 #: Where the JSON Schema of one exported line lives.
 SCHEMA_PATH = Path(__file__).with_name("dsa_statement.schema.json")
 
@@ -111,8 +113,6 @@ def schema() -> dict[str, Any]:
 
 def errors(statement: Mapping[str, Any]) -> list[str]:
     """What in ``statement`` breaks ``schema()``, one sentence each (empty: it follows it)."""
-    import jsonschema
-
     validator = jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker())
     return [
         f"{'.'.join(str(part) for part in error.absolute_path) or 'statement'}: {error.message}"

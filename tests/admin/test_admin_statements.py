@@ -24,7 +24,7 @@ def form_data(page, **changes):
     """The editor's form as it was shown, with ``changes``: every field's initial value."""
     data = {}
     for form in [page.context["default_form"], *(f for _c, f in page.context["entries"]), page.context["new_form"]]:
-        for name, field in form.fields.items():
+        for name in form.fields:
             data[f"{form.prefix}-{name}"] = form.initial.get(name, "")
     data.update(changes)
     return data
@@ -57,8 +57,7 @@ def test_an_invalid_entry_is_a_form_error_and_nothing_is_saved(moderated, admin_
     link = code_prefix(page, "link")
     before = Stash.objects.get(pk=moderated.pk).statement_policy
     response = admin_client.post(
-        url(moderated),
-        form_data(page, **{f"{link}-text": "Held {because}", f"{link}-url": "ftp://x", "_save": "1"}),
+        url(moderated), form_data(page, **{f"{link}-text": "Held {because}", f"{link}-url": "ftp://x", "_save": "1"})
     )
     assert response.status_code == 200
     form = dict(response.context["entries"])["link"]
@@ -86,7 +85,9 @@ def test_a_preview_shows_the_edited_statement_of_a_real_item_and_saves_nothing(m
 
 def test_a_new_code_can_be_added(moderated, admin_client):
     page = admin_client.get(url(moderated))
-    admin_client.post(url(moderated), form_data(page, **{"new-code": "too_long", "new-text": "Too long.", "_save": "1"}))
+    admin_client.post(
+        url(moderated), form_data(page, **{"new-code": "too_long", "new-text": "Too long.", "_save": "1"})
+    )
     moderated.refresh_from_db()
     assert moderated.statement_policy["codes"]["too_long"] == {"text": "Too long."}
 
