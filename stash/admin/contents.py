@@ -14,7 +14,7 @@ from stash import processing
 from stash.admin import examples as admin_examples, formatting
 from stash.admin.base import StyledAdmin, hook_title, pretty
 from stash.admin.forms import ContentForm, ReviewActionForm
-from stash.admin.statements import StatementInline
+from stash.admin.statements import statements_table
 from stash.admin.views import review as admin_review, tools as admin_views
 from stash.models import Content, Example, HookConfig, PipelineRun
 
@@ -53,12 +53,12 @@ class ContentAdmin(StyledAdmin):
     change_form_template = "admin/stash/content/change_form.html"
     actions = ["reprocess", "approve", "reject", "overturn"]
     form = ContentForm
-    inlines = [StatementInline]
     readonly_fields = [
         "status_badge",
         "reason",
         "decider",
         "latest_trail",
+        "statements_view",
         "original_payload_view",
         "revision",
         "processed_revision",
@@ -82,7 +82,7 @@ class ContentAdmin(StyledAdmin):
             return [(None, {"fields": payload + ["idempotency_key"]})]
         return [
             (None, {"fields": payload + ["original_payload_view"]}),
-            (_("Verdict"), {"fields": ["status_badge", "reason", "decider", "latest_trail"]}),
+            (_("Verdict"), {"fields": ["status_badge", "reason", "decider", "latest_trail", "statements_view"]}),
             (_("Review"), {"fields": ["overturned", "reviewed_by", "reviewed_at", "review_note", "review_history"]}),
             (
                 _("History"),
@@ -187,6 +187,10 @@ class ContentAdmin(StyledAdmin):
     @admin.display(description=_("trail of the latest run"))
     def latest_trail(self, obj):
         return trail_table(obj.runs.first())
+
+    @admin.display(description=_("statements of reasons"))
+    def statements_view(self, obj):
+        return statements_table(obj)
 
     @admin.display(description=_("decisions by people"))
     def review_history(self, obj):

@@ -1,12 +1,14 @@
 """The statements of reasons, for staff to export: ``GET /api/statements/``."""
 
 import django_filters
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, viewsets
 from rest_framework.permissions import IsAdminUser
 
 from stash import processing
 from stash.api.filters import QueryForm, StashFilter
 from stash.api.pagination import ContentCursorPagination
+from stash.api.schema import errors
 from stash.api.statement_serializers import StatementExportSerializer
 from stash.models import Stash, Statement
 
@@ -38,6 +40,13 @@ class StatementCursorPagination(ContentCursorPagination):
     ordering = ("-decided_at", "-id")
 
 
+@extend_schema_view(
+    list=extend_schema(
+        summary="List statements of reasons",
+        description="The statements of reasons of every stash's items, newest first, in cursor pages; staff only.",
+        responses={200: StatementExportSerializer, **errors(400, 401, 403)},
+    )
+)
 class StatementViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     """Statements of reasons of every stash, newest first; staff only."""
 
