@@ -233,7 +233,7 @@ def _review(queryset: QuerySet[Content], verdict: _Verdict, user: User, note: st
                 for item in items
             ]
         )
-        statements.end(items, now)  # a restriction lifted or replaced by the reviewer's own
+        statements.end([item for item in items if item.status == Status.ACCEPTED], now)  # a restriction lifted
         statements.record(items, Statement.Kind.REVIEWER, reviewer=user, note=note, now=now)
         transaction.on_commit(lambda: _notify_reviewed(items))
     return len(items)

@@ -58,13 +58,17 @@ def record(
     review note stays with the review). The facts (the hook, its reason code, its reason, the field) come
     from ``decisions`` (item pk: the deciding trail entry, as ``TrailEntry.as_dict`` gives it;
     judging has it at hand) or else from each item's last run of its revision (one query).
-    The items' ``stash`` should be loaded (``select_related``): it is read for each.
+    A decision other than a hook's replaces the one before: the items' open statements are
+    ended first (``end``, one update). The items' ``stash`` should be loaded (``select_related``).
     """
     items = [item for item in items if item.status in RESTRICTING]
     if not items:
         return []
+    now = now or timezone.now()
     if decisions is None:
         decisions = _deciding_entries(items)
+    if kind != Statement.Kind.HOOK:
+        end(items, now)  # the statement of the decision this one replaces (a hold, a rejection appealed)
     built = _build(items, kind, lambda stash: stash.statement_policy, decisions, reviewer, note, now)
     return Statement.objects.bulk_create(built)
 

@@ -125,6 +125,8 @@ def test_an_expiry_statement_is_automated(stash):
     (statement,) = statements.record([item], Statement.Kind.EXPIRY)
     assert (statement.kind, statement.reason_code, statement.automated_decision) == ("expiry", "link", True)
     assert statement.restriction == "removed"
+    hold = Statement.objects.get(content=item, kind="hook")
+    assert hold.ended_at == statement.decided_at  # the decision it replaces ends with it
 
 
 def test_a_preview_builds_statements_under_the_edited_policy_and_saves_nothing(stash):
