@@ -5,6 +5,7 @@ ends it; a preview builds them without saving."""
 from datetime import timedelta
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -137,3 +138,16 @@ def test_a_preview_builds_statements_under_the_edited_policy_and_saves_nothing(s
     assert built.pk is None and built.text == "Preview: Links held it (text)."
     assert Statement.objects.count() == before
     assert "link" in statements.known_codes(stash)
+
+
+def test_an_unknown_export_format_is_refused(stash):
+    with pytest.raises(ValueError, match="unknown format 'xml': dsa or jsonl"):
+        list(statements.export_rows(fmt="xml"))
+
+
+def test_saving_an_invalid_policy_raises_and_saves_nothing(stash):
+    before, version = stash.statement_policy, stash.config_version
+    with pytest.raises(ValidationError, match="not a category of the DSA database"):
+        statements.save_policy(stash, {"default": {"category": "STATEMENT_CATEGORY_SCOPE_OF_PLATFORM_SERVICE"}})
+    stash.refresh_from_db()
+    assert (stash.statement_policy, stash.config_version) == (before, version)
