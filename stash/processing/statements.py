@@ -117,7 +117,9 @@ def known_codes(stash: Stash) -> list[str]:
     """The reason codes a policy for ``stash`` may name, sorted: those its policy has, those its
     items' statements and recent runs gave, and those its hooks declare (``reason_codes``)."""
     codes = set((stash.statement_policy or {}).get("codes") or {})
-    codes.update(Statement.objects.filter(content__stash=stash).values_list("reason_code", flat=True).distinct())
+    codes.update(
+        Statement.objects.filter(content__stash=stash).order_by().values_list("reason_code", flat=True).distinct()
+    )
     for name in HookConfig.objects.filter(stash=stash).values_list("hook", flat=True):
         if registry.is_registered(name):
             codes.update(getattr(registry.get(name), "reason_codes", ()))
