@@ -10,6 +10,7 @@ from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.exceptions import NotFound
 
 from stash import models, processing
+from stash.api.appeal_serializers import AppealSerializer
 from stash.api.fields import (
     BooleanField,
     IntegerField,
@@ -196,15 +197,21 @@ class ContentDetailSerializer(ContentSerializer):
 
     stash = StashSlugField(read_only=True)
     run = serializers.SerializerMethodField(help_text="The latest run of the hooks over this item, with its trail.")
+    appeal = serializers.SerializerMethodField(help_text="The appeal of the current decision; null when none was made.")
 
     class Meta(ContentSerializer.Meta):
-        fields = [*ContentSerializer.Meta.fields, "original_payload", "run"]
+        fields = [*ContentSerializer.Meta.fields, "original_payload", "run", "appeal"]
         read_only_fields = [*ContentSerializer.Meta.read_only_fields, "original_payload"]
 
     @extend_schema_field(RunSerializer(allow_null=True))
     def get_run(self, content):
         run = content.runs.first()
         return RunSerializer(run).data if run is not None else None
+
+    @extend_schema_field(AppealSerializer(allow_null=True))
+    def get_appeal(self, content):
+        appeal = processing.appeal_of(content)
+        return AppealSerializer(appeal).data if appeal is not None else None
 
 
 class SubmitSerializer(serializers.Serializer):
