@@ -28,6 +28,9 @@ PATHS = [
     "/api/stashes/{stash_slug}/examples/{id}/",
     "/api/stashes/{stash_slug}/examples/run/",
     "/api/contents/{id}/example/",
+    "/api/contents/{id}/appeal/",
+    "/api/appeals/",
+    "/api/appeals/{id}/decide/",
 ]
 
 
