@@ -50,7 +50,7 @@ def test_the_submitter_appeals_from_the_item_page_and_sees_it_open(audit, sam):
     assert response.status_code == 200
     html = response.content.decode()
     assert "Your appeal was sent." in html
-    assert "It is open: a reviewer who did not make the decision will look at it." in html
+    assert "Your appeal is open: a reviewer who did not make the decision will look at it." in html
     assert "Appeal this decision" not in html
     assert Appeal.objects.get().text == "It is a recipe."
 
@@ -63,7 +63,7 @@ def test_an_empty_or_late_appeal_is_a_form_error(audit, sam):
     assert "Say why you think the decision is wrong." in empty.content.decode()
 
     late = rejected(audit, user, decided_at=timezone.now() - timedelta(days=30))
-    assert "The time to appeal this decision ended on" in page(client, late)
+    assert "You can no longer appeal this decision: the time to appeal ended on" in page(client, late)
     refused = client.post(f"/c/{late.pk}/appeal/", {"statement": "Wrong."})
     assert refused.status_code == 400
     assert "The time to appeal ended on" in refused.content.decode()
