@@ -153,7 +153,8 @@ def test_deciding_needs_the_permission_and_a_known_outcome(api, audit, submitter
 
     assert api(submitter).get("/api/appeals/").status_code == 403
     looked = api(viewer).post(decide_url(appeal.pk), {"outcome": "upheld"}, format="json")
-    assert looked.status_code == 403 and looked.json()["detail"] == "Deciding appeals needs the permission to change content."
+    assert looked.status_code == 403
+    assert looked.json()["detail"] == "Deciding appeals needs the permission to change content."
     bad = api(reviewers[0]).post(decide_url(appeal.pk), {"outcome": "maybe"}, format="json")
     assert bad.status_code == 400 and "outcome" in bad.json()
     assert api(reviewers[0]).post(decide_url(999999), {"outcome": "upheld"}, format="json").status_code == 404
