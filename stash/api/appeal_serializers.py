@@ -96,10 +96,3 @@ class AppealDecisionSerializer(serializers.Serializer):
     note = serializers.CharField(
         max_length=2000, required=False, allow_blank=True, default="", help_text="What the submitter reads."
     )
-
-
-class AppealParamsSerializer(serializers.Serializer):
-    """The filters of the appeals list."""
-
-    status = serializers.ChoiceField(choices=Appeal.Status.choices, required=False)
-    stash = StashSlugField(required=False)

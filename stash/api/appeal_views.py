@@ -2,7 +2,7 @@
 who decided it upholds or reverses it; reviewers list the appeals."""
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, mixins, serializers, status, viewsets
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.decorators import action
@@ -13,28 +13,24 @@ from rest_framework.views import APIView
 from stash import processing
 from stash.api.appeal_serializers import (
     AppealDecisionSerializer,
-    AppealParamsSerializer,
     AppealRequestSerializer,
     AppealReviewSerializer,
     AppealSerializer,
 )
 from stash.api.exceptions import Conflict
+from stash.api.fields import StashSlugField
 from stash.api.pagination import ContentCursorPagination
 from stash.api.permissions import HasPerm
 from stash.api.schema import errors
+from stash.api.serializers import QueryParamsSerializer
 from stash.models import Appeal, Content
 
-LATE = OpenApiResponse(
-    inline_serializer(
-        "AppealRefused",
-        {
-            "non_field_errors": serializers.ListField(child=serializers.CharField()),
-            "deadline": serializers.DateTimeField(required=False),
-        },
-    ),
-    description="Not appealable: the item is not rejected, its stash takes no appeals, or the time to appeal "
-    "ended (`deadline` says when); or the statement is empty or too long (`statement`).",
-)
+
+class AppealParamsSerializer(QueryParamsSerializer):
+    """The filters of the appeals list (one given blank is refused)."""
+
+    status = serializers.ChoiceField(choices=Appeal.Status.choices, required=False)
+    stash = StashSlugField(required=False)
 
 
 class CanSeeAppeals(HasPerm):
@@ -53,10 +49,12 @@ class ContentAppealView(APIView):
         summary="Appeal the rejection of an item",
         description="By the item's submitter; for an item submitted anonymously, by the browser session that "
         "submitted it. Within the stash's `appeal_days` of the decision; each decision (each revision of the "
-        "item) can be appealed once: a second appeal answers 409. A reviewer other than the one who made the "
+        "item) can be appealed once: a second appeal answers 409. A 400 names `statement` (empty or too long) or "
+        "says in `non_field_errors` why the item cannot be appealed (not rejected, a stash that takes no appeals, "
+        "or too late: then `deadline` says when the time to appeal ended). A reviewer other than the one who made the "
         "decision decides it; the outcome shows in the item's `appeal`.",
         request=AppealRequestSerializer,
-        responses={201: AppealSerializer, 400: LATE, **errors(401, 403, 404, 409)},
+        responses={201: AppealSerializer, **errors(400, 401, 403, 404, 409)},
     )
     def post(self, request, pk):
         content = Content.objects.select_related("stash").filter(pk=pk).first()
@@ -112,7 +110,7 @@ class AppealViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         "for one stash's. Each shows the decision appealed next to what the submitter wrote. Needs "
         "`stash.view_content`.",
         parameters=[AppealParamsSerializer],
-        responses={200: AppealReviewSerializer(many=True), **errors(400, 401, 403)},
+        responses={200: AppealReviewSerializer(many=True), **errors(400, 401, 403, 404)},
     )
     def list(self, request, *args, **kwargs):
         return super().list(request, *args, **kwargs)
