@@ -242,6 +242,7 @@ SPECTACULAR_SETTINGS = {
         "VerdictEnum": "stash.models.Example.Verdict",
         "HookConfigOnErrorEnum": "stash.models.HookOnError",
         "StashOnErrorEnum": "stash.models.OnError",
+        "AppealStatusEnum": "stash.models.Appeal.Status",
     },
 }
 

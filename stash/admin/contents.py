@@ -15,7 +15,7 @@ from stash.admin import examples as admin_examples, formatting
 from stash.admin.base import StyledAdmin, hook_title, pretty
 from stash.admin.forms import ContentForm, ReviewActionForm
 from stash.admin.statements import statements_table
-from stash.admin.views import review as admin_review, tools as admin_views
+from stash.admin.views import appeals as admin_appeals, review as admin_review, tools as admin_views
 from stash.models import Content, Example, HookConfig, PipelineRun
 
 
@@ -114,6 +114,11 @@ class ContentAdmin(StyledAdmin):
 
     def get_urls(self):
         return [
+            path(
+                "appeals/",
+                self.admin_site.admin_view(partial(admin_appeals.appeals, self)),
+                name="stash_content_appeals",
+            ),
             path(
                 "<path:object_id>/decide/",
                 self.admin_site.admin_view(partial(admin_review.decide, self)),

@@ -10,6 +10,7 @@ from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.exceptions import NotFound
 
 from stash import models, processing
+from stash.api.appeal_serializers import AppealSerializer
 from stash.api.fields import (
     BooleanField,
     IntegerField,
@@ -201,8 +202,10 @@ class ContentDetailSerializer(ContentSerializer):
         help_text="The statement of reasons of a rejected or held item; null otherwise."
     )
 
+    appeal = serializers.SerializerMethodField(help_text="The appeal of the current decision; null when none was made.")
+
     class Meta(ContentSerializer.Meta):
-        fields = [*ContentSerializer.Meta.fields, "original_payload", "run", "statement"]
+        fields = [*ContentSerializer.Meta.fields, "original_payload", "run", "statement", "appeal"]
         read_only_fields = [*ContentSerializer.Meta.read_only_fields, "original_payload"]
 
     @extend_schema_field(RunSerializer(allow_null=True))
@@ -214,6 +217,11 @@ class ContentDetailSerializer(ContentSerializer):
     def get_statement(self, content):
         statement = processing.statements.current(content)
         return StatementSerializer(statement).data if statement is not None else None
+
+    @extend_schema_field(AppealSerializer(allow_null=True))
+    def get_appeal(self, content):
+        appeal = processing.appeal_of(content)
+        return AppealSerializer(appeal).data if appeal is not None else None
 
 
 class SubmitSerializer(serializers.Serializer):

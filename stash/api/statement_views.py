@@ -44,7 +44,7 @@ class StatementCursorPagination(ContentCursorPagination):
     list=extend_schema(
         summary="List statements of reasons",
         description="The statements of reasons of every stash's items, newest first, in cursor pages; staff only.",
-        responses={200: StatementExportSerializer, **errors(400, 401, 403)},
+        responses={200: StatementExportSerializer, **errors(400, 401, 403, 404)},
     )
 )
 class StatementViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):

@@ -4,7 +4,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
-from stash.api import pipeline_views, statement_views, views
+from stash.api import appeal_views, pipeline_views, statement_views, views
 
 app_name = "api"
 
@@ -16,11 +16,13 @@ router.register(r"stashes/(?P<stash_slug>[-a-zA-Z0-9_]+)/versions", pipeline_vie
 router.register(r"stashes/(?P<stash_slug>[-a-zA-Z0-9_]+)/examples", pipeline_views.ExampleViewSet, basename="example")
 router.register("hooks", views.HookTypeViewSet, basename="hook")
 router.register("statements", statement_views.StatementViewSet, basename="statement")
+router.register("appeals", appeal_views.AppealViewSet, basename="appeal")
 
 urlpatterns = [
     path("auth/token/", views.TokenView.as_view(), name="token"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("stashes/<slug:stash_slug>/pipeline/", pipeline_views.PipelineView.as_view(), name="pipeline"),
+    path("contents/<uuid:pk>/appeal/", appeal_views.ContentAppealView.as_view(), name="content-appeal"),
     *router.urls,
 ]

@@ -23,7 +23,8 @@ payload are those of a normal run::
 
 Lifecycle callbacks, in the spirit of a training loop's ``CallbackList``: any hook may define
 ``on_pipeline_start(item)`` and ``on_accept`` / ``on_reject`` / ``on_hold`` / ``on_error`` /
-``on_pipeline_end(item, result)``. ``run`` calls none of them (a simulation has no side
+``on_pipeline_end(item, result)``; ``on_reversed(item, result)`` when a person reverses a rejection on
+appeal. ``run`` calls none of them (a simulation has no side
 effects); the caller does, in the order of ``LIFECYCLE_EVENTS``, through ``notify``.
 
 Runs that only look (simulate, replay, golden examples) run ``pipeline.looking()``, one per
@@ -71,6 +72,8 @@ ON_HOLD = "on_hold"
 ON_ERROR = "on_error"
 ON_PIPELINE_END = "on_pipeline_end"
 LIFECYCLE_EVENTS = (ON_PIPELINE_START, ON_ACCEPT, ON_REJECT, ON_HOLD, ON_ERROR, ON_PIPELINE_END)
+# Outside any run: a rejection reversed on appeal (``on_reversed(item, result)``, the result accepted).
+ON_REVERSED = "on_reversed"
 
 
 @dataclass(frozen=True)

@@ -141,7 +141,8 @@ class Sink(Hook):
     """Acts on verdicts: define any of ``on_accept``, ``on_reject``, ``on_hold``, ``on_error``.
 
     Each is called with ``(item, result)`` once the verdict is stored; ``on_pipeline_start(item)``
-    and ``on_pipeline_end(item, result)`` may be defined too (on any hook). Set
+    and ``on_pipeline_end(item, result)`` may be defined too (on any hook), and ``on_reversed(item,
+    result)``: a rejection reversed on appeal (the item is accepted now; nothing else is sent again). Set
     ``deliver_async = True`` for a sink that does network I/O: its verdict callbacks are then
     called from their own Celery task with retries, never inside the judging run; raise to be
     retried, return to be done.

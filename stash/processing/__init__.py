@@ -16,6 +16,7 @@ rules live here once. Locks are always taken in one order: items, then stashes (
 - ``simulating``: a stash's hooks, or a draft, over a payload or an item; nothing saved.
 - ``reviewing``: a person's decisions on items, the held items awaiting them, replay.
 - ``statements``: the statement of reasons of each rejected or held item, from its stash's policy.
+- ``appeals``: a submitter's appeal of a rejection (DSA Art. 20) and a second person's decision on it.
 - ``ordering``, ``configuring``: the admin's and the API's changes to hook configs, under the stash's lock.
 - ``importing``, ``versions``: a stash's pipeline as a document; the versions every change records.
 - ``examples``, ``guarding``: golden examples, and the guard that keeps a change only if they allow it.
@@ -28,6 +29,27 @@ from stash.db import publishing
 from stash.db.versioning import one_change
 from stash.processing import statements
 from stash.processing.activity import Unsupported as ActivityUnsupported, for_stash as hook_activity
+from stash.processing.appeals import (
+    OUTCOMES as APPEAL_OUTCOMES,
+    SUBMITTED_SESSION_KEY,
+    AppealConflict,
+    AppealRefused,
+    AppealTooLate,
+    InvalidStatement,
+    NotAppealable,
+    NotYourAppealToDecide,
+    appeal,
+    appeal_of,
+    appealable,
+    appeals_of,
+    deadline as appeal_deadline,
+    decide_appeal,
+    may_appeal,
+    may_decide,
+    open_appeal_count,
+    open_appeals,
+    refusal as appeal_refusal,
+)
 from stash.processing.building import build_pipeline, build_step, forget_cached, item_for, pipeline_for
 from stash.processing.child_process import ChildFailed, DeadlineExceeded, Unanswered
 from stash.processing.configuring import (
@@ -108,6 +130,25 @@ from stash.processing.worker_counts import count_sweep
 
 __all__ = [
     "statements",
+    "APPEAL_OUTCOMES",
+    "SUBMITTED_SESSION_KEY",
+    "AppealConflict",
+    "AppealRefused",
+    "AppealTooLate",
+    "InvalidStatement",
+    "NotAppealable",
+    "NotYourAppealToDecide",
+    "appeal",
+    "appeal_of",
+    "appealable",
+    "appeals_of",
+    "decide_appeal",
+    "appeal_deadline",
+    "may_appeal",
+    "may_decide",
+    "open_appeal_count",
+    "open_appeals",
+    "appeal_refusal",
     "EXAMPLES_PERMISSIONS",
     "PIPELINE_PERMISSIONS",
     "ActivityUnsupported",

@@ -13,11 +13,12 @@ from stash import processing
 from stash.core.exceptions import PayloadTooLarge
 from stash.models import Content, Stash
 from stash.ops import access
+from stash.web.appeal_forms import appeal_context
 from stash.web.forms import SubmitForm
 from stash.web.wording import trail_in_words, verdict_sentence
 
 # Ids of the items this browser submitted, so that an anonymous submitter can follow them.
-SESSION_KEY = "stash_submitted"
+SESSION_KEY = processing.SUBMITTED_SESSION_KEY
 SESSION_LIMIT = 50
 
 
@@ -62,9 +63,14 @@ def submit(request, slug):
 
 
 def content(request, pk):
-    item = _visible_content(request, pk)
+    item = visible_content(request, pk)
     if item is None:
         return redirect_to_login(request.get_full_path())
+    return content_page(request, item)
+
+
+def content_page(request, item, appeal_form=None, status=200):
+    """The item's page: its payload, verdict and trail, and its appeal (``appeal_form`` with errors)."""
     data = item.payload.get("data")
     return render(
         request,
@@ -75,13 +81,15 @@ def content(request, pk):
             "statement": processing.statements.current(item),
             # Indented JSON, keys sorted: PostgreSQL keeps no order of keys (escaped by the template).
             "data_json": json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) if data else "",
+            **appeal_context(request, item, appeal_form),
         },
+        status=status,
     )
 
 
 def content_status(request, pk):
     """The item's status as JSON, with the verdict section rendered: the status page polls it."""
-    item = _visible_content(request, pk)
+    item = visible_content(request, pk)
     if item is None:
         return JsonResponse({"detail": _("Log in to see this item.")}, status=401)
     context = _verdict_context(request, item)
@@ -94,7 +102,7 @@ def content_status(request, pk):
     )
 
 
-def _visible_content(request, pk):
+def visible_content(request, pk):
     """The item if this user (or this browser) may see it; None: log in first; Http404: no such item."""
     item = Content.objects.select_related("stash").filter(pk=pk).first()
     if item is not None and (

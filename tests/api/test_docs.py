@@ -29,6 +29,9 @@ PATHS = [
     "/api/stashes/{stash_slug}/examples/run/",
     "/api/contents/{id}/example/",
     "/api/statements/",
+    "/api/contents/{id}/appeal/",
+    "/api/appeals/",
+    "/api/appeals/{id}/decide/",
 ]
 
 

@@ -123,6 +123,7 @@ PAGES = [
     Page("hook config page", lambda demo: reverse("admin:stash_hookconfig_change", args=[demo.config.pk])),
     Page("held items", lambda demo: reverse("admin:stash_content_changelist") + "?status__exact=held"),
     Page("review queue", of_stash("admin:stash_stash_review")),
+    Page("appeals", lambda demo: reverse("admin:stash_content_appeals")),
     *per_status("item page", "admin:stash_content_change"),
     Page("run page", lambda demo: reverse("admin:stash_pipelinerun_change", args=[demo.run.pk])),
     Page("upload a pipeline", of_stash("admin:stash_stash_upload")),
