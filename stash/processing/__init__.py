@@ -14,7 +14,9 @@ rules live here once. Locks are always taken in one order: items, then stashes (
 - ``slowness``, ``slots``, ``cache_slots``: a slow stash's share of the judging processes.
 - ``child_process``: hooks run where a hang cannot hold the caller (simulate, replay, examples).
 - ``simulating``: a stash's hooks, or a draft, over a payload or an item; nothing saved.
-- ``reviewing``: a person's decisions on items, the held items awaiting them, replay.
+- ``reviewing``: a person's decisions on items (four eyes included), the count of held items, replay.
+- ``review_queue``: the team's queue: its order, claims, deadlines, the four-eyes state, priorities.
+- ``expiring``: held items past their stash's time, decided automatically.
 - ``ordering``, ``configuring``: the admin's and the API's changes to hook configs, under the stash's lock.
 - ``importing``, ``versions``: a stash's pipeline as a document; the versions every change records.
 - ``examples``, ``guarding``: golden examples, and the guard that keeps a change only if they allow it.
@@ -46,6 +48,7 @@ from stash.processing.examples import (
     example_from,
     run_examples,
 )
+from stash.processing.expiring import ExpiryReport, expire_reviews
 from stash.processing.exporting import export_rows, write_jsonl
 from stash.processing.guarding import CheckedChange, PipelineChanged, run_checked
 from stash.processing.housekeeping import BATCH_SIZE as PRUNE_BATCH_SIZE, PruneReport, prune, scheduled_prune
@@ -64,7 +67,25 @@ from stash.processing.judging import BULK_SLICE, BatchReport, judge
 from stash.processing.ordering import arrange_hooks, move_hooks, place_dragged_hooks, place_hooks, reorder_hooks
 from stash.processing.recovering import recover, token_for
 from stash.processing.rejudging import PeoplesDecisions, decided_by_people, reprocess
+from stash.processing.review_queue import (
+    Claim,
+    claim,
+    first_approvals,
+    held_by_other,
+    held_items,
+    is_overdue,
+    needs_two,
+    next_for,
+    next_held,
+    overdue_counts,
+    position as queue_position,
+    reason_codes,
+    release,
+    reprioritize,
+)
 from stash.processing.reviewing import (
+    APPROVED_ALREADY,
+    CLAIMED,
     DECIDED_STATUSES,
     DECISIONS,
     DecisionOutcome,
@@ -72,10 +93,9 @@ from stash.processing.reviewing import (
     ReplayReport,
     approve,
     decide,
+    decide_automatically,
     decisions_for,
     held_counts,
-    held_items,
-    next_held,
     overturn,
     reject,
     replay,
@@ -105,6 +125,23 @@ from stash.processing.versions import VersionDiff, compare as compare_versions, 
 from stash.processing.worker_counts import count_sweep
 
 __all__ = [
+    "Claim",
+    "claim",
+    "first_approvals",
+    "held_by_other",
+    "is_overdue",
+    "needs_two",
+    "next_for",
+    "overdue_counts",
+    "queue_position",
+    "reason_codes",
+    "release",
+    "reprioritize",
+    "APPROVED_ALREADY",
+    "CLAIMED",
+    "decide_automatically",
+    "ExpiryReport",
+    "expire_reviews",
     "EXAMPLES_PERMISSIONS",
     "PIPELINE_PERMISSIONS",
     "ActivityUnsupported",
