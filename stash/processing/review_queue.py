@@ -272,6 +272,32 @@ def first_approvals(items: Iterable[Content]) -> dict[uuid.UUID, list[Review]]:
     return found
 
 
+@dataclass(frozen=True)
+class QueueRow:
+    """One held item as the queue shows it: who holds it now (None: free), whether it is overdue,
+    the usernames of its first approvals."""
+
+    item: Content
+    holder: User | None
+    overdue: bool
+    approvers: list[str]
+
+
+def queue_rows(items: list[Content], stash: Stash, now: datetime | None = None) -> list[QueueRow]:
+    """``items`` (held items of ``stash``, with ``claimed_by`` selected) as ``QueueRow``\ s, in one query."""
+    now = now or timezone.now()
+    approvals = first_approvals(items)
+    return [
+        QueueRow(
+            item=item,
+            holder=item.claimed_by if item.claimed_until is not None and item.claimed_until > now else None,
+            overdue=is_overdue(item, stash, now),
+            approvers=[review.reviewer.get_username() for review in approvals.get(item.pk, []) if review.reviewer],
+        )
+        for item in items
+    ]
+
+
 # --- priority ----------------------------------------------------------------------------------
 
 

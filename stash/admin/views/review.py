@@ -124,8 +124,7 @@ def review(model_admin, request, object_id):
     held = processing.held_items(stash)
     now = timezone.now()
     queue = list(held.select_related("claimed_by")[:QUEUE_SHOWN])
-    shown = [*queue, item] if item is not None else queue
-    approvals = processing.first_approvals(shown)
+    rows = processing.queue_rows([*queue, item] if item is not None else queue, stash, now)
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.model._meta,
@@ -136,7 +135,7 @@ def review(model_admin, request, object_id):
         "total": held.count(),
         "overdue_total": processing.overdue_counts(now).get(stash.pk, 0),
         "review_url": here,
-        "queue": [_queue_row(row, stash, approvals, request.user, now) for row in queue],
+        "queue": rows[: len(queue)],
         "release_key": RELEASE_KEY,
     }
     if item is not None:
@@ -146,23 +145,10 @@ def review(model_admin, request, object_id):
             position=processing.queue_position(item),
             preview=previews.preview(item.payload),
             run=item.runs.first(),
-            row=_queue_row(item, stash, approvals, request.user, now),
+            row=rows[-1],
             four_eyes=processing.needs_two(item, code),
         )
     return TemplateResponse(request, "admin/stash/stash/review.html", context)
-
-
-def _queue_row(content, stash, approvals, user, now):
-    """What the review page says of one item of the queue: who holds it, whether it is overdue,
-    who approved it once."""
-    holder = content.claimed_by if content.claimed_until and content.claimed_until > now else None
-    return {
-        "item": content,
-        "holder": holder,
-        "mine": holder is not None and holder.pk == user.pk,
-        "overdue": processing.is_overdue(content, stash, now),
-        "approvers": [review.reviewer.get_username() for review in approvals.get(content.pk, []) if review.reviewer],
-    }
 
 
 def _release(request, stash, here, deciding):
