@@ -101,7 +101,9 @@ def expire_reviews():
     """Decide the held items past their stash's ``review_expire_hours`` (scheduled by beat)."""
     report = processing.expire_reviews()
     if report.total:
-        logger.info("review expiry: %d held items decided automatically%s", report.total, "; more left" if report.more else "")
+        logger.info(
+            "review expiry: %d held items decided automatically%s", report.total, "; more left" if report.more else ""
+        )
 
 
 #: Seconds a sink delivery's first retry waits at most; each later retry may wait twice as long as

@@ -64,7 +64,7 @@ class ReviewQueueItemSerializer(serializers.Serializer):
     approvals = serializers.ListField(
         source="approvers",
         child=serializers.CharField(),
-        help_text="Reviewers who gave it a first approval (four eyes)."
+        help_text="Reviewers who gave it a first approval (four eyes).",
     )
 
     @extend_schema_field(serializers.CharField(allow_null=True))

@@ -90,9 +90,7 @@ class ClaimView(_OnItem):
     def post(self, request, pk):
         content = self.item(pk)
         if content.status != Content.Status.HELD:
-            raise ValidationError(
-                {"non_field_errors": [f"Only held items are claimed: this one is {content.status}."]}
-            )
+            raise ValidationError({"non_field_errors": [f"Only held items are claimed: this one is {content.status}."]})
         result = processing.claim(content.pk, request.user)
         if not result.taken:
             current = result.content

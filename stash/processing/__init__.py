@@ -69,6 +69,7 @@ from stash.processing.recovering import recover, token_for
 from stash.processing.rejudging import PeoplesDecisions, decided_by_people, reprocess
 from stash.processing.review_queue import (
     Claim,
+    QueueRow,
     after as after_in_queue,
     claim,
     claim_minutes,
@@ -81,7 +82,6 @@ from stash.processing.review_queue import (
     next_for,
     next_held,
     overdue_counts,
-    QueueRow,
     position as queue_position,
     queue_rows,
     reason_codes,

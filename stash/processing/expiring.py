@@ -52,7 +52,9 @@ def expire_reviews(now: datetime | None = None, limit: int = LIMIT) -> ExpiryRep
             report.more = True
             break
         cut = now - timedelta(hours=stash.review_expire_hours)
-        due = Content.objects.filter(stash=stash, status=Status.HELD, processed_at__lt=cut).order_by("processed_at", "pk")
+        due = Content.objects.filter(stash=stash, status=Status.HELD, processed_at__lt=cut).order_by(
+            "processed_at", "pk"
+        )
         ids = list(due.values_list("pk", flat=True)[: left + 1])
         if len(ids) > left:
             ids, report.more = ids[:left], True

@@ -102,9 +102,7 @@ def claim(content_id: uuid.UUID | str, user: User, now: datetime | None = None) 
 def release(content_id: uuid.UUID | str, user: User) -> bool:
     """End ``user``'s claim on ``content_id``; False when they held none."""
     return bool(
-        Content.objects.filter(pk=content_id, claimed_by=user)
-        .order_by()
-        .update(claimed_by=None, claimed_until=None)
+        Content.objects.filter(pk=content_id, claimed_by=user).order_by().update(claimed_by=None, claimed_until=None)
     )
 
 
@@ -241,7 +239,12 @@ def reason_codes(items: Iterable[Content]) -> dict[uuid.UUID, str]:
 
 def _held_code(trail: list[dict[str, Any]], decider: int | None) -> str:
     for entry in trail:
-        stopping = entry.get("outcome") not in (pipeline.KEPT, pipeline.SKIPPED, pipeline.OBSERVED, pipeline.TRANSFORMED)
+        stopping = entry.get("outcome") not in (
+            pipeline.KEPT,
+            pipeline.SKIPPED,
+            pipeline.OBSERVED,
+            pipeline.TRANSFORMED,
+        )
         if stopping and (decider is None or entry.get("config_id") == decider):
             return str(entry.get("code") or "")
     return ""
@@ -284,7 +287,7 @@ class QueueRow:
 
 
 def queue_rows(items: list[Content], stash: Stash, now: datetime | None = None) -> list[QueueRow]:
-    """``items`` (held items of ``stash``, with ``claimed_by`` selected) as ``QueueRow``\ s, in one query."""
+    """``items`` (held items of ``stash``, with ``claimed_by`` selected) as queue rows, in one query."""
     now = now or timezone.now()
     approvals = first_approvals(items)
     return [

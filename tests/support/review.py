@@ -48,5 +48,7 @@ def held_since(item, hours):
 def reviewer(django_user_model, username, staff=True):
     """A user who may review (view and change items)."""
     user = django_user_model.objects.create_user(username, password="pass-word-123", is_staff=staff)
-    user.user_permissions.set(Permission.objects.filter(content_type__app_label="stash", codename__in=REVIEW_PERMISSIONS))
+    user.user_permissions.set(
+        Permission.objects.filter(content_type__app_label="stash", codename__in=REVIEW_PERMISSIONS)
+    )
     return user
