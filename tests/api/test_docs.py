@@ -28,6 +28,10 @@ PATHS = [
     "/api/stashes/{stash_slug}/examples/{id}/",
     "/api/stashes/{stash_slug}/examples/run/",
     "/api/contents/{id}/example/",
+    "/api/contents/{id}/review/",
+    "/api/contents/{id}/claim/",
+    "/api/contents/{id}/release/",
+    "/api/review/",
 ]
 
 
