@@ -148,3 +148,11 @@ def test_the_review_page_makes_as_many_queries_with_10000_items_as_with_20(
     assert response.context["item"].claimed_by is not None
     assert len(response.context["queue"]) == 20
     assert processing.overdue_counts()[big.pk] > 9_000
+
+
+def test_when_others_hold_every_item_the_page_says_so(team, alice, bob):
+    hold(team)
+    bob.get(url(team))
+    page = alice.get(url(team))
+    assert page.context["item"] is None
+    assert "being reviewed by someone else right now" in page.content.decode()

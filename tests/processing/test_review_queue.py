@@ -6,9 +6,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from stash import processing
+from stash import hooks, processing
 from stash.models import Content, Review
-from tests.support.review import held_since, hold, reviewer, team_stash
+from tests.support.review import HoldByCode, held_since, hold, reviewer, team_stash
 from tests.support.threads import concurrently
 
 pytestmark = pytest.mark.django_db
@@ -240,3 +240,41 @@ def test_the_expiry_task_is_scheduled_and_decides(team, settings):
     item = held_since(hold(team), 2)
     tasks.expire_reviews()
     assert refreshed(item).status == "rejected"
+
+
+def test_an_automatic_decision_reaches_the_sinks_as_a_reviewers_does(
+    make_stash, register_temporarily, django_capture_on_commit_callbacks
+):
+    heard = []
+
+    class Recorder(hooks.Sink):
+        """Records the verdict events it hears."""
+
+        def on_accept(self, item, result):
+            heard.append(("accept", item.id, result.reason))
+
+    register_temporarily("test_hold_by_code", HoldByCode)
+    register_temporarily("test_expiry_recorder", Recorder)
+    stash = make_stash(
+        "expiring",
+        hooks=[{"hook": "test_hold_by_code"}, {"hook": "test_expiry_recorder"}],
+        review_expire_hours=2,
+        review_expire_action="approve",
+    )
+    item = held_since(hold(stash), 3)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert processing.expire_reviews().total == 1
+    assert heard == [("accept", str(item.pk), "decided automatically after 2 hours")]
+
+
+def test_an_import_or_a_restore_that_changes_the_priority_computes_it_again(team, django_capture_on_commit_callbacks):
+    item = hold(team, "link", size=4)
+    document = processing.export_document(team)
+    document["stash"]["review_priority"] = "double(payload.size) * 2.0"
+    with django_capture_on_commit_callbacks(execute=True):
+        processing.import_document(team, document)
+    assert refreshed(item).priority == 8.0
+    team.refresh_from_db()
+    with django_capture_on_commit_callbacks(execute=True):
+        processing.restore(team, team.config_version - 1)
+    assert refreshed(item).priority is None

@@ -135,6 +135,7 @@ def review(model_admin, request, object_id):
         "total": held.count(),
         "overdue_total": processing.overdue_counts(now).get(stash.pk, 0),
         "review_url": here,
+        "skipped": after is not None,
         "queue": rows[: len(queue)],
         "release_key": RELEASE_KEY,
     }
