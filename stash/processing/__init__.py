@@ -70,7 +70,6 @@ from stash.processing.rejudging import PeoplesDecisions, decided_by_people, repr
 from stash.processing.review_queue import (
     Claim,
     QueueRow,
-    after as after_in_queue,
     claim,
     claim_minutes,
     first_approvals,
@@ -78,6 +77,7 @@ from stash.processing.review_queue import (
     held_items,
     holder_message,
     is_overdue,
+    later_than as after_in_queue,
     needs_two,
     next_for,
     next_held,

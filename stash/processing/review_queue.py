@@ -117,15 +117,15 @@ def held_items(stash: Stash) -> QuerySet[Content]:
     return Content.objects.filter(stash=stash, status=Status.HELD).order_by(*ORDER)
 
 
-def after(item: Content) -> Q:
-    """The items that come after ``item`` in ``ORDER``."""
+def later_than(item: Content) -> Q:
+    """The held items that come after ``item`` in ``ORDER``."""
     later = Q(created_at__gt=item.created_at) | Q(created_at=item.created_at, pk__gt=item.pk)
     if item.priority is None:
         return Q(priority__isnull=True) & later
     return Q(priority__lt=item.priority) | Q(priority__isnull=True) | (Q(priority=item.priority) & later)
 
 
-def before(item: Content) -> Q:
+def earlier_than(item: Content) -> Q:
     """The items that come before ``item`` in ``ORDER``."""
     earlier = Q(created_at__lt=item.created_at) | Q(created_at=item.created_at, pk__lt=item.pk)
     if item.priority is None:
@@ -135,30 +135,30 @@ def before(item: Content) -> Q:
 
 def position(item: Content) -> int:
     """``item``'s place (from 1) among the held items of its stash, in ``ORDER``."""
-    return Content.objects.filter(before(item), stash_id=item.stash_id, status=Status.HELD).count() + 1
+    return Content.objects.filter(earlier_than(item), stash_id=item.stash_id, status=Status.HELD).count() + 1
 
 
-def next_held(stash: Stash, after_item: Content | None = None) -> Content | None:
-    """The first held item of ``stash``, or the first after ``after_item``, claimed or not: what
+def next_held(stash: Stash, after: Content | None = None) -> Content | None:
+    """The first held item of ``stash``, or the first after ``after``, claimed or not: what
     someone who may only look sees. None when there is none."""
     items = held_items(stash).select_related("stash", "decided_by", "claimed_by")
-    if after_item is not None:
-        items = items.filter(after(after_item))
+    if after is not None:
+        items = items.filter(later_than(after))
     return items.first()
 
 
-def next_for(stash: Stash, user: User, after_item: Content | None = None) -> Content | None:
-    """The first held item of ``stash`` (after ``after_item``, if given) that nobody else holds,
-    claimed for ``user``; without ``after_item``, the item ``user`` holds already comes first.
+def next_for(stash: Stash, user: User, after: Content | None = None) -> Content | None:
+    """The first held item of ``stash`` (after ``after``, if given) that nobody else holds,
+    claimed for ``user``; without ``after``, the item ``user`` holds already comes first.
     Two reviewers asking at once never get the same item. None when none is free."""
     now = timezone.now()
     items = held_items(stash).select_related("stash", "decided_by", "claimed_by")
-    if after_item is None:
+    if after is None:
         mine = items.filter(claimed_by=user, claimed_until__gt=now).first()
         if mine is not None:
             return mine
     else:
-        items = items.filter(after(after_item))
+        items = items.filter(later_than(after))
     for _try in range(_CLAIM_TRIES):
         pk = items.filter(free_for(user, now)).values_list("pk", flat=True).first()
         if pk is None:

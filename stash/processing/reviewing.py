@@ -247,10 +247,9 @@ def _review(
             .filter(unturned, claims, pk__in=ids, status__in=list(changes))
             .order_by("created_at", "pk")
         )
+        first: list[Content] = []
         if verdict.decision == Review.Decision.APPROVE and user is not None:
             items, first = _four_eyes(items, user, note, now)
-        else:
-            first = []
         counters = after_verdict.new_counters()
         accepted_by_stash = defaultdict(list)
         for item in items:
@@ -312,7 +311,8 @@ def _four_eyes(items: list[Content], user: User, note: str, now: datetime) -> tu
     codes = review_queue.reason_codes(stashes_with_rule)
     needing = [item for item in stashes_with_rule if review_queue.needs_two(item, codes.get(item.pk, ""))]
     approvals = review_queue.first_approvals(needing)
-    approve_now, first, twice = [], [], set()
+    first: list[Content] = []
+    twice: set[uuid.UUID] = set()
     for item in needing:
         reviewers = {review.reviewer_id for review in approvals[item.pk]}
         if user.pk in reviewers:
