@@ -294,7 +294,12 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
-    "stash-sweep": {"task": "stash.tasks.sweep", "schedule": float(env.int("STASH_SWEEP_INTERVAL", 15))}
+    "stash-sweep": {"task": "stash.tasks.sweep", "schedule": float(env.int("STASH_SWEEP_INTERVAL", 15))},
+    # Held items past their stash's review_expire_hours, decided automatically.
+    "stash-expire-reviews": {
+        "task": "stash.tasks.expire_reviews",
+        "schedule": float(env.int("STASH_REVIEW_EXPIRE_INTERVAL", 300)),
+    },
 }
 
 # --- metrics and task events -----------------------------------------------------------------
@@ -345,6 +350,10 @@ STASH_SLOW_MESSAGE_SECONDS = env.float("STASH_SLOW_MESSAGE_SECONDS", 1.0)
 STASH_STASH_CONCURRENCY = env.int("STASH_STASH_CONCURRENCY", 1)
 # Seconds simulate and replay may take: their hooks run in a child process, killed after it.
 STASH_SIMULATE_TIMEOUT = env.int("STASH_SIMULATE_TIMEOUT", 5)
+# Minutes a reviewer's claim on a held item lasts (processing.review_queue): others skip it meanwhile.
+STASH_REVIEW_CLAIM_MINUTES = env.int("STASH_REVIEW_CLAIM_MINUTES", 10)
+if STASH_REVIEW_CLAIM_MINUTES < 1:
+    raise ImproperlyConfigured("STASH_REVIEW_CLAIM_MINUTES must be 1 or more.")
 # Seconds a stash's golden examples may take together (stash_test, and before each change of its hooks;
 # those not reached in time are reported as such). Well under a web server's request timeout
 # (gunicorn's is 30 s): a change runs them once for its live version and once for the new one.

@@ -1,9 +1,11 @@
-"""Signal receivers: a saved item that needs judging is sent to the workers after commit."""
+"""Signal receivers: a saved item that needs judging is sent to the workers after commit; a stash's
+changed review priority is computed again for its held items."""
 
 from django.db import transaction
 from django.db.models.signals import post_save
 from django.dispatch import receiver
 
+from stash import processing
 from stash.db import publishing
 from stash.models import Content, Stash
 
@@ -26,3 +28,14 @@ def follow_moved_stash(sender, instance, raw, using, **kwargs):
         return
     stash, queue = instance.pk, instance.queue
     transaction.on_commit(lambda: publishing.moved(stash, queue), using=using)
+
+
+@receiver(post_save, sender=Stash, dispatch_uid="stash.reprioritize_held")
+def reprioritize_held(sender, instance, raw, created, using, **kwargs):
+    """A stash whose ``review_priority`` changed (in the admin, an import, a restore: every change
+    saves the stash): its held items get their priority computed again, after the commit, in
+    batches of their own, so the change's locks are not held meanwhile."""
+    if raw or created or not instance._changed(["review_priority"]):
+        return
+    stash = instance.pk
+    transaction.on_commit(lambda: processing.reprioritize(stash), using=using)

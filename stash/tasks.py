@@ -96,6 +96,16 @@ def sweep():
         logger.info("sweep: %d sent again, %d failed, %d stashes woken", report.requeued, report.failed, report.woken)
 
 
+@shared_task(name="stash.tasks.expire_reviews")
+def expire_reviews():
+    """Decide the held items past their stash's ``review_expire_hours`` (scheduled by beat)."""
+    report = processing.expire_reviews()
+    if report.total:
+        logger.info(
+            "review expiry: %d held items decided automatically%s", report.total, "; more left" if report.more else ""
+        )
+
+
 #: Seconds a sink delivery's first retry waits at most; each later retry may wait twice as long as
 #: the one before (up to 5, 10, 20, 40 and 80 s), a random part of it, so that deliveries which
 #: failed together do not all come back together.

@@ -55,6 +55,14 @@ class CanReadQueue(HasPerm):
     message = "Reading the queue needs the permission to view content."
 
 
+class CanReview(HasPerm):
+    """Deciding on, claiming and releasing items in review needs ``stash.view_content`` and
+    ``stash.change_content``, as the admin's review page does."""
+
+    perms = ("stash.view_content", "stash.change_content")
+    message = "Reviewing needs the permissions to view and change content."
+
+
 class CanSimulate(HasPerm):
     """Trying a payload against a stash's hooks needs ``stash.view_hookconfig``."""
 

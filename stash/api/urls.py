@@ -4,7 +4,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
-from stash.api import appeal_views, pipeline_views, statement_views, views
+from stash.api import appeal_views, pipeline_views, review_views, statement_views, views
 
 app_name = "api"
 
@@ -24,5 +24,9 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("stashes/<slug:stash_slug>/pipeline/", pipeline_views.PipelineView.as_view(), name="pipeline"),
     path("contents/<uuid:pk>/appeal/", appeal_views.ContentAppealView.as_view(), name="content-appeal"),
+    path("contents/<uuid:pk>/review/", review_views.ReviewView.as_view(), name="content-review"),
+    path("contents/<uuid:pk>/claim/", review_views.ClaimView.as_view(), name="content-claim"),
+    path("contents/<uuid:pk>/release/", review_views.ReleaseView.as_view(), name="content-release"),
+    path("review/", review_views.ReviewQueueView.as_view(), name="review-queue"),
     *router.urls,
 ]

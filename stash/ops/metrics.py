@@ -5,7 +5,7 @@
 The workers write everything these series count (verdicts, hook counters, pipeline runs, the
 counts of ``processing.worker_counts``) to the database they share, wherever they run; so a scrape of
 any web process reads the same figures, and none is lost when a process restarts. A scrape costs
-six queries, each bounded by an index or a limit (figures in docs/metrics.md):
+eight queries, each bounded by an index or a limit (figures in docs/metrics.md):
 
 - ``stash_items{stash,status}``: items per stash and status (gauge; every status, zeros too).
 - ``stash_queue_lag_seconds{stash}``: age of the stash's oldest pending or processing item,
@@ -24,6 +24,8 @@ six queries, each bounded by an index or a limit (figures in docs/metrics.md):
 - ``stash_sink_deliveries_total{stash,config,hook,outcome}`` (``delivered`` or ``failed``: given
   up after its retries) and ``stash_sink_retries_total{stash,config,hook}``, per sink config
   delivered by its own task.
+- ``stash_review_overdue{stash}``: held items waiting longer than their stash's ``review_hours``
+  (stashes with a deadline; 0 when none is overdue).
 - ``stash_metrics_up``: 1, or 0 (and none of the above) when the database could not be read;
   ``stash_metrics_collect_seconds``: how long reading all of these took.
 """
@@ -48,7 +50,7 @@ from prometheus_client.utils import floatToGoString
 from stash.core import registry
 from stash.core.exceptions import NotRegistered
 from stash.models import Content, HookConfig, PipelineRun, Stash
-from stash.processing import stats, worker_counts
+from stash.processing import review_queue, stats, worker_counts
 
 logger = logging.getLogger(__name__)
 
@@ -102,6 +104,7 @@ def _read():
         config["labels"] = [stashes.get(config["stash_id"], ""), str(config["pk"]), config["hook"]]
     yield from _items(stashes)
     yield _queue_lag(stashes)
+    yield _review_overdue(stashes)
     yield from _hook_counters(configs)
     yield from _recent_durations(stashes, configs)
     yield from _worker_events(configs)
@@ -132,6 +135,19 @@ def _queue_lag(stashes):
     for stash_id, slug in stashes.items():
         lag.add_metric([slug], seconds.get(stash_id, 0.0))
     return lag
+
+
+def _review_overdue(stashes):
+    counts = review_queue.overdue_counts()
+    overdue = GaugeMetricFamily(
+        "stash_review_overdue",
+        "Held items waiting longer than their stash's review deadline (stashes with one).",
+        labels=["stash"],
+    )
+    for stash_id, n in sorted(counts.items()):
+        if stash_id in stashes:
+            overdue.add_metric([stashes[stash_id]], n)
+    return overdue
 
 
 def _hook_counters(configs):

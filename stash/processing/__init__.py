@@ -17,6 +17,9 @@ rules live here once. Locks are always taken in one order: items, then stashes (
 - ``reviewing``: a person's decisions on items, the held items awaiting them, replay.
 - ``statements``: the statement of reasons of each rejected or held item, from its stash's policy.
 - ``appeals``: a submitter's appeal of a rejection (DSA Art. 20) and a second person's decision on it.
+- ``reviewing``: a person's decisions on items (four eyes included), the count of held items, replay.
+- ``review_queue``: the team's queue: its order, claims, deadlines, the four-eyes state, priorities.
+- ``expiring``: held items past their stash's time, decided automatically.
 - ``ordering``, ``configuring``: the admin's and the API's changes to hook configs, under the stash's lock.
 - ``importing``, ``versions``: a stash's pipeline as a document; the versions every change records.
 - ``examples``, ``guarding``: golden examples, and the guard that keeps a change only if they allow it.
@@ -70,6 +73,7 @@ from stash.processing.examples import (
     example_from,
     run_examples,
 )
+from stash.processing.expiring import ExpiryReport, expire_reviews
 from stash.processing.exporting import export_rows, write_jsonl
 from stash.processing.guarding import CheckedChange, PipelineChanged, run_checked
 from stash.processing.housekeeping import BATCH_SIZE as PRUNE_BATCH_SIZE, PruneReport, prune, scheduled_prune
@@ -88,7 +92,30 @@ from stash.processing.judging import BULK_SLICE, BatchReport, judge
 from stash.processing.ordering import arrange_hooks, move_hooks, place_dragged_hooks, place_hooks, reorder_hooks
 from stash.processing.recovering import recover, token_for
 from stash.processing.rejudging import PeoplesDecisions, decided_by_people, reprocess
+from stash.processing.review_queue import (
+    Claim,
+    QueueRow,
+    claim,
+    claim_minutes,
+    first_approvals,
+    held_by_other,
+    held_items,
+    holder_message,
+    is_overdue,
+    later_than as after_in_queue,
+    needs_two,
+    next_for,
+    next_held,
+    overdue_counts,
+    position as queue_position,
+    queue_rows,
+    reason_codes,
+    release,
+    reprioritize,
+)
 from stash.processing.reviewing import (
+    APPROVED_ALREADY,
+    CLAIMED,
     DECIDED_STATUSES,
     DECISIONS,
     DecisionOutcome,
@@ -96,10 +123,9 @@ from stash.processing.reviewing import (
     ReplayReport,
     approve,
     decide,
+    decide_automatically,
     decisions_for,
     held_counts,
-    held_items,
-    next_held,
     overturn,
     reject,
     replay,
@@ -149,6 +175,28 @@ __all__ = [
     "open_appeal_count",
     "open_appeals",
     "appeal_refusal",
+    "after_in_queue",
+    "claim_minutes",
+    "holder_message",
+    "Claim",
+    "claim",
+    "first_approvals",
+    "held_by_other",
+    "is_overdue",
+    "needs_two",
+    "next_for",
+    "overdue_counts",
+    "queue_position",
+    "queue_rows",
+    "QueueRow",
+    "reason_codes",
+    "release",
+    "reprioritize",
+    "APPROVED_ALREADY",
+    "CLAIMED",
+    "decide_automatically",
+    "ExpiryReport",
+    "expire_reviews",
     "EXAMPLES_PERMISSIONS",
     "PIPELINE_PERMISSIONS",
     "ActivityUnsupported",

@@ -5,12 +5,13 @@ version and kept per process (``pipeline_for``); ``item_for``: what the runner s
 from __future__ import annotations
 
 import logging
-from typing import NoReturn
+from collections.abc import Callable, Mapping
+from typing import Any, NoReturn
 
 from stash.core import pipeline, registry
 from stash.core.documents import HOOK_FIELDS
 from stash.core.exceptions import HookUnavailable
-from stash.core.expressions import compile_condition
+from stash.core.expressions import compile_condition, compile_priority
 from stash.models import Content, HookConfig, PipelineVersion, Stash
 from stash.processing import claiming
 
@@ -19,6 +20,8 @@ logger = logging.getLogger(__name__)
 
 # stash id -> (config_version, Pipeline): built once per stash and version, per process.
 _pipelines: dict[int, tuple[int, pipeline.Pipeline]] = {}
+# stash id -> (config_version, its compiled review priority or None): kept like the pipelines.
+_priorities: dict[int, tuple[int, Callable[[Mapping[str, Any]], float] | None]] = {}
 
 
 class _Unavailable:
@@ -83,6 +86,7 @@ def build_pipeline(stash: Stash) -> pipeline.Pipeline:
 def forget_cached() -> None:
     """Drop what this process keeps of stashes and their pipelines (read again on next use)."""
     _pipelines.clear()
+    _priorities.clear()
     claiming.forget_stashes()
 
 
@@ -94,6 +98,22 @@ def pipeline_for(stash: Stash) -> pipeline.Pipeline:
     built = build_pipeline(stash)
     _pipelines[stash.pk] = (stash.config_version, built)
     return built
+
+
+def priority_for(stash: Stash) -> Callable[[Mapping[str, Any]], float] | None:
+    """The stash's ``review_priority`` compiled (None when blank or broken: logged), compiled again
+    only when its ``config_version`` has moved (a change of the expression moves it)."""
+    cached = _priorities.get(stash.pk)
+    if cached is not None and cached[0] == stash.config_version:
+        return cached[1]
+    compiled = None
+    if stash.review_priority.strip():
+        try:
+            compiled = compile_priority(stash.review_priority)
+        except Exception:
+            logger.warning("Review priority of stash %s cannot be compiled", stash.pk, exc_info=True)
+    _priorities[stash.pk] = (stash.config_version, compiled)
+    return compiled
 
 
 def item_for(content: Content) -> pipeline.Item:

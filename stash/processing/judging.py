@@ -36,8 +36,8 @@ from django.utils import timezone
 from stash.core import logs, pipeline
 from stash.db import bulk_sql, publishing, tracing
 from stash.models import Content, PipelineRun, Statement, lease_end
-from stash.processing import after_verdict, claiming, statements
-from stash.processing.building import item_for, pipeline_for
+from stash.processing import after_verdict, claiming, review_queue, statements
+from stash.processing.building import item_for, pipeline_for, priority_for
 from stash.processing.time_limits import Clock, time_limit_for
 
 logger = logging.getLogger(__name__)
@@ -303,6 +303,12 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
     workers judging one stash hold them only for the last statements before the commit.
     """
     now = timezone.now()
+    # Held items get their place in the review queue, computed before any row is locked.
+    priorities = {
+        content.pk: review_queue.evaluate_priority(priority_for(content.stash), item_for(content), result.code)
+        for content, _pipeline, result, _started in judged
+        if result.verdict == pipeline.HELD
+    }
     with transaction.atomic():
         claimed = set(
             Content.objects.select_for_update()
@@ -318,6 +324,7 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
                 report.stale += 1
                 continue
             _apply_verdict(content, result, now)
+            content.priority = priorities.get(content.pk)
             if result.verdict != pipeline.ACCEPTED:
                 decided.append(content)
                 deciding.update((content.pk, e.as_dict()) for e in result.trail if e.stopped)
@@ -364,7 +371,7 @@ def _write_verdicts(contents: list[Content], now: datetime) -> None:
     )
 
 
-_VERDICT_FIELDS = ["status", "reason", "decided_by", "processed_revision", "queue_seq"]
+_VERDICT_FIELDS = ["status", "reason", "decided_by", "processed_revision", "queue_seq", "priority"]
 
 
 def _apply_verdict(content: Content, result: pipeline.Result, now: datetime) -> None:

@@ -7,6 +7,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.conf import settings
@@ -18,7 +19,7 @@ from django.utils import timezone
 from stash.core import pipeline
 from stash.db import bulk_sql, publishing
 from stash.models import Content, Review, Stash, Statement
-from stash.processing import after_verdict, statements
+from stash.processing import after_verdict, review_queue, statements
 from stash.processing.building import item_for, pipeline_for
 from stash.processing.child_process import call_with_deadline
 from stash.processing.judging import Status
@@ -76,6 +77,13 @@ def overturn(queryset: QuerySet[Content], user: User, note: str = "") -> int:
     return _review(queryset, _OVERTURN, user, note)
 
 
+def decide_automatically(queryset: QuerySet[Content], status: str, reason: str) -> int:
+    """Give the held items among ``queryset`` ``status`` (accepted or rejected) with no reviewer,
+    as a ``Review`` of kind ``EXPIRE`` saying ``reason``; claims do not stop it. Returns how many."""
+    verdict = _Verdict({Status.HELD: status}, reason, Review.Decision.EXPIRE)
+    return _review(queryset, verdict, None, reason, automated=True)
+
+
 def decisions_for(content: Content) -> list[str]:
     """The decisions (of ``DECISIONS``) that apply to ``content`` as it is now."""
     return [
@@ -95,6 +103,27 @@ class DecisionOutcome:
     decision: str
     applied: bool
     content: Content | None
+    #: Why nothing was done although the item still had the status seen: ``CLAIMED`` (someone
+    #: else holds it) or ``APPROVED_ALREADY`` (a four-eyes item this reviewer approved once); blank otherwise.
+    refused: str = ""
+    #: The approval was the first of the two a four-eyes item needs: it is still held.
+    first_approval: bool = False
+
+    @property
+    def message(self) -> str:
+        """What a refusal says (blank when there is none)."""
+        if self.refused == CLAIMED and self.content is not None:
+            return review_queue.holder_message(self.content)
+        if self.refused == APPROVED_ALREADY and self.content is not None:
+            return (
+                f"You approved item {str(self.content.pk)[:8]} already: it needs the approval of a second, "
+                "different reviewer. Nothing was changed."
+            )
+        return ""
+
+
+CLAIMED = "claimed"
+APPROVED_ALREADY = "approved_already"
 
 
 def decide(
@@ -114,6 +143,9 @@ def decide(
     """
     if decision not in DECISIONS:
         raise ValueError(f"unknown decision {decision!r}: one of {', '.join(DECISIONS)}")
+    refused = _refusal(content_id, decision, user, expected)
+    if refused:
+        return DecisionOutcome(decision=decision, applied=False, content=_current(content_id), refused=refused)
     items = Content.objects.filter(pk=content_id, status=expected)
     if stash is not None:
         items = items.filter(stash=stash)
@@ -123,8 +155,34 @@ def decide(
         verdict = _VERDICTS[decision]
         only = {status: to for status, to in verdict.changes.items() if status == expected}
         applied = bool(only) and _review(items, replace(verdict, changes=only), user, note) > 0
-    current = Content.objects.select_related("stash", "decided_by", "reviewed_by").filter(pk=content_id).first()
-    return DecisionOutcome(decision=decision, applied=applied, content=current)
+    current = _current(content_id)
+    first = applied and decision == "approve" and current is not None and current.status == Status.HELD
+    return DecisionOutcome(decision=decision, applied=applied, content=current, first_approval=first)
+
+
+def _current(content_id: uuid.UUID | str) -> Content | None:
+    return (
+        Content.objects.select_related("stash", "decided_by", "reviewed_by", "claimed_by").filter(pk=content_id).first()
+    )
+
+
+def _refusal(content_id: uuid.UUID | str, decision: str, user: User, expected: str) -> str:
+    """Why ``user`` may not make ``decision`` on a held item now (``CLAIMED``, ``APPROVED_ALREADY``),
+    or blank. ``_review`` checks the same under the row locks; this names the reason."""
+    if expected != Status.HELD:
+        return ""
+    content = Content.objects.select_related("stash").filter(pk=content_id, status=Status.HELD).first()
+    if content is None:
+        return ""
+    if review_queue.held_by_other(content, user):
+        return CLAIMED
+    if decision == "approve" and user is not None:
+        code = review_queue.reason_codes([content]).get(content.pk, "")
+        if review_queue.needs_two(content, code):
+            approvals = review_queue.first_approvals([content])[content.pk]
+            if any(review.reviewer_id == user.pk for review in approvals):
+                return APPROVED_ALREADY
+    return ""
 
 
 def _judge_again(items: QuerySet[Content]) -> bool:
@@ -139,20 +197,6 @@ def _judge_again(items: QuerySet[Content]) -> bool:
 
 
 # --- the items awaiting review ------------------------------------------------------------------
-
-
-def held_items(stash: Stash) -> QuerySet[Content]:
-    """The held items of ``stash``, oldest first: the order a reviewer sees them in."""
-    return Content.objects.filter(stash=stash, status=Status.HELD).order_by("created_at", "pk")
-
-
-def next_held(stash: Stash, after: Content | None = None) -> Content | None:
-    """The oldest held item of ``stash``, or the first one after ``after`` (skipping it and those
-    before it); None when there is none."""
-    items = held_items(stash).select_related("stash", "decided_by")
-    if after is not None:
-        items = items.filter(Q(created_at__gt=after.created_at) | Q(created_at=after.created_at, pk__gt=after.pk))
-    return items.first()
 
 
 class _HeldCount(TypedDict):
@@ -178,26 +222,34 @@ def held_counts() -> list[tuple[Stash, int]]:
     return [(stash, stash.held_count) for stash in stashes]
 
 
-def _review(queryset: QuerySet[Content], verdict: _Verdict, user: User, note: str) -> int:
+def _review(
+    queryset: QuerySet[Content], verdict: _Verdict, user: User | None, note: str, *, automated: bool = False
+) -> int:
     """Move the items of ``queryset`` whose status is a key of ``verdict.changes`` to its value.
 
     Written with ``update``/``bulk_update``: no ``post_save``, so nothing is judged again.
     Items accepted here join their stash's queue; items rejected here leave it. Each decision is
-    kept as a ``Review`` of the item (one ``bulk_create``).
+    kept as a ``Review`` of the item (one ``bulk_create``) and ends the item's claim. Held items
+    someone else has claimed are left alone, unless the decision is ``automated`` (expiry);
+    a four-eyes approval that is the first one only records it (``_four_eyes``).
     """
     changes, reason, overturning = verdict.changes, verdict.reason, verdict.overturning
     # An overturn is never undone by overturning again.
     unturned = Q(overturned=False) if overturning else Q()
     now = timezone.now()
+    claims = Q() if automated else ~Q(status=Status.HELD) | review_queue.free_for(user, now)
     ids = list(queryset.filter(unturned).values_list("pk", flat=True))
     with transaction.atomic():
         # Locked like the worker locks what it records, so a review and a verdict never cross.
         items = list(
             Content.objects.select_for_update(of=("self",))
             .select_related("stash")
-            .filter(unturned, pk__in=ids, status__in=list(changes))
+            .filter(unturned, claims, pk__in=ids, status__in=list(changes))
             .order_by("created_at", "pk")
         )
+        first: list[Content] = []
+        if verdict.decision == Review.Decision.APPROVE and user is not None:
+            items, first = _four_eyes(items, user, note, now)
         counters = after_verdict.new_counters()
         accepted_by_stash = defaultdict(list)
         for item in items:
@@ -205,7 +257,7 @@ def _review(queryset: QuerySet[Content], verdict: _Verdict, user: User, note: st
             item.reason = f"{reason} (was {before}: {item.reason})" if overturning and item.reason else reason
             item.overturned = item.overturned or overturning
             item.reviewed_by, item.reviewed_at, item.review_note, item.updated_at = user, now, note, now
-            item.queue_seq = None
+            item.queue_seq, item.claimed_by, item.claimed_until = None, None, None
             if item.status == Status.ACCEPTED:
                 accepted_by_stash[item.stash_id].append(item)
             if overturning and before in (Status.REJECTED, Status.HELD) and item.decided_by_id:
@@ -217,7 +269,18 @@ def _review(queryset: QuerySet[Content], verdict: _Verdict, user: User, note: st
         bulk_sql.update_rows(
             Content,
             items,
-            ["status", "reason", "overturned", "reviewed_by", "reviewed_at", "review_note", "queue_seq", "updated_at"],
+            [
+                "status",
+                "reason",
+                "overturned",
+                "reviewed_by",
+                "reviewed_at",
+                "review_note",
+                "queue_seq",
+                "updated_at",
+                "claimed_by",
+                "claimed_until",
+            ],
         )
         Review.objects.bulk_create(
             [
@@ -234,9 +297,50 @@ def _review(queryset: QuerySet[Content], verdict: _Verdict, user: User, note: st
             ]
         )
         statements.end([item for item in items if item.status == Status.ACCEPTED], now)  # a restriction lifted
-        statements.record(items, Statement.Kind.REVIEWER, reviewer=user, note=note, now=now)
+        kind = Statement.Kind.EXPIRY if automated else Statement.Kind.REVIEWER
+        statements.record(items, kind, reviewer=user, note=note, now=now)
         transaction.on_commit(lambda: _notify_reviewed(items))
-    return len(items)
+    return len(items) + len(first)
+
+
+def _four_eyes(items: list[Content], user: User, note: str, now: datetime) -> tuple[list[Content], list[Content]]:
+    """Split the held ``items`` ``user`` approves into those approved now and those whose approval
+    is the first of two (their stash's ``four_eyes_reasons`` name the code they were held with,
+    and no other reviewer approved them yet): those get a ``FIRST_APPROVAL`` review, stay held and
+    are released. Items ``user`` approved once already are left out of both."""
+    stashes_with_rule = [item for item in items if item.status == Status.HELD and item.stash.four_eyes_reasons]
+    if not stashes_with_rule:
+        return items, []
+    codes = review_queue.reason_codes(stashes_with_rule)
+    needing = [item for item in stashes_with_rule if review_queue.needs_two(item, codes.get(item.pk, ""))]
+    approvals = review_queue.first_approvals(needing)
+    first: list[Content] = []
+    twice: set[uuid.UUID] = set()
+    for item in needing:
+        reviewers = {review.reviewer_id for review in approvals[item.pk]}
+        if user.pk in reviewers:
+            twice.add(item.pk)
+        elif not reviewers:
+            first.append(item)
+    first_ids = {item.pk for item in first}
+    approve_now = [item for item in items if item.pk not in first_ids and item.pk not in twice]
+    if first:
+        Content.objects.filter(pk__in=list(first_ids)).update(claimed_by=None, claimed_until=None, updated_at=now)
+        Review.objects.bulk_create(
+            [
+                Review(
+                    content=item,
+                    revision=item.revision,
+                    decision=Review.Decision.FIRST_APPROVAL,
+                    status=Status.HELD,
+                    reviewer=user,
+                    note=note,
+                    created_at=now,
+                )
+                for item in first
+            ]
+        )
+    return approve_now, first
 
 
 def _notify_reviewed(items: list[Content]) -> None:

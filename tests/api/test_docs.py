@@ -32,6 +32,10 @@ PATHS = [
     "/api/contents/{id}/appeal/",
     "/api/appeals/",
     "/api/appeals/{id}/decide/",
+    "/api/contents/{id}/review/",
+    "/api/contents/{id}/claim/",
+    "/api/contents/{id}/release/",
+    "/api/review/",
 ]
 
 

@@ -1,5 +1,6 @@
-"""The admin's review queue: a stash's held items one at a time, oldest first, and a person's
-decisions on an item (approve, reject, overturn, judge again) from that page or the item's own."""
+"""The admin's review queue: a stash's held items one at a time, in the queue's order (priority, then
+the oldest), each claimed by the reviewer who opens it, and a person's decisions on an item (approve,
+reject, overturn, judge again) from that page or the item's own."""
 
 import uuid
 from dataclasses import dataclass
@@ -7,11 +8,11 @@ from dataclasses import dataclass
 from django.contrib import messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q
 from django.http import Http404, HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.http import urlencode
 from django.utils.translation import gettext as _, gettext_lazy
 
@@ -49,12 +50,18 @@ BUTTONS = {
     ]
 }
 SKIP_KEY = "n"
+RELEASE_KEY = "l"
+#: How many items of the queue the review page lists under the item shown.
+QUEUE_SHOWN = 20
 DONE = {
     "approve": gettext_lazy("Approved item %(item)s."),
     "reject": gettext_lazy("Rejected item %(item)s."),
     "overturn": gettext_lazy("Overturned the verdict on item %(item)s: it is %(status)s now."),
     "judge": gettext_lazy("Sent item %(item)s to be judged again."),
 }
+FIRST_APPROVAL = gettext_lazy(
+    "Recorded your approval of item %(item)s: it needs a second approval by another reviewer, and stays held."
+)
 
 
 def short(pk):
@@ -77,8 +84,10 @@ def decision_context(admin, request, content, decide_url, skip_url=""):
 
 
 def review(model_admin, request, object_id):
-    """A stash's held items, one at a time, oldest first (``?after=<id>`` skips to the one after
-    that item); a POST decides on the item shown, then the next is shown."""
+    """A stash's held items, one at a time, in the queue's order (``?after=<id>`` skips to the one
+    after that item, releasing it). Someone who may decide claims the item shown, and is shown
+    none that another reviewer holds; a POST decides on the item shown (or releases it), then
+    the next is shown."""
     admin = model_admin.admin_site.get_model_admin(Content)
     if not admin.has_view_permission(request):
         raise PermissionDenied
@@ -86,7 +95,10 @@ def review(model_admin, request, object_id):
     if stash is None:
         raise Http404(_("No stash with id %(id)s.") % {"id": object_id})
     here = reverse("admin:stash_stash_review", args=[stash.pk])
+    deciding = admin.has_change_permission(request)
     if request.method == "POST":
+        if "release" in request.POST:
+            return _release(request, stash, here, deciding)
         form = DecisionForm(request.POST)
         if form.is_valid() and not Content.objects.filter(pk=form.cleaned_data["item"], stash=stash).exists():
             form.add_error("item", _("No such item in %(stash)s.") % {"stash": stash})
@@ -106,8 +118,13 @@ def review(model_admin, request, object_id):
             messages.warning(
                 request, _("No item %(item)s in this stash: here is the oldest held item.") % {"item": after_id}
             )
-    item = processing.next_held(stash, after)
+        elif deciding:
+            processing.release(after.pk, request.user)  # skipped: back to the others
+    item = processing.next_for(stash, request.user, after) if deciding else processing.next_held(stash, after)
     held = processing.held_items(stash)
+    now = timezone.now()
+    queue = list(held.select_related("claimed_by")[:QUEUE_SHOWN])
+    rows = processing.queue_rows([*queue, item] if item is not None else queue, stash, now)
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.model._meta,
@@ -116,15 +133,36 @@ def review(model_admin, request, object_id):
         "title": _("Review %(stash)s") % {"stash": stash},
         "item": item,
         "total": held.count(),
+        "overdue_total": processing.overdue_counts(now).get(stash.pk, 0),
         "review_url": here,
+        "skipped": after is not None,
+        "queue": rows[: len(queue)],
+        "release_key": RELEASE_KEY,
     }
     if item is not None:
         context.update(decision_context(admin, request, item, here, f"{here}?{urlencode({'after': item.pk})}"))
-        earlier = Q(created_at__lt=item.created_at) | Q(created_at=item.created_at, pk__lt=item.pk)
+        code = processing.reason_codes([item]).get(item.pk, "")
         context.update(
-            position=held.filter(earlier).count() + 1, preview=previews.preview(item.payload), run=item.runs.first()
+            position=processing.queue_position(item),
+            preview=previews.preview(item.payload),
+            run=item.runs.first(),
+            row=rows[-1],
+            four_eyes=processing.needs_two(item, code),
         )
     return TemplateResponse(request, "admin/stash/stash/review.html", context)
+
+
+def _release(request, stash, here, deciding):
+    """The Release button: the item shown goes back to the queue, and the next one is shown."""
+    if not deciding:
+        raise PermissionDenied
+    try:
+        item_id = uuid.UUID(request.POST.get("item", ""))
+    except ValueError:
+        return redirect(here)
+    if processing.release(item_id, request.user):
+        messages.info(request, _("Released item %(item)s: other reviewers may take it.") % {"item": short(item_id)})
+    return redirect(f"{here}?{urlencode({'after': item_id})}")
 
 
 def decide(model_admin, request, object_id):
@@ -157,8 +195,13 @@ def _decide(admin, request, form, back_url, stash=None):
         messages.warning(
             request, _("Item %(item)s no longer exists. Nothing was changed.") % {"item": short(data["item"])}
         )
+    elif outcome.refused:
+        messages.error(request, outcome.message)
     elif outcome.applied:
-        done = DONE[outcome.decision] % {"item": short(content.pk), "status": content.get_status_display()}
+        done = (FIRST_APPROVAL if outcome.first_approval else DONE[outcome.decision]) % {
+            "item": short(content.pk),
+            "status": content.get_status_display(),
+        }
         admin.log_change(request, content, f"{done} {data['note']}".strip())
         messages.success(request, done)
     else:
