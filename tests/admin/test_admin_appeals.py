@@ -105,3 +105,15 @@ def test_the_admin_index_links_the_appeals_waiting(audit, django_user_model, rob
     html = rob.get("/admin/").content.decode()
     assert f'<a href="{URL}">2 appeals waiting</a>' in html
     assert Permission.objects.exists()
+
+
+def test_appeals_join_the_stashs_review_queue_marked_as_such(audit, django_user_model, rob):
+    appeal = appealed(audit, django_user_model)
+
+    html = rob.get(f"/admin/stash/stash/{audit.pk}/review/").content.decode()
+
+    assert 'id="review-appeals"' in html and f'data-appeal="{appeal.pk}"' in html
+    assert "It is a recipe, not spam." in html
+    assert f"{URL}?stash={audit.pk}" in html
+    processing.decide_appeal(appeal.pk, "upheld", "", django_user_model.objects.get(username="rob"))
+    assert 'id="review-appeals"' not in rob.get(f"/admin/stash/stash/{audit.pk}/review/").content.decode()

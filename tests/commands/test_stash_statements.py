@@ -4,9 +4,11 @@ fields; bad arguments are a CommandError."""
 
 import io
 import json
+from datetime import timedelta
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from stash import processing
 from stash.core import dsa
@@ -74,22 +76,33 @@ def test_a_reviewer_rejection_exports_as_not_automated(stash, alice):
 
 
 def test_an_automatic_expiry_exports_as_fully_automated(stash):
-    item = judged(stash, text="http://x")
-    Statement.objects.all().delete()
-    Content.objects.filter(pk=item.pk).update(status="rejected")
-    statements.record([Content.objects.select_related("stash").get(pk=item.pk)], Statement.Kind.EXPIRY)
-    line = only_valid_line()
-    assert line["automated_decision"] == "AUTOMATED_DECISION_FULLY"
-    assert "review deadline" in line["decision_facts"]
+    item = judged(stash, text="http://x")  # held
+    stash.review_expire_hours, stash.review_expire_action = 1, "reject"
+    stash.save()
+    Content.objects.filter(pk=item.pk).update(processed_at=timezone.now() - timedelta(hours=2))
+
+    assert processing.expire_reviews().total == 1
+
+    hold, expiry = export("--format", "dsa")
+    assert [dsa.errors(hold), dsa.errors(expiry)] == [[], []]
+    assert expiry["decision_visibility"] == ["DECISION_VISIBILITY_CONTENT_REMOVED"]
+    assert expiry["automated_decision"] == "AUTOMATED_DECISION_FULLY"
+    assert "review deadline" in expiry["decision_facts"]
+    assert "end_date_visibility_restriction" in hold  # the hold ended when it was decided
 
 
-def test_a_reversal_exports_the_end_date_of_the_visibility_restriction(stash):
+def test_a_reversal_on_appeal_exports_the_end_date_of_the_visibility_restriction(stash, django_user_model):
     item = judged(stash, text="spam")
-    statement = Statement.objects.get(content=item)
-    statements.end([item])
+    appeal = processing.appeal(item, "It was a quote.", None)
+    rob = django_user_model.objects.create_superuser("rob")
+
+    processing.decide_appeal(appeal.pk, "reversed", "We agree.", rob)
+
     line = only_valid_line()
-    statement.refresh_from_db()
+    statement = Statement.objects.get(content=item)
+    assert statement.ended_at is not None
     assert line["end_date_visibility_restriction"] == statement.ended_at.strftime("%Y-%m-%d")
+    assert Content.objects.get(pk=item.pk).status == "accepted"
 
 
 def test_jsonl_gives_stashs_own_fields_filtered_by_stash_and_date(stash, make_stash, register_temporarily):

@@ -138,6 +138,9 @@ def review(model_admin, request, object_id):
         "skipped": after is not None,
         "queue": rows[: len(queue)],
         "release_key": RELEASE_KEY,
+        # Appeals join the queue, marked as such; they are decided on the appeals page.
+        "appeals": list(processing.open_appeals(stash)[:QUEUE_SHOWN]),
+        "appeals_url": f"{reverse('admin:stash_content_appeals')}?{urlencode({'stash': stash.pk})}",
     }
     if item is not None:
         context.update(decision_context(admin, request, item, here, f"{here}?{urlencode({'after': item.pk})}"))
