@@ -216,6 +216,8 @@ def decide_appeal(appeal_id: int, outcome: str, note: str, user: User) -> str:
         if reversing:
             _reverse(content, user, note, now)
             statements.end([content], now)
+        else:  # the restriction stands, now on a person's decision: its statement says so, with the note
+            statements.record([content], Statement.Kind.APPEAL, reviewer=user, note=note, now=now)
         Review.objects.create(
             content=content,
             revision=content.revision,

@@ -190,7 +190,7 @@ def _build(
         placeholders = {**facts, "restriction": restriction, "stash": stash.name or stash.slug}
         text = statements.render(policy_entry["text"], placeholders)
         appeal_until = None
-        if not held and stash.appeal_days > 0:
+        if not held and stash.appeal_days > 0 and kind != Statement.Kind.APPEAL:  # an appeal's answer is final
             appeal_until = now + timedelta(days=stash.appeal_days)
         built.append(
             Statement(

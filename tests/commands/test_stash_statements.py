@@ -135,3 +135,20 @@ def test_the_schema_refuses_what_the_database_would():
     assert "'puid' is a required property" in problems
     assert "'illegal_content_legal_ground' is a required property" in problems
     assert "'decision_visibility_other' is a required property" in problems
+
+
+def test_an_upheld_appeal_exports_a_statement_decided_by_a_person(stash, django_user_model):
+    item = judged(stash, text="spam")
+    appeal = processing.appeal(item, "It was a quote.", None)
+
+    processing.decide_appeal(
+        appeal.pk, "upheld", "Quoting it still spreads it.", django_user_model.objects.create_superuser("rob")
+    )
+
+    hook, upheld = export("--format", "dsa")
+    assert [dsa.errors(hook), dsa.errors(upheld)] == [[], []]
+    assert upheld["automated_decision"] == "AUTOMATED_DECISION_NOT_AUTOMATED"
+    assert upheld["decision_visibility"] == ["DECISION_VISIBILITY_CONTENT_REMOVED"]
+    current = processing.statements.current(Content.objects.get(pk=item.pk))
+    assert current.kind == "appeal" and current.appeal_until is None
+    assert current.facts["note"] == "Quoting it still spreads it."
