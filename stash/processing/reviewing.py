@@ -150,7 +150,7 @@ def decide(
     if stash is not None:
         items = items.filter(stash=stash)
     if decision == "judge":
-        applied = expected in DECIDED_STATUSES and _judge_again(items)
+        applied = expected in DECIDED_STATUSES and _judge_again(items, user)
     else:
         verdict = _VERDICTS[decision]
         only = {status: to for status, to in verdict.changes.items() if status == expected}
@@ -185,14 +185,16 @@ def _refusal(content_id: uuid.UUID | str, decision: str, user: User, expected: s
     return ""
 
 
-def _judge_again(items: QuerySet[Content]) -> bool:
-    """Send ``items`` to be judged again under their row locks, so no verdict slips in between.
+def _judge_again(items: QuerySet[Content], user: User) -> bool:
+    """Send ``items`` to be judged again under their row locks, so no verdict slips in between;
+    a held item another reviewer has claimed is left alone, as ``_review`` leaves it.
 
     A person's decision on the item is replaced (kept in its history): this is a person
     deciding, on the item's own page, that the hooks should judge it.
     """
+    claims = ~Q(status=Status.HELD) | review_queue.free_for(user, timezone.now())
     with transaction.atomic():
-        ids = list(items.select_for_update(of=("self",)).values_list("pk", flat=True))
+        ids = list(items.filter(claims).select_for_update(of=("self",)).values_list("pk", flat=True))
         return bool(ids) and reprocess(Content.objects.filter(pk__in=ids), include_reviewed=True) > 0
 
 

@@ -13,7 +13,6 @@ from django.utils import timezone
 from stash import processing
 from stash.core import dsa
 from stash.models import Content, Statement
-from stash.processing import statements
 
 from ..support.statements import judged, moderated_stash
 

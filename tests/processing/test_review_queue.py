@@ -140,6 +140,17 @@ def test_deciding_an_item_someone_else_holds_is_refused_naming_them(team, alice,
     assert processing.reject(Content.objects.filter(pk=item.pk), bob) == 0  # the bulk action too
 
 
+def test_judging_again_an_item_someone_else_holds_is_refused_too(team, alice, bob):
+    item = hold(team)
+    processing.claim(item.pk, alice)
+    outcome = processing.decide(item.pk, "judge", bob)
+    assert not outcome.applied and outcome.refused == processing.CLAIMED
+    item = refreshed(item)
+    assert (item.status, item.claimed_by) == ("held", alice)
+    assert processing.decide(item.pk, "judge", alice).applied  # the holder may
+    assert refreshed(item).status == "pending"
+
+
 def test_a_decision_ends_the_claim(team, alice):
     item = hold(team)
     processing.claim(item.pk, alice)
