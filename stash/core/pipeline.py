@@ -373,7 +373,7 @@ class Pipeline:
         decided: tuple[Mapping[str, Any], bool] | None = None  # the payload when decided, and transformed
 
         with _Deadline() as deadline:
-            for step, is_batched in zip(self.judging, self._batched):
+            for step, is_batched in zip(self.judging, self._batched, strict=True):
                 if on_step is not None:
                     on_step(step)
                 current = item if payload is item.payload else replace(item, payload=payload)
@@ -416,7 +416,7 @@ class Pipeline:
         started = time.perf_counter()
         runs = [_ItemRun(item) for item in items]
         with _Deadline() as deadline:
-            for step, is_batched in zip(self.judging, self._batched):
+            for step, is_batched in zip(self.judging, self._batched, strict=True):
                 alive = runs if verbose else [r for r in runs if r.decided is None]
                 if not alive:
                     break
@@ -427,12 +427,12 @@ class Pipeline:
                     outcomes = self._run_batched(step, currents, deadline, verbose)
                 else:
                     outcomes = [self._run_step(step, current, deadline, verbose) for current in currents]
-                for r, (entry, new_payload, stop) in zip(alive, outcomes):
+                for r, (entry, new_payload, stop) in zip(alive, outcomes, strict=True):
                     r.take(step, entry, new_payload, stop, verbose)
         # Each item's time: its own steps' entries, and its share of the time the runner took besides.
         spent = [sum(entry.duration_ms for entry in r.trail) for r in runs]
         overhead = max(0.0, (time.perf_counter() - started) * 1000 - sum(spent)) / max(1, len(runs))
-        return [r.result(ms + overhead, verbose) for r, ms in zip(runs, spent)]
+        return [r.result(ms + overhead, verbose) for r, ms in zip(runs, spent, strict=True)]
 
     def _run_step(
         self, step: Step, item: Item, deadline: _Deadline, verbose: bool = False
