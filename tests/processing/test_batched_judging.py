@@ -123,3 +123,23 @@ def test_simulate_runs_a_batched_hook_on_one_item(stashes):
     _one_by_one, batched = stashes
     result = processing.simulate(batched, {"n": 7, "text": "SPAM"})
     assert (result.verdict, result.reason) == ("rejected", "spam in 'spam'")
+
+
+@pytest.mark.django_db
+def test_a_batch_takes_only_the_items_whose_budgets_fit_together_in_the_message(stashes, monkeypatch):
+    _one_by_one, batched = stashes
+    batched.hooks.update(timeout_ms=1000)  # three hooks: a budget of 3 s an item
+    processing.forget_cached()
+    batched.refresh_from_db()
+    ids = [Content.objects.create(stash=batched, payload={"n": n, "text": "hi"}).pk for n in range(5)]
+    sent = []
+    monkeypatch.setattr(processing.publishing, "send_on_commit", lambda ids, **options: ids and sent.append(ids))
+
+    # 14.5 s, 5 s of which are the margin: three items' budgets fit, judged in one call.
+    report = processing.judge(ids, clock=processing.Clock(limit=14.5))
+
+    assert (report.judged, report.released) == (3, 2)
+    assert BATCHES == [[0, 1, 2]]
+    assert sent == [ids[3:]]  # the rest go back to the queue, together
+    statuses = [Content.objects.get(pk=pk).status for pk in ids]
+    assert statuses == ["accepted", "accepted", "accepted", "pending", "pending"]
