@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from stash import hooks, processing
-from stash.models import Content, PipelineRun
+from stash.models import Content, Example, PipelineRun
 
 BATCHES: list[list[int]] = []
 
@@ -143,3 +143,19 @@ def test_a_batch_takes_only_the_items_whose_budgets_fit_together_in_the_message(
     assert sent == [ids[3:]]  # the rest go back to the queue, together
     statuses = [Content.objects.get(pk=pk).status for pk in ids]
     assert statuses == ["accepted", "accepted", "accepted", "pending", "pending"]
+
+
+@pytest.mark.django_db
+def test_golden_examples_and_replay_run_a_batched_hook_one_item_at_a_time(stashes):
+    _one_by_one, batched = stashes
+    Example.objects.create(stash=batched, name="spam", payload={"n": 8, "text": "SPAM"}, verdict="rejected")
+    Example.objects.create(stash=batched, name="calm", payload={"n": 9, "text": "calm"}, verdict="accepted")
+    assert sorted((r.name, r.verdict, r.passed) for r in processing.run_examples(batched)) == [
+        ("calm", "accepted", True),
+        ("spam", "rejected", True),
+    ]
+
+    ids = [Content.objects.create(stash=batched, payload=payload).pk for payload in PAYLOADS]
+    processing.judge(ids)
+    report = processing.replay(batched, 10)
+    assert (report.compared, report.changes) == (6, [])
