@@ -27,6 +27,20 @@ Lifecycle callbacks, in the spirit of a training loop's ``CallbackList``: any ho
 appeal. ``run`` calls none of them (a simulation has no side
 effects); the caller does, in the order of ``LIFECYCLE_EVENTS``, through ``notify``.
 
+Batched runs: ``run_many(items)`` judges many items and gives each the result ``run`` would give
+it (verdict, payload, reason, trail), in order; a batched hook (one whose class defines its own
+``filter_many(items)`` / ``transform_many(items)``, see ``batched``) is called once per step with
+the items still alive at its position whose condition holds, every other hook once per item::
+
+    results = pipeline.run_many([item1, item2, item3])
+
+For a batched call: its timeout is the step's ``timeout`` times the number of items in it; if it
+raises, times out or returns anything but one result per item, every item in it gets the error or
+timeout entry one call would give, and its ``on_error`` policy decides each (items are not tried
+again one at a time). Each item's trail entry shows its share of the call's time (the call's time
+divided by its items, plus the time its own condition took). ``run(item)`` calls a batched hook
+with a batch of one.
+
 Runs that only look (simulate, replay, golden examples) run ``pipeline.looking()``, one per
 item: no sinks, and each hook that declares ``side_effects`` works on a scratch copy of its
 state (``hook.scratch()``), so it does what it would do and the real counters stay as they are.
@@ -35,6 +49,7 @@ state (``hook.scratch()``), so it does what it would do and the real counters st
 from __future__ import annotations
 
 import copy
+import functools
 import signal
 import threading
 import time
@@ -294,6 +309,12 @@ class Pipeline:
         self.steps = tuple(steps)
         self.judging = tuple(s for s in self.steps if s.kind in ("filter", "transform"))
         self.sinks = tuple(s for s in self.steps if s.kind == "sink")
+        self._batched = tuple(batched(s.hook) for s in self.judging)
+
+    @property
+    def has_batched(self) -> bool:
+        """True if a judging step's hook is batched (see ``batched``)."""
+        return any(self._batched)
 
     @property
     def budget(self) -> float:
@@ -352,11 +373,14 @@ class Pipeline:
         decided: tuple[Mapping[str, Any], bool] | None = None  # the payload when decided, and transformed
 
         with _Deadline() as deadline:
-            for step in self.judging:
+            for step, is_batched in zip(self.judging, self._batched, strict=True):
                 if on_step is not None:
                     on_step(step)
                 current = item if payload is item.payload else replace(item, payload=payload)
-                entry, new_payload, stop = self._run_step(step, current, deadline, verbose)
+                if is_batched:
+                    entry, new_payload, stop = self._run_batched(step, [current], deadline, verbose)[0]
+                else:
+                    entry, new_payload, stop = self._run_step(step, current, deadline, verbose)
                 if new_payload is not None:
                     payload, transformed = new_payload, True
                 if decided is not None:
@@ -382,6 +406,33 @@ class Pipeline:
             duration_ms=(time.perf_counter() - started) * 1000,
             verbose=verbose,
         )
+
+    def run_many(
+        self, items: Sequence[Item], *, on_step: Callable[[Step], None] | None = None, verbose: bool = False
+    ) -> list[Result]:
+        """Judge ``items``: for each, in order, the result ``run`` gives it. Steps run in order, each
+        for every item still alive at it (batched hooks once for all of them, see the module
+        docstring); ``on_step(step)`` is called once before each step that runs for any item."""
+        started = time.perf_counter()
+        runs = [_ItemRun(item) for item in items]
+        with _Deadline() as deadline:
+            for step, is_batched in zip(self.judging, self._batched, strict=True):
+                alive = runs if verbose else [r for r in runs if r.decided is None]
+                if not alive:
+                    break
+                if on_step is not None:
+                    on_step(step)
+                currents = [r.current() for r in alive]
+                if is_batched:
+                    outcomes = self._run_batched(step, currents, deadline, verbose)
+                else:
+                    outcomes = [self._run_step(step, current, deadline, verbose) for current in currents]
+                for r, (entry, new_payload, stop) in zip(alive, outcomes, strict=True):
+                    r.take(step, entry, new_payload, stop, verbose)
+        # Each item's time: its own steps' entries, and its share of the time the runner took besides.
+        spent = [sum(entry.duration_ms for entry in r.trail) for r in runs]
+        overhead = max(0.0, (time.perf_counter() - started) * 1000 - sum(spent)) / max(1, len(runs))
+        return [r.result(ms + overhead, verbose) for r, ms in zip(runs, spent, strict=True)]
 
     def _run_step(
         self, step: Step, item: Item, deadline: _Deadline, verbose: bool = False
@@ -439,6 +490,89 @@ class Pipeline:
             return self._judged(step, entry, outcome)
         return self._transformed(step, entry, item, outcome)
 
+    def _run_batched(
+        self, step: Step, items: list[Item], deadline: _Deadline, verbose: bool
+    ) -> list[tuple[TrailEntry, Any, str | None]]:
+        """Run a batched step for ``items``: each one's condition, then one call for those it holds
+        for; what ``_run_step`` gives each item (see the module docstring for a failed call)."""
+        results: list[tuple[TrailEntry, Any, str | None] | None] = [None] * len(items)
+        condition_ms = [0.0] * len(items)
+        calling: list[int] = []
+        timed_out = f"timed out after {_ms(step.timeout)} ms"
+        for index, item in enumerate(items):
+            if step.condition is None:
+                calling.append(index)
+                continue
+            started = time.perf_counter()
+            failure: tuple[str, str, str] | None = None
+            holds = False
+            try:
+                try:
+                    deadline.arm(step.timeout)
+                    holds = bool(step.condition(item.as_context()))
+                    deadline.disarm()
+                except Exception as exc:
+                    deadline.disarm()
+                    failure = (ERROR, "hook_error", f"{type(exc).__name__}: {exc}")
+            except HookTimeout as exc:
+                failure = (TIMEOUT, "timeout", str(exc) or timed_out)
+            condition_ms[index] = (time.perf_counter() - started) * 1000
+            entry = functools.partial(_entry, step, verbose, condition_ms[index])
+            if failure is not None:
+                results[index] = self._failed(step, entry, *failure)
+            elif not holds:
+                results[index] = (entry(SKIPPED, "condition", "condition not met"), None, None)
+            else:
+                calling.append(index)
+        if calling:
+            self._call_batched(step, items, calling, condition_ms, results, deadline, verbose)
+        return [result for result in results if result is not None]
+
+    def _call_batched(
+        self,
+        step: Step,
+        items: list[Item],
+        calling: list[int],
+        condition_ms: list[float],
+        results: list[tuple[TrailEntry, Any, str | None] | None],
+        deadline: _Deadline,
+        verbose: bool,
+    ) -> None:
+        """Call a batched step once for the items at ``calling`` and fill in their ``results``."""
+        batch = [items[index] for index in calling]
+        timeout = step.timeout * len(batch) if step.timeout else None
+        failure: tuple[str, str, str] | None = None
+        outcomes: Any = None
+        started = time.perf_counter()
+        try:
+            try:
+                deadline.arm(timeout)
+                if step.kind == "filter":
+                    outcomes = step.hook.filter_many(batch)
+                else:
+                    outcomes = step.hook.transform_many([_own_copy(item) for item in batch])
+                deadline.disarm()
+            except Exception as exc:  # a hook's failure is data, not a crash
+                deadline.disarm()
+                failure = (ERROR, "hook_error", f"{type(exc).__name__}: {exc}")
+        except HookTimeout as exc:
+            failure = (TIMEOUT, "timeout", str(exc) or f"timed out after {_ms(step.timeout)} ms")
+        elapsed = time.perf_counter() - started
+        if failure is None and timeout and elapsed > timeout:
+            failure = (TIMEOUT, "timeout", f"timed out after {_ms(step.timeout)} ms")
+        if failure is None and (not isinstance(outcomes, (list, tuple)) or len(outcomes) != len(batch)):
+            got = f"{len(outcomes)} results" if isinstance(outcomes, (list, tuple)) else type(outcomes).__name__
+            failure = (ERROR, "bad_return", f"returned {got}, not one result for each of {len(batch)} items")
+        share = elapsed * 1000 / len(batch)
+        for position, index in enumerate(calling):
+            entry = functools.partial(_entry, step, verbose, condition_ms[index] + share)
+            if failure is not None:
+                results[index] = self._failed(step, entry, *failure)
+            elif step.kind == "filter":
+                results[index] = self._judged(step, entry, outcomes[position])
+            else:
+                results[index] = self._transformed(step, entry, items[index], outcomes[position])
+
     @staticmethod
     def _judged(step: Step, entry: Callable[..., TrailEntry], decision: Any) -> tuple[TrailEntry, Any, str | None]:
         if not isinstance(decision, Decision):
@@ -494,6 +628,95 @@ class Pipeline:
             return entry(outcome, code, message), None, None
         verdict = HELD if step.on_error == ON_ERROR_HOLD else REJECTED
         return entry(outcome, code, f"{step.title}: {message}", stopped=True), None, verdict
+
+
+class _ItemRun:
+    """One item's run in ``Pipeline.run_many``: its payload so far, its trail, its verdict."""
+
+    __slots__ = ("item", "payload", "transformed", "trail", "verdict", "reason", "code", "decided_by", "decided")
+
+    def __init__(self, item: Item) -> None:
+        self.item = item
+        self.payload: Mapping[str, Any] = item.payload
+        self.transformed = False
+        self.trail: list[TrailEntry] = []
+        self.verdict, self.reason, self.code = ACCEPTED, "", ""
+        self.decided_by: int | None = None
+        self.decided: tuple[Mapping[str, Any], bool] | None = None  # the payload when decided, and transformed
+
+    def current(self) -> Item:
+        """The item as the next step sees it: with the payload the transforms so far made."""
+        return self.item if self.payload is self.item.payload else replace(self.item, payload=self.payload)
+
+    def take(self, step: Step, entry: TrailEntry, new_payload: Any, stop: str | None, verbose: bool) -> None:
+        """Add what ``step`` did: its entry, its new payload, the verdict if it ended the run."""
+        if new_payload is not None:
+            self.payload, self.transformed = new_payload, True
+        if self.decided is not None:
+            self.trail.append(replace(entry, stopped=False, after_stop=True))
+            return
+        self.trail.append(entry)
+        if stop is not None:
+            self.verdict, self.reason, self.code, self.decided_by = stop, entry.message, entry.code, step.config_id
+            self.decided = (self.payload, self.transformed)
+
+    def result(self, duration_ms: float, verbose: bool) -> Result:
+        payload, transformed = self.decided if self.decided is not None else (self.payload, self.transformed)
+        return Result(
+            verdict=self.verdict,
+            payload=payload,
+            transformed=transformed,
+            reason=self.reason,
+            code=self.code,
+            decided_by=self.decided_by,
+            trail=tuple(self.trail),
+            duration_ms=duration_ms,
+            verbose=verbose,
+        )
+
+
+def _entry(
+    step: Step,
+    verbose: bool,
+    duration_ms: float,
+    outcome: str,
+    code: str = "",
+    message: str = "",
+    would: str = "",
+    stopped: bool = False,
+    payload: Mapping[str, Any] | None = None,
+    field: str = "",
+) -> TrailEntry:
+    """``step``'s trail entry; ``payload`` is kept in verbose mode only."""
+    return TrailEntry(
+        hook=step.name,
+        label=step.label,
+        config_id=step.config_id,
+        position=step.position,
+        outcome=outcome,
+        code=code,
+        message=message,
+        duration_ms=duration_ms,
+        would=would,
+        stopped=stopped,
+        payload=payload if verbose else None,
+        field=field,
+    )
+
+
+def per_item(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Marks the hook base classes' ``filter_many`` / ``transform_many``, which call the
+    single-item method for each item: a hook that keeps them is not batched."""
+    method.per_item = True  # type: ignore[attr-defined]
+    return method
+
+
+def batched(hook: Any) -> bool:
+    """True if ``hook`` judges many items in one call: its class defines its own
+    ``filter_many`` (a filter) or ``transform_many`` (a transform)."""
+    name = {"filter": "filter_many", "transform": "transform_many"}.get(getattr(hook, "kind", ""))
+    method = getattr(type(hook), name, None) if name else None
+    return method is not None and not getattr(method, "per_item", False)
 
 
 class _Stopped:

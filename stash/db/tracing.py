@@ -17,7 +17,8 @@ for ``CONTEXT_SECONDS``), and the worker (``judging``, ``run``) makes
 - ``stash.item`` per item, a child of its save's context (the web request), so the item's own trace
   goes on from the request to its verdict; under it ``stash.hook`` per hook run (name, kind,
   outcome) and the publishing of its sink deliveries (``continuing``), whose task's
-  ``stash.deliver`` (``delivering``) ends the trace.
+  ``stash.deliver`` (``delivering``) ends the trace. Items judged together (``run_many``: a
+  pipeline with a batched hook) each get theirs too, spanning the batch's run.
 
 Whatever fails here (the cache, a bad context) is logged and never breaks a save or a batch.
 """
@@ -189,8 +190,6 @@ def run(pipeline: Any, item: Any, on_step: Callable[[Any], None] | None = None) 
     save, with a ``stash.hook`` span per hook that ran (from its start to its trail's duration)."""
     if _tracer is None:
         return pipeline.run(item, on_step=on_step)
-    from opentelemetry.trace import Status, StatusCode
-
     attributes = {"stash.item": item.id, "stash.stash": item.stash, "stash.revision": item.revision}
     with _tracer.start_as_current_span(
         "stash.item", context=(_saves.get() or {}).get(item.id), attributes=attributes
@@ -205,24 +204,68 @@ def run(pipeline: Any, item: Any, on_step: Callable[[Any], None] | None = None) 
         result = pipeline.run(item, on_step=step_started)
         span.set_attribute("stash.verdict", result.verdict)
         for (started, step), entry in zip(zip(starts, pipeline.judging, strict=False), result.trail, strict=False):
-            hook = _tracer.start_span(
-                "stash.hook",
-                start_time=started,
-                attributes={
-                    "stash.hook": entry.hook,
-                    "stash.hook.label": entry.label,
-                    "stash.hook.kind": step.kind,
-                    "stash.hook_config": entry.config_id if entry.config_id is not None else -1,
-                    "stash.hook.position": entry.position,
-                    "stash.outcome": entry.outcome,
-                    "stash.reason_code": entry.code,
-                },
-            )
-            if entry.outcome in ("error", "timeout"):
-                hook.set_status(Status(StatusCode.ERROR, entry.message))
-            hook.end(end_time=started + int(entry.duration_ms * 1_000_000))
+            _hook_span(entry, step.kind, started)
         _keep(item.id, span.get_span_context())
     return result
+
+
+def run_many(pipeline: Any, items: list[Any], on_step: Callable[[Any], None] | None = None) -> list[Any]:
+    """``pipeline.run_many(items, on_step=on_step)``; traced, a ``stash.item`` span per item under its
+    save, from the batch's start to its end, with a ``stash.hook`` span per hook that ran for it
+    (from the hook's start, as long as its trail entry's duration: its share of a batched call)."""
+    if _tracer is None:
+        return list(pipeline.run_many(items, on_step=on_step))
+    from opentelemetry import trace
+
+    starts: dict[tuple[Any, ...], int] = {}
+
+    def step_started(step: Any) -> None:
+        starts[(step.config_id, step.position, step.name)] = time.time_ns()
+        if on_step is not None:
+            on_step(step)
+
+    begun = time.time_ns()
+    results = list(pipeline.run_many(items, on_step=step_started))
+    ended = time.time_ns()
+    kinds = {(step.config_id, step.position, step.name): step.kind for step in pipeline.judging}
+    for item, result in zip(items, results, strict=True):
+        attributes = {"stash.item": item.id, "stash.stash": item.stash, "stash.revision": item.revision}
+        span = _tracer.start_span(
+            "stash.item", context=(_saves.get() or {}).get(item.id), attributes=attributes, start_time=begun
+        )
+        span.set_attribute("stash.verdict", result.verdict)
+        within = trace.set_span_in_context(span)
+        for entry in result.trail:
+            key = (entry.config_id, entry.position, entry.hook)
+            _hook_span(entry, kinds.get(key, ""), starts.get(key, begun), within)
+        span.end(end_time=ended)
+        _keep(item.id, span.get_span_context())
+    return results
+
+
+def _hook_span(entry: Any, kind: str, started: int, context: Any = None) -> None:
+    """A ``stash.hook`` span for the trail ``entry`` of a hook that started at ``started`` (ns)."""
+    if _tracer is None:
+        return
+    from opentelemetry.trace import Status, StatusCode
+
+    hook = _tracer.start_span(
+        "stash.hook",
+        context=context,
+        start_time=started,
+        attributes={
+            "stash.hook": entry.hook,
+            "stash.hook.label": entry.label,
+            "stash.hook.kind": kind,
+            "stash.hook_config": entry.config_id if entry.config_id is not None else -1,
+            "stash.hook.position": entry.position,
+            "stash.outcome": entry.outcome,
+            "stash.reason_code": entry.code,
+        },
+    )
+    if entry.outcome in ("error", "timeout"):
+        hook.set_status(Status(StatusCode.ERROR, entry.message))
+    hook.end(end_time=started + int(entry.duration_ms * 1_000_000))
 
 
 def _keep(pk: str, span_context: Any) -> None:

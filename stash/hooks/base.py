@@ -108,12 +108,20 @@ class Hook:
 
 
 class Filter(Hook):
-    """Keeps or drops content. Implement ``filter(item)`` returning keep(), drop() or hold()."""
+    """Keeps or drops content. Implement ``filter(item)`` returning keep(), drop() or hold(), or
+    ``filter_many(items)`` returning one of them per item (a batched hook)."""
 
     kind = "filter"
 
     def filter(self, item: pipeline.Item) -> pipeline.Decision:
         raise NotImplementedError(f"{type(self).__name__} must implement filter()")
+
+    @pipeline.per_item
+    def filter_many(self, items: list[pipeline.Item]) -> list[pipeline.Decision]:
+        """One decision per item, in order. Override it to judge a batch in one call (a model,
+        a service that takes lists): the runner then calls it once per batch with the items
+        still alive at this hook (see ``pipeline.batched``). By default: ``filter`` per item."""
+        return [self.filter(item) for item in items]
 
     @staticmethod
     def keep() -> pipeline.Decision:
@@ -129,12 +137,19 @@ class Filter(Hook):
 
 
 class Transform(Hook):
-    """Changes content. Implement ``transform(item)`` returning the new payload (or None)."""
+    """Changes content. Implement ``transform(item)`` returning the new payload (or None), or
+    ``transform_many(items)`` returning one per item (a batched hook)."""
 
     kind = "transform"
 
     def transform(self, item: pipeline.Item) -> Mapping[str, Any] | None:
         raise NotImplementedError(f"{type(self).__name__} must implement transform()")
+
+    @pipeline.per_item
+    def transform_many(self, items: list[pipeline.Item]) -> list[Mapping[str, Any] | None]:
+        """One new payload (or None) per item, in order; each item's payload is its own to change.
+        Override it to change a batch in one call. By default: ``transform`` per item."""
+        return [self.transform(item) for item in items]
 
 
 class Sink(Hook):

@@ -12,6 +12,8 @@
   bulk submit, a large re-judge): a batch of bulk items is judged a slice at a time, each after
   the live saves then waiting in its queue, so a live save waits for one slice at most however
   long the backlog before its own message; each lane keeps its own order in the stash's queue.
+  The items of a stash whose pipeline has a batched hook run together (``Pipeline.run_many``),
+  so that the hook is called once for them; the others run one at a time.
 
 Whatever is sent again (released, swept, reprocessed) and every sink delivery goes to the queue
 of its item's stash (``publishing``), grouped so that no message mixes queues.
@@ -229,31 +231,93 @@ def _run(
     stopped: tuple[int | None, str] | None = None,
 ) -> None:
     """Run the hooks of ``contents`` for ``_judge``, adding each item to ``judged`` or, once one no
-    longer fits in ``clock``, to ``later``."""
+    longer fits in ``clock``, to ``later``.
+
+    The items of a stash whose pipeline has a batched hook (``pipeline.batched``) are judged
+    together, in one ``run_many`` after the others, each one's budget counted from the start
+    (the time the batch may take); ``judged`` keeps the order of ``contents`` all the same. The
+    others are judged one at a time, as they come."""
+    # In the order of ``contents``: a judged item, or the Content of one judged in a batch below.
+    ordered: list[_Judged | Content] = []
+    batches: dict[int, list[Content]] = {}  # stash id: its items, judged together
+    owed = 0.0  # the budgets of the items waiting in ``batches``
     for content in contents:
         item_pipeline = pipeline_for(content.stash)
         budget = item_pipeline.budget
         if not clock.ever_fits(budget):
             _release([content], token, report, alone=True)
             continue
-        if later or not clock.fits(budget, first=not judged):
+        if later or not clock.fits(budget + owed, first=not judged and not ordered):
             later.append(content)
             continue
-        started = timezone.now()
-        item = item_for(content)
+        if item_pipeline.has_batched:
+            batches.setdefault(content.stash_id, []).append(content)
+            ordered.append(content)
+            owed += budget
+            continue
+        ordered.append(_run_one(content, item_pipeline, token, report, note_progress, stopped))
+    done: dict[uuid.UUID, _Judged] = {}
+    for group in batches.values():
+        for entry in _run_together(group, token, report, note_progress, stopped):
+            done[entry[0].pk] = entry
+    judged.extend(done[entry.pk] if isinstance(entry, Content) else entry for entry in ordered)
+
+
+def _run_one(
+    content: Content,
+    item_pipeline: pipeline.Pipeline,
+    token: uuid.UUID,
+    report: BatchReport,
+    note_progress: bool,
+    stopped: tuple[int | None, str] | None,
+) -> _Judged:
+    """Run the hooks of one item."""
+    started = timezone.now()
+    item = item_for(content)
+    with logs.judging(item):
+        after_verdict.call(item_pipeline.listeners(pipeline.ON_PIPELINE_START), pipeline.ON_PIPELINE_START, item, None)
+        run = item_pipeline.stopping(*stopped) if stopped else item_pipeline
+        result = tracing.run(run, item, on_step=_on_step(content, token) if note_progress else logs.at_hook)
+        _log_failures(result)
+    report.hook_seconds[content.stash_id] = (
+        report.hook_seconds.get(content.stash_id, 0.0) + (timezone.now() - started).total_seconds()
+    )
+    if note_progress:
+        _note(content, token, None)
+    return (content, item_pipeline, result, started)
+
+
+def _run_together(
+    contents: list[Content],
+    token: uuid.UUID,
+    report: BatchReport,
+    note_progress: bool,
+    stopped: tuple[int | None, str] | None,
+) -> list[_Judged]:
+    """Run the hooks of ``contents``, items of one stash, in one ``run_many``: each batched hook is
+    called once for them all. Each item's start callbacks, failures and progress note are its own."""
+    item_pipeline = pipeline_for(contents[0].stash)
+    started = timezone.now()
+    items = [item_for(content) for content in contents]
+    for item in items:
         with logs.judging(item):
             after_verdict.call(
                 item_pipeline.listeners(pipeline.ON_PIPELINE_START), pipeline.ON_PIPELINE_START, item, None
             )
-            run = item_pipeline.stopping(*stopped) if stopped else item_pipeline
-            result = tracing.run(run, item, on_step=_on_step(content, token) if note_progress else logs.at_hook)
+    run = item_pipeline.stopping(*stopped) if stopped else item_pipeline
+    # Progress is noted on an item judged alone (see ``_judge_batch``): a batch of one, then.
+    on_step = _on_step(contents[0], token) if note_progress and len(contents) == 1 else logs.at_hook
+    with logs.bound(stash=items[0].stash, item=None, revision=None, hook=None, hook_config=None):
+        results = tracing.run_many(run, items, on_step=on_step)
+    for item, result in zip(items, results, strict=True):
+        with logs.judging(item):
             _log_failures(result)
-        report.hook_seconds[content.stash_id] = (
-            report.hook_seconds.get(content.stash_id, 0.0) + (timezone.now() - started).total_seconds()
-        )
-        if note_progress:
+    stash_id = contents[0].stash_id
+    report.hook_seconds[stash_id] = report.hook_seconds.get(stash_id, 0.0) + (timezone.now() - started).total_seconds()
+    if note_progress:
+        for content in contents:
             _note(content, token, None)
-        judged.append((content, item_pipeline, result, started))
+    return [(content, item_pipeline, result, started) for content, result in zip(contents, results, strict=True)]
 
 
 def _finish(judged: list[_Judged], later: list[Content], token: uuid.UUID, report: BatchReport) -> None:
