@@ -133,7 +133,18 @@ class HookConfigForm(forms.ModelForm):
 
     class Meta:
         model = HookConfig
-        fields = ["stash", "hook", "label", "params", "enabled", "mode", "on_error", "condition", "timeout_ms", "cache_seconds"]
+        fields = [
+            "stash",
+            "hook",
+            "label",
+            "params",
+            "enabled",
+            "mode",
+            "on_error",
+            "condition",
+            "timeout_ms",
+            "cache_seconds",
+        ]
 
     class Media:
         js = ["stash/hook_picker.js"]

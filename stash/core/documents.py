@@ -144,7 +144,8 @@ def changes(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
             name
             for name in HOOK_FIELDS
             if name != "position"
-            and old_hooks[before].get(name, HOOK_DEFAULTS.get(name)) != new_hooks[after].get(name, HOOK_DEFAULTS.get(name))
+            and old_hooks[before].get(name, HOOK_DEFAULTS.get(name))
+            != new_hooks[after].get(name, HOOK_DEFAULTS.get(name))
         ]
         if edited:
             said.append(f"{title(new_hooks[after])}: {', '.join(edited)} changed")

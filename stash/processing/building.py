@@ -72,7 +72,9 @@ def _cache_fields(hook: Any, config: HookConfig) -> tuple[str, ...] | None:
         fields = hook.cache_fields(config.params)
         return None if fields is None else tuple(str(name) for name in fields)
     except Exception:
-        logger.warning("Hook config %s (%s): its cache_fields failed; keyed on the whole payload", config.pk, config.hook)
+        logger.warning(
+            "Hook config %s (%s): its cache_fields failed; keyed on the whole payload", config.pk, config.hook
+        )
         return None
 
 

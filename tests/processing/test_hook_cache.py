@@ -4,10 +4,14 @@ Judged by the worker's path (``processing.judge``) on the shared cache of the se
 payload with the same params and pipeline version calls the hook once; anything else calls it.
 """
 
+import re
+from pathlib import Path
+
 import pytest
 from django.test import Client, override_settings
 
 from stash import hooks, processing
+from stash.core import registry
 from stash.models import Content, HookConfig
 
 from ..support.hook_support import closed_port
@@ -183,8 +187,53 @@ def test_the_trail_says_cached_on_the_item_page_and_in_the_admin(costly, django_
     assert "(cached)" in admin
 
 
-def test_cache_seconds_goes_with_the_pipeline_document(costly):
+def test_cache_seconds_goes_with_the_pipeline_document(costly, make_stash):
     document = processing.export_document(costly)
-
     assert document["hooks"][0]["cache_seconds"] == 600
-    assert HookConfig._meta.get_field("cache_seconds").default == 0
+
+    processing.import_document("copy", document)
+
+    assert HookConfig.objects.get(stash__slug="copy").cache_seconds == 600
+    document["hooks"][0]["cache_seconds"] = "forever"
+    with pytest.raises(processing.InvalidDocument, match=r"hooks\[0\]\.cache_seconds"):
+        processing.import_document("copy", document)
+
+
+def test_a_document_from_before_cache_seconds_imports_with_it_off(costly):
+    document = processing.export_document(costly)
+    del document["hooks"][0]["cache_seconds"]
+
+    processing.import_document("older", document)
+
+    assert HookConfig.objects.get(stash__slug="older").cache_seconds == 0
+
+
+def test_the_admin_form_edits_cache_seconds(costly, admin_client):
+    config = costly.hooks.get()
+
+    page = admin_client.get(f"/admin/stash/hookconfig/{config.pk}/change/").content.decode()
+
+    assert 'name="cache_seconds"' in page and "Reuse the hook" in page
+
+
+def test_the_docs_caching_example_calls_its_hook_once_per_text(make_stash, monkeypatch):
+    root = Path(__file__).resolve().parents[2]
+    blocks = re.findall(r"```python\n(.*?)```", (root / "docs" / "hooks.md").read_text(), flags=re.DOTALL)
+    [source] = [block for block in blocks if '"slow_topic"' in block]
+    try:
+        exec(compile(source, "docs/hooks.md", "exec"), {})  # noqa: S102 - the docs' own example
+        cls = registry.get("slow_topic")
+        calls = []
+        original = cls.filter
+        monkeypatch.setattr(cls, "filter", lambda self, item: calls.append(1) or original(self, item))
+        stash = make_stash("topics", hooks=[{"hook": "slow_topic", "cache_seconds": 60}])
+
+        first = submit(stash, {"text": "Win the lottery", "author": "ann"})
+        second = submit(stash, {"text": "Win the lottery", "author": "bob"})
+        other = submit(stash, {"text": "Nice weather", "author": "bob"})
+
+        assert (first.status, second.status, other.status) == ("held", "held", "accepted")
+        assert len(calls) == 2 and trail(second)[0]["cached"] is True
+    finally:
+        if registry.is_registered("slow_topic"):
+            registry.unregister("slow_topic")
