@@ -139,6 +139,16 @@ def test_no_feedback_on_an_item_no_hook_decided(broker, learning, rita):
     assert feedback_sent(broker) == []
 
 
+def test_no_feedback_on_an_expiry_which_is_no_persons_decision(broker, learning):
+    item = judged(learning, "why?")
+    broker.messages.clear()
+
+    processing.decide_automatically(Content.objects.filter(pk=item.pk), "rejected", "expired")
+
+    assert Content.objects.get(pk=item.pk).status == "rejected"
+    assert feedback_sent(broker) == []
+
+
 def test_no_feedback_to_a_hook_without_it(broker, make_stash, rita):
     stash = make_stash("plain", hooks=[("keyword_blocklist", {"words": ["spam"]})])
     item = judged(stash, "spam")
