@@ -27,6 +27,14 @@ Lifecycle callbacks, in the spirit of a training loop's ``CallbackList``: any ho
 appeal. ``run`` calls none of them (a simulation has no side
 effects); the caller does, in the order of ``LIFECYCLE_EVENTS``, through ``notify``.
 
+A step with ``cache_seconds`` reuses its hook's outcome for the same input (the fields it reads,
+its config and the pipeline's ``version``) from the pipeline's ``cache`` (anything with
+``get_many`` / ``set_many``, e.g. Django's cache): ``recall`` and ``remember`` work on a batch of
+items at once, and the trail entry of a reused outcome says ``cached``. Failures are never kept;
+a cache that fails only means the hook runs::
+
+    Pipeline(steps, cache=cache, version=stash.config_version)
+
 Runs that only look (simulate, replay, golden examples) run ``pipeline.looking()``, one per
 item: no sinks, and each hook that declares ``side_effects`` works on a scratch copy of its
 state (``hook.scratch()``), so it does what it would do and the real counters stay as they are.
@@ -681,8 +689,8 @@ def _encoded(kind: str, outcome: Any, item: Item) -> Any:
     the change it made (fields set and removed), applied again to the next payload with the
     same input: the fields it did not touch stay those of that payload."""
     if kind == "filter":
-        if not isinstance(outcome, Decision):
-            return None
+        if not isinstance(outcome, Decision) or outcome.action not in ("keep", "drop", "hold"):
+            return None  # not a verdict (a failure, or an answer still to come): never kept
         return ["decision", outcome.action, outcome.reason, outcome.code, outcome.field]
     if outcome is None:
         return ["payload", {}, []]
