@@ -146,6 +146,20 @@ def deliver_sink(self, config_id, content_id, event):
         processing.deliver(config_id, content_id, event)
 
 
+@shared_task(
+    name="stash.tasks.give_feedback",
+    autoretry_for=(processing.FeedbackError,),
+    max_retries=5,
+    retry_backoff=DELIVERY_BACKOFF,
+    retry_backoff_max=300,
+    retry_jitter=True,
+)
+def give_feedback(config_id, content_id, verdict):
+    """Tell the hook of ``config_id`` a person's ``verdict`` on item ``content_id`` (its ``feedback``);
+    a ``FeedbackError`` is retried with backoff, as a sink delivery is."""
+    processing.give_feedback(config_id, content_id, verdict)
+
+
 #: Seconds the daily prune may run; it starts no batch in its last minute, and what it leaves
 #: (each batch commits on its own) is taken by the next.
 PRUNE_TIME_LIMIT = 3600

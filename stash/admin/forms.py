@@ -133,7 +133,18 @@ class HookConfigForm(forms.ModelForm):
 
     class Meta:
         model = HookConfig
-        fields = ["stash", "hook", "label", "params", "enabled", "mode", "on_error", "condition", "timeout_ms"]
+        fields = [
+            "stash",
+            "hook",
+            "label",
+            "params",
+            "enabled",
+            "mode",
+            "on_error",
+            "condition",
+            "timeout_ms",
+            "cache_seconds",
+        ]
 
     class Media:
         js = ["stash/hook_picker.js"]
@@ -142,6 +153,8 @@ class HookConfigForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["hook"].choices = hook_choices(self.instance.hook)
+        if "cache_seconds" in self.fields:
+            self.fields["cache_seconds"].required = False  # left out or blank: as it is
         if self.instance.pk is not None:
             # Secrets are written, never shown: the editor starts without them.
             self.initial["params"] = registry.shown_params(self.instance.hook, self.instance.params)
@@ -159,6 +172,10 @@ class HookConfigForm(forms.ModelForm):
         if self.is_bound:
             return str(self.data.get(self.add_prefix("hook")) or "")
         return self.initial.get("hook") or self.instance.hook
+
+    def clean_cache_seconds(self):
+        value = self.cleaned_data.get("cache_seconds")
+        return self.instance.cache_seconds if value is None else value
 
     def clean_params(self):
         params = self.cleaned_data.get("params")

@@ -42,7 +42,7 @@ class HookConfigAdmin(
     actions = ["enable", "disable", "duplicate", "move_to_top", "move_to_bottom"]
     fieldsets = [
         (None, {"fields": ["stash", "hook", "label", "enabled", "mode"]}),
-        (_("Settings"), {"fields": ["params", "condition", "on_error", "timeout_ms"]}),
+        (_("Settings"), {"fields": ["params", "condition", "on_error", "timeout_ms", "cache_seconds"]}),
         (_("Statistics"), {"fields": ["position", "statistics"]}),
     ]
 

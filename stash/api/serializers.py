@@ -110,6 +110,9 @@ class TrailEntrySerializer(serializers.Serializer):
         default="",
         help_text="What an observing hook would have done; blank otherwise.",
     )
+    cached = serializers.BooleanField(
+        default=False, help_text="The hook was not called: its outcome for the same input was reused (cache_seconds)."
+    )
 
 
 class RunSerializer(ModelSerializer):
@@ -387,6 +390,7 @@ class HookConfigSerializer(ModelSerializer):
             "on_error",
             "condition",
             "timeout_ms",
+            "cache_seconds",
             "missing",
             "runs_count",
             "kept_count",

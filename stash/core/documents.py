@@ -4,7 +4,7 @@
      "stash": {"slug": "audit", "name": "Audit", ..., "examples_policy": "block"},
      "hooks": [{"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]},
                 "enabled": true, "mode": "enforce", "position": 1, "on_error": "inherit",
-                "condition": "", "timeout_ms": 2000}, ...],
+                "condition": "", "timeout_ms": 2000, "cache_seconds": 0}, ...],
      "examples": [{"name": "plain text", "payload": {"text": "hi"}, "verdict": "accepted",
                    "reason_code": "", "hook": ""}, ...]}
 
@@ -43,7 +43,20 @@ STASH_FIELDS = (
     "four_eyes_reasons",
 )
 #: Each hook's fields, in the order a document lists them.
-HOOK_FIELDS = ("hook", "label", "params", "enabled", "mode", "position", "on_error", "condition", "timeout_ms")
+HOOK_FIELDS = (
+    "hook",
+    "label",
+    "params",
+    "enabled",
+    "mode",
+    "position",
+    "on_error",
+    "condition",
+    "timeout_ms",
+    "cache_seconds",
+)
+#: The value a hook field has when a document (from before the field) leaves it out.
+HOOK_DEFAULTS: dict[str, Any] = {"cache_seconds": 0}
 #: Each golden example's fields.
 EXAMPLE_FIELDS = ("name", "payload", "verdict", "reason_code", "hook")
 
@@ -130,7 +143,9 @@ def changes(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
         edited = [
             name
             for name in HOOK_FIELDS
-            if name != "position" and old_hooks[before].get(name) != new_hooks[after].get(name)
+            if name != "position"
+            and old_hooks[before].get(name, HOOK_DEFAULTS.get(name))
+            != new_hooks[after].get(name, HOOK_DEFAULTS.get(name))
         ]
         if edited:
             said.append(f"{title(new_hooks[after])}: {', '.join(edited)} changed")

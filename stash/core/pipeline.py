@@ -41,6 +41,14 @@ again one at a time). Each item's trail entry shows its share of the call's time
 divided by its items, plus the time its own condition took). ``run(item)`` calls a batched hook
 with a batch of one.
 
+A step with ``cache_seconds`` reuses its hook's outcome for the same input (the fields it reads,
+its config and the pipeline's ``version``) from the pipeline's ``cache`` (anything with
+``get_many`` / ``set_many``, e.g. Django's cache): ``recall`` and ``remember`` work on a batch of
+items at once, and the trail entry of a reused outcome says ``cached``. Failures are never kept;
+a cache that fails only means the hook runs::
+
+    Pipeline(steps, cache=cache, version=stash.config_version)
+
 Runs that only look (simulate, replay, golden examples) run ``pipeline.looking()``, one per
 item: no sinks, and each hook that declares ``side_effects`` works on a scratch copy of its
 state (``hook.scratch()``), so it does what it would do and the real counters stay as they are.
@@ -50,12 +58,17 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
+import json
+import logging
 import signal
 import threading
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+logger = logging.getLogger(__name__)
 
 # Verdicts.
 ACCEPTED = "accepted"
@@ -167,6 +180,10 @@ class Step:
     on_error: str = ON_ERROR_REJECT
     condition: Callable[[Mapping[str, Any]], bool] | None = None
     timeout: float | None = None  # seconds
+    #: Seconds the hook's outcome for an input is reused (0: never; see ``Pipeline.recall``).
+    cache_seconds: int = 0
+    #: The payload fields the hook reads (dotted paths), which key its cached outcome; None: the whole payload.
+    cache_fields: tuple[str, ...] | None = None
 
     @property
     def kind(self) -> str:
@@ -202,6 +219,8 @@ class TrailEntry:
     payload: Mapping[str, Any] | None = None
     #: The payload field a filter's decision is about, when it named one.
     field: str = ""
+    #: The hook was not called: its outcome for the same input was reused (``Step.cache_seconds``).
+    cached: bool = False
 
     @property
     def title(self) -> str:
@@ -224,6 +243,8 @@ class TrailEntry:
         }
         if self.field:
             data["field"] = self.field
+        if self.cached:
+            data["cached"] = True
         if verbose:
             data.update(
                 stopped=self.stopped,
@@ -305,8 +326,13 @@ class _Deadline:
 class Pipeline:
     """An ordered list of steps that judges items. Build once, run many times."""
 
-    def __init__(self, steps: Sequence[Step]) -> None:
+    def __init__(self, steps: Sequence[Step], *, cache: OutcomeCache | None = None, version: int = 0) -> None:
+        """``cache``: where the outcomes of steps with ``cache_seconds`` are kept, for this
+        pipeline ``version`` (the stash's ``config_version``: a change of params moves it); None:
+        every hook runs every time."""
         self.steps = tuple(steps)
+        self.cache = cache
+        self.version = version
         self.judging = tuple(s for s in self.steps if s.kind in ("filter", "transform"))
         self.sinks = tuple(s for s in self.steps if s.kind == "sink")
         self._batched = tuple(batched(s.hook) for s in self.judging)
@@ -334,17 +360,19 @@ class Pipeline:
         # Its condition is not evaluated again either: it may be what hung.
         return Pipeline(
             [
-                replace(step, hook=_Stopped(step.kind, message), condition=None)
+                replace(step, hook=_Stopped(step.kind, message), condition=None, cache_seconds=0)
                 if step.config_id == config_id
                 else step
                 for step in self.steps
-            ]
+            ],
+            cache=self.cache,
+            version=self.version,
         )
 
     def looking(self) -> Pipeline:
         """This pipeline for one item's run that only looks (simulate, replay, golden examples):
         its filters and transforms, each hook that declares ``side_effects`` replaced by its
-        ``scratch()`` copy (the real state is read, never written), and no sinks::
+        ``scratch()`` copy (the real state is read, never written), no sinks and no outcome cache::
 
             result = pipeline.looking().run(item)   # rate_limit counts this item on a scratch count
         """
@@ -440,6 +468,7 @@ class Pipeline:
         """Run one step: its trail entry, a new payload or None, and the verdict if it ends the run.
         ``verbose``: the entry of a transform that changed the payload carries the new one."""
         started = time.perf_counter()
+        reused = False  # the outcome came from the cache: the entry says so
 
         def entry(
             outcome: str,
@@ -463,16 +492,20 @@ class Pipeline:
                 stopped=stopped,
                 payload=payload if verbose else None,
                 field=field,
+                cached=reused,
             )
 
         timed_out = f"timed out after {_ms(step.timeout)} ms"
+        recalled = self.recall(step, [item])[0]  # looked up before its time starts: a slow cache is no timeout
         try:
             try:
                 deadline.arm(step.timeout)
                 if step.condition is not None and not step.condition(item.as_context()):
                     deadline.disarm()
                     return entry(SKIPPED, "condition", "condition not met"), None, None
-                if step.kind == "filter":
+                if recalled is not MISSING:
+                    outcome, reused = recalled, True
+                elif step.kind == "filter":
                     outcome = step.hook.filter(item)
                 else:
                     outcome = step.hook.transform(_own_copy(item))
@@ -486,6 +519,8 @@ class Pipeline:
         if step.timeout and time.perf_counter() - started > step.timeout:
             # Could not be interrupted (not the main thread): still over its time.
             return self._failed(step, entry, TIMEOUT, "timeout", timed_out)
+        if recalled is MISSING:
+            self.remember(step, [item], [outcome])
         if step.kind == "filter":
             return self._judged(step, entry, outcome)
         return self._transformed(step, entry, item, outcome)
@@ -540,17 +575,23 @@ class Pipeline:
     ) -> None:
         """Call a batched step once for the items at ``calling`` and fill in their ``results``."""
         batch = [items[index] for index in calling]
-        timeout = step.timeout * len(batch) if step.timeout else None
+        # Outcomes kept for the same input are reused; only the misses reach the hook.
+        recalled = self.recall(step, batch)
+        missed = [position for position, found in enumerate(recalled) if found is MISSING]
+        asked = [batch[position] for position in missed]
+        timeout = step.timeout * len(asked) if step.timeout else None
         failure: tuple[str, str, str] | None = None
-        outcomes: Any = None
+        outcomes: Any = []
         started = time.perf_counter()
         try:
             try:
                 deadline.arm(timeout)
-                if step.kind == "filter":
-                    outcomes = step.hook.filter_many(batch)
+                if not asked:
+                    outcomes = []
+                elif step.kind == "filter":
+                    outcomes = step.hook.filter_many(asked)
                 else:
-                    outcomes = step.hook.transform_many([_own_copy(item) for item in batch])
+                    outcomes = step.hook.transform_many([_own_copy(item) for item in asked])
                 deadline.disarm()
             except Exception as exc:  # a hook's failure is data, not a crash
                 deadline.disarm()
@@ -560,18 +601,84 @@ class Pipeline:
         elapsed = time.perf_counter() - started
         if failure is None and timeout and elapsed > timeout:
             failure = (TIMEOUT, "timeout", f"timed out after {_ms(step.timeout)} ms")
-        if failure is None and (not isinstance(outcomes, (list, tuple)) or len(outcomes) != len(batch)):
+        if failure is None and (not isinstance(outcomes, (list, tuple)) or len(outcomes) != len(asked)):
             got = f"{len(outcomes)} results" if isinstance(outcomes, (list, tuple)) else type(outcomes).__name__
-            failure = (ERROR, "bad_return", f"returned {got}, not one result for each of {len(batch)} items")
-        share = elapsed * 1000 / len(batch)
+            failure = (ERROR, "bad_return", f"returned {got}, not one result for each of {len(asked)} items")
+        if failure is None:
+            self.remember(step, asked, outcomes)
+            for position, outcome in zip(missed, outcomes, strict=True):
+                recalled[position] = outcome
+        share = elapsed * 1000 / max(len(asked), 1)
+        fresh = set(missed)
         for position, index in enumerate(calling):
-            entry = functools.partial(_entry, step, verbose, condition_ms[index] + share)
-            if failure is not None:
+            reused = position not in fresh
+            took = condition_ms[index] + (0.0 if reused else share)
+            entry = functools.partial(_entry, step, verbose, took, cached=reused)
+            if failure is not None and not reused:
                 results[index] = self._failed(step, entry, *failure)
             elif step.kind == "filter":
-                results[index] = self._judged(step, entry, outcomes[position])
+                results[index] = self._judged(step, entry, recalled[position])
             else:
-                results[index] = self._transformed(step, entry, items[index], outcomes[position])
+                results[index] = self._transformed(step, entry, items[index], recalled[position])
+
+    # --- the outcome cache (``Step.cache_seconds``) ------------------------------------------
+    # Per step and per batch of items: ``recall`` once for the items that reach the step, the hook
+    # for those it missed, ``remember`` what the hook returned for them.
+
+    def caches(self, step: Step) -> bool:
+        """True if ``step``'s outcomes are kept: it has ``cache_seconds`` and a config id, and this
+        pipeline a cache."""
+        return self.cache is not None and step.cache_seconds > 0 and step.config_id is not None
+
+    def recall(self, step: Step, items: Sequence[Item]) -> list[Any]:
+        """What ``step``'s hook returned before for each of ``items``' input (the same fields
+        read, the same config and pipeline version): a ``Decision`` for a filter, the payload to
+        go on with (or None: unchanged) for a transform, or ``MISSING``. One ``get_many``; a cache
+        that fails misses."""
+        if not items or not self.caches(step):
+            return [MISSING] * len(items)
+        keys = [self._cache_key(step, item) for item in items]
+        try:
+            found = self.cache.get_many([key for key in keys if key]) if self.cache is not None else {}
+        except Exception as exc:  # a cache down: the hook runs
+            logger.warning("The hook outcome cache cannot be read: %s", exc)
+            return [MISSING] * len(items)
+        return [
+            _decoded(step.kind, found.get(key), item) if key else MISSING for key, item in zip(keys, items, strict=True)
+        ]
+
+    def remember(self, step: Step, items: Sequence[Item], outcomes: Sequence[Any]) -> None:
+        """Keep what ``step``'s hook returned for ``items`` (one ``set_many``, for the step's
+        ``cache_seconds``). Only what it returned in time and in the right shape is kept: never a
+        failure. A cache that fails is left alone."""
+        if not self.caches(step):
+            return
+        entries = {}
+        for item, outcome in zip(items, outcomes, strict=True):
+            key, value = self._cache_key(step, item), _encoded(step.kind, outcome, item)
+            if key and value is not None:
+                entries[key] = value
+        if not entries or self.cache is None:
+            return
+        try:
+            self.cache.set_many(entries, step.cache_seconds)
+        except Exception as exc:
+            logger.warning("The hook outcome cache cannot be written: %s", exc)
+
+    def _cache_key(self, step: Step, item: Item) -> str:
+        """The key of ``step``'s outcome for ``item``: a hash of its config id and hook, the
+        pipeline version and the canonical JSON of what it reads ("" when that is not JSON)."""
+        if step.cache_fields is None:
+            read: Any = item.payload
+        else:
+            read = [[name, *_at(item.payload, name)] for name in step.cache_fields]
+        try:
+            text = json.dumps(
+                [step.config_id, step.name, self.version, read], sort_keys=True, separators=(",", ":"), allow_nan=False
+            )
+        except (TypeError, ValueError):
+            return ""
+        return "hook-outcome:" + hashlib.sha256(text.encode()).hexdigest()
 
     @staticmethod
     def _judged(step: Step, entry: Callable[..., TrailEntry], decision: Any) -> tuple[TrailEntry, Any, str | None]:
@@ -686,8 +793,10 @@ def _entry(
     stopped: bool = False,
     payload: Mapping[str, Any] | None = None,
     field: str = "",
+    *,
+    cached: bool = False,
 ) -> TrailEntry:
-    """``step``'s trail entry; ``payload`` is kept in verbose mode only."""
+    """``step``'s trail entry; ``payload`` is kept in verbose mode only; ``cached``: a reused outcome."""
     return TrailEntry(
         hook=step.name,
         label=step.label,
@@ -701,6 +810,7 @@ def _entry(
         stopped=stopped,
         payload=payload if verbose else None,
         field=field,
+        cached=cached,
     )
 
 
@@ -784,6 +894,69 @@ def result_events(result: Result) -> tuple[str, ...]:
 def verdict_event(verdict: str) -> str:
     """The sink callback that a verdict calls."""
     return {ACCEPTED: ON_ACCEPT, REJECTED: ON_REJECT, HELD: ON_HOLD}[verdict]
+
+
+class OutcomeCache(Protocol):
+    """Where hook outcomes are kept (``Pipeline(cache=...)``): Django's cache has these methods."""
+
+    def get_many(self, keys: list[str]) -> Mapping[str, Any]: ...
+
+    def set_many(self, data: dict[str, Any], timeout: int) -> Any: ...
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+#: No outcome kept for this input (``Pipeline.recall``).
+MISSING: Any = _Missing()
+
+
+def _at(payload: Mapping[str, Any], path: str) -> list[Any]:
+    """``[True, value]`` at the dotted ``path`` of ``payload``, or ``[False]`` when it has none."""
+    value: Any = payload
+    for part in path.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return [False]
+        value = value[part]
+    return [True, value]
+
+
+def _encoded(kind: str, outcome: Any, item: Item) -> Any:
+    """What the cache keeps of a hook's ``outcome`` for ``item`` (None: not kept). A transform's is
+    the change it made (fields set and removed), applied again to the next payload with the
+    same input: the fields it did not touch stay those of that payload."""
+    if kind == "filter":
+        if not isinstance(outcome, Decision) or outcome.action not in ("keep", "drop", "hold"):
+            return None  # not a verdict (a failure, or an answer still to come): never kept
+        return ["decision", outcome.action, outcome.reason, outcome.code, outcome.field]
+    if outcome is None:
+        return ["payload", {}, []]
+    if not isinstance(outcome, Mapping):
+        return None
+    before = item.payload
+    changed = {key: value for key, value in outcome.items() if key not in before or before[key] != value}
+    return ["payload", copy.deepcopy(changed), sorted(key for key in before if key not in outcome)]
+
+
+def _decoded(kind: str, value: Any, item: Item) -> Any:
+    """The outcome a kept ``value`` stands for, for ``item``; ``MISSING`` if it is none or not one."""
+    try:
+        if kind == "filter" and value[0] == "decision":
+            action, reason, code, field_ = value[1:5]
+            if action in ("keep", "drop", "hold") and all(isinstance(v, str) for v in (reason, code, field_)):
+                return Decision(action, reason, code, field_)
+        elif kind == "transform" and value[0] == "payload":
+            changed, removed = value[1], value[2]
+            if not changed and not removed:
+                return None
+            payload = {key: value for key, value in copy.deepcopy(dict(item.payload)).items() if key not in removed}
+            payload.update(copy.deepcopy(changed))
+            return payload
+    except (TypeError, IndexError, KeyError, ValueError, AttributeError):
+        pass
+    return MISSING
 
 
 def _own_copy(item: Item) -> Item:

@@ -354,3 +354,19 @@ def send_delivery_later(args, countdown, retries=0, queue="", task_id=None):
         logger.exception("Could not send the delivery %s again.", list(args))
         return False
     return True
+
+
+FEEDBACK_TASK = "stash.tasks.give_feedback"
+
+
+def send_feedback(feedback):
+    """Publish one feedback task per ``Delivery`` (its ``event``: the item's new status), on the
+    sink queue, as sink deliveries go; failures are logged."""
+    for one in feedback:
+        try:
+            with tracing.continuing(one.content_id):
+                current_app.send_task(
+                    FEEDBACK_TASK, args=one.args, queue=sink_queue(one.queue), retry=True, retry_policy=_RETRY_POLICY
+                )
+        except Exception:
+            logger.exception("Could not publish the %s feedback on %s to hook config %s.", *one.args[::-1])

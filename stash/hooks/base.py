@@ -62,6 +62,20 @@ class Hook:
         return twin
 
     @classmethod
+    def cache_fields(cls, params: Mapping[str, Any]) -> list[str] | None:
+        """The payload fields (dotted paths: ``"text"``, ``"meta.title"``) this hook reads with
+        ``params``. When its config has ``cache_seconds``, its outcome is reused for items whose
+        fields are the same; None (the default): for items whose whole payload is the same."""
+        return None
+
+    def feedback(self, item: pipeline.Item, verdict: str) -> None:
+        """A person's word on an item this hook decided: a reviewer approved, rejected or
+        overturned it, or an appeal reversed it; ``verdict`` is its new status ("accepted" or
+        "rejected"). Called in a task on the sinks' queue once the decision is committed; raise
+        to be retried. Does nothing unless a hook defines it (a learning filter, a service that
+        takes reports)."""
+
+    @classmethod
     def description(cls) -> str:
         """The first line of the docstring."""
         doc = (cls.__doc__ or "").strip()

@@ -110,6 +110,14 @@ class HookConfig(LoadedStateModel):
     timeout_ms = models.PositiveIntegerField(
         _("timeout (ms)"), default=2000, help_text=_("A run longer than this is stopped and counts as an error.")
     )
+    cache_seconds = models.PositiveIntegerField(
+        _("cache (seconds)"),
+        default=0,
+        help_text=_(
+            "Reuse the hook's outcome for the same input for this many seconds, until the pipeline "
+            "changes. 0: never. For hooks that are slow or costly and give the same answer to the same content."
+        ),
+    )
     runs_count = models.PositiveBigIntegerField(_("runs"), default=0, editable=False)
     kept_count = models.PositiveBigIntegerField(_("kept"), default=0, editable=False)
     dropped_count = models.PositiveBigIntegerField(_("dropped"), default=0, editable=False)
@@ -155,6 +163,7 @@ class HookConfig(LoadedStateModel):
         "on_error",
         "condition",
         "timeout_ms",
+        "cache_seconds",
     )
     CONFIG_FIELDS = ("hook", "params", "condition", "timeout_ms")
     # Not a field: its ``processing.stats.HookStats``, which ``stats.attach`` sets for the pages that

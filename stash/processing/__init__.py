@@ -11,6 +11,7 @@ rules live here once. Locks are always taken in one order: items, then stashes (
 - ``sweeping``: the sweeper's pass over lost messages, dead workers and items out of attempts.
 - ``rejudging``: ``reprocess``, judging again, leaving out what people decided unless told otherwise.
 - ``delivering``: ``deliver``, one sink for one verdict; ``delivery_slots``: how many at once per hook.
+- ``feedback``: a person's decision on an item a hook decided, sent to that hook's ``feedback``.
 - ``slowness``, ``slots``, ``cache_slots``: a slow stash's share of the judging processes.
 - ``child_process``: hooks run where a hang cannot hold the caller (simulate, replay, examples).
 - ``simulating``: a stash's hooks, or a draft, over a payload or an item; nothing saved.
@@ -75,6 +76,7 @@ from stash.processing.examples import (
 )
 from stash.processing.expiring import ExpiryReport, expire_reviews
 from stash.processing.exporting import export_rows, write_jsonl
+from stash.processing.feedback import FeedbackError, give as give_feedback
 from stash.processing.guarding import CheckedChange, PipelineChanged, run_checked
 from stash.processing.housekeeping import BATCH_SIZE as PRUNE_BATCH_SIZE, PruneReport, prune, scheduled_prune
 from stash.processing.importing import (
@@ -228,6 +230,8 @@ __all__ = [
     "deliver",
     "delivery_slot",
     "DeliveryError",
+    "FeedbackError",
+    "give_feedback",
     "drafted_hooks",
     "duplicate_hooks",
     "edit_payload",

@@ -23,7 +23,7 @@ from stash.core import pipeline
 from stash.db import bulk_sql, publishing
 from stash.models import Appeal, Content, HookConfig, Review, Stash, Statement
 from stash.models.moderation import APPEAL_TEXT_MAX
-from stash.processing import after_verdict, statements
+from stash.processing import after_verdict, feedback, statements
 from stash.processing.building import item_for, pipeline_for
 
 if TYPE_CHECKING:
@@ -215,6 +215,7 @@ def decide_appeal(appeal_id: int, outcome: str, note: str, user: User) -> str:
             )
         if reversing:
             _reverse(content, user, note, now)
+            feedback.send([content])  # the hook that rejected it is told it was wrong
             statements.end([content], now)
         else:  # the restriction stands, now on a person's decision: its statement says so, with the note
             statements.record([content], Statement.Kind.APPEAL, reviewer=user, note=note, now=now)

@@ -8,6 +8,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
+from django.core.cache import cache as shared_cache
+
 from stash.core import pipeline, registry
 from stash.core.documents import HOOK_FIELDS
 from stash.core.exceptions import HookUnavailable
@@ -56,13 +58,31 @@ def build_step(config: HookConfig, stash: Stash) -> pipeline.Step:
         on_error=config.effective_on_error(stash),
         condition=condition,
         timeout=config.timeout_ms / 1000 if config.timeout_ms else None,
+        cache_seconds=config.cache_seconds,
+        cache_fields=_cache_fields(hook, config),
     )
+
+
+def _cache_fields(hook: Any, config: HookConfig) -> tuple[str, ...] | None:
+    """The payload fields ``hook`` reads with the config's params (its ``cache_fields``), which
+    key its cached outcomes; None (the whole payload) when it names none or cannot say."""
+    if not config.cache_seconds or not callable(getattr(hook, "cache_fields", None)):
+        return None
+    try:
+        fields = hook.cache_fields(config.params)
+        return None if fields is None else tuple(str(name) for name in fields)
+    except Exception:
+        logger.warning(
+            "Hook config %s (%s): its cache_fields failed; keyed on the whole payload", config.pk, config.hook
+        )
+        return None
 
 
 def build_pipeline(stash: Stash) -> pipeline.Pipeline:
     """A fresh pipeline of the stash's enabled hooks, in order, as its version ``config_version``
     recorded them (one query): exactly the hooks and params that the runs of that version name.
-    A stash with no such version (older than versions) is built from its hook configs."""
+    A stash with no such version (older than versions) is built from its hook configs. Hooks with
+    ``cache_seconds`` keep their outcomes in the shared cache, keyed on that version."""
     document = next(
         iter(
             PipelineVersion.objects.filter(stash_id=stash.pk, number=stash.config_version)
@@ -71,16 +91,18 @@ def build_pipeline(stash: Stash) -> pipeline.Pipeline:
         ),
         None,
     )  # unique: no LIMIT
+    version = stash.config_version
     if document is None:
         configs = list(HookConfig.objects.filter(stash_id=stash.pk).enabled().in_order())
     else:
         stash = Stash(pk=stash.pk, slug=stash.slug, on_error=document["stash"]["on_error"])
         configs = [
-            HookConfig(pk=hook["id"], stash_id=stash.pk, **{name: hook[name] for name in HOOK_FIELDS})
+            # A field newer than the version has its default.
+            HookConfig(pk=hook["id"], stash_id=stash.pk, **{name: hook[name] for name in HOOK_FIELDS if name in hook})
             for hook in document["hooks"]
             if hook["enabled"]
         ]
-    return pipeline.Pipeline([build_step(config, stash) for config in configs])
+    return pipeline.Pipeline([build_step(config, stash) for config in configs], cache=shared_cache, version=version)
 
 
 def forget_cached() -> None:

@@ -103,6 +103,7 @@ def duplicate_hooks(configs: QuerySet[HookConfig]) -> tuple[int, int]:
                     on_error=config.on_error,
                     condition=config.condition,
                     timeout_ms=config.timeout_ms,
+                    cache_seconds=config.cache_seconds,
                 )
                 arrange_hooks(config.stash, partial(_after, original=config.pk, copy=copy.pk))
             copied += 1

@@ -62,6 +62,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "position": (int,),
     "condition": (str,),
     "timeout_ms": (int,),
+    "cache_seconds": (int,),
     "payload": (dict,),
     "verdict": (str,),
     "reason_code": (str,),

@@ -19,7 +19,7 @@ from django.utils import timezone
 from stash.core import pipeline
 from stash.db import bulk_sql, publishing
 from stash.models import Content, Review, Stash, Statement
-from stash.processing import after_verdict, review_queue, statements
+from stash.processing import after_verdict, feedback, review_queue, statements
 from stash.processing.building import item_for, pipeline_for
 from stash.processing.child_process import call_with_deadline
 from stash.processing.judging import Status
@@ -298,6 +298,7 @@ def _review(
                 for item in items
             ]
         )
+        feedback.send([] if automated else items)  # to the hooks that decided them: a person's word
         statements.end([item for item in items if item.status == Status.ACCEPTED], now)  # a restriction lifted
         kind = Statement.Kind.EXPIRY if automated else Statement.Kind.REVIEWER
         statements.record(items, kind, reviewer=user, note=note, now=now)

@@ -92,5 +92,5 @@ def trail_in_words(trail: list[dict], technical: bool = True) -> list[dict]:
         if not technical:
             did = _COULD_NOT_CHECK if outcome in _FAILURES else did
             why = why if outcome in _TOLD else ""
-        steps.append({"who": who, "did": did, "why": why, "outcome": outcome})
+        steps.append({"who": who, "did": did, "why": why, "outcome": outcome, "cached": bool(entry.get("cached"))})
     return steps

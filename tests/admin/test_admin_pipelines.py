@@ -325,6 +325,7 @@ def test_a_version_is_shown_in_the_formats_key_order_whatever_order_the_database
         "on_error",
         "condition",
         "timeout_ms",
+        "cache_seconds",
     ]
 
 

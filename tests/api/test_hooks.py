@@ -84,6 +84,19 @@ def test_adding_a_hook_appends_it_and_changes_the_stash_version(api, audit, mana
     assert (config.stash.slug, config.params, config.condition) == ("audit", {"max_bytes": 100}, "has(payload.text)")
 
 
+def test_a_hook_config_caches_its_outcome_for_cache_seconds(api, audit, manager):
+    client = api(manager)
+    body = client.post(HOOKS, {"hook": "max_size", "params": {"max_bytes": 100}, "cache_seconds": 300}, format="json")
+    assert body.status_code == 201 and body.json()["cache_seconds"] == 300
+    before = version()
+
+    changed = client.patch(f"{HOOKS}{body.json()['id']}/", {"cache_seconds": 0}, format="json")
+
+    assert changed.status_code == 200 and changed.json()["cache_seconds"] == 0
+    assert version() > before  # a change of the pipeline: recorded as a version
+    assert client.get(HOOKS).json()[0]["cache_seconds"] == 0
+
+
 @pytest.mark.parametrize(
     "body, field, message",
     [
@@ -126,6 +139,7 @@ def test_adding_a_hook_appends_it_and_changes_the_stash_version(api, audit, mana
         ({"hook": "log", "label": 7}, "label", "Not a valid string."),
         ({"hook": "log", "enabled": 0}, "enabled", "Must be a valid boolean."),
         ({"hook": "log", "timeout_ms": "500"}, "timeout_ms", "A valid integer is required."),
+        ({"hook": "log", "cache_seconds": -1}, "cache_seconds", "Ensure this value is greater than or equal to 0."),
     ],
 )
 def test_an_invalid_hook_config_is_a_400_naming_the_field(api, audit, manager, body, field, message):

@@ -7,7 +7,7 @@ import time
 from stash import hooks
 
 # Registered on import: the chaos suite's hook and the flaky sink of the metrics tests.
-from . import chaos_hooks, metrics_hooks  # noqa: F401
+from . import chaos_hooks, feedback_hooks, metrics_hooks  # noqa: F401
 
 
 @hooks.register("test_sleep")
