@@ -202,6 +202,20 @@ class ModerationApi(Filter):
             raise ModerationServiceError(f"POST {url} answered {status} {reason}")
         return answer
 
+    def feedback(self, item: pipeline.Item, verdict: str) -> None:
+        """Tell the service what a person decided about ``item`` (``verdict``), at ``feedback_url``.
+
+        Does nothing without ``feedback_url``. Posts ``{"id", "verdict", "fields"}``, signed as the
+        judging request is; raises ``ModerationServiceError`` when that fails, so the task that
+        calls it may try again.
+        """
+        url = self.params.get("feedback_url")
+        if not url:
+            return
+        body = _encode({"id": item.id, "verdict": verdict, "fields": self.chosen_fields(item)})
+        self.post(url, body)
+        logger.info("Feedback %r for item %s sent to %s", verdict, item.id, url)
+
 
 def _encode(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str).encode()

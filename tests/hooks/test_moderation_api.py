@@ -308,3 +308,44 @@ def test_a_hook_config_with_a_loopback_url_is_not_saved(settings, make_stash):
 
     with pytest.raises(ValidationError, match=r"127\.0\.0\.1 is a loopback address"):
         config.full_clean()
+
+
+# --- feedback ----------------------------------------------------------------------------------
+
+
+def test_feedback_posts_the_verdict_and_the_chosen_fields_signed(service):
+    hook = build_hook("moderation_api", params(service, feedback_url=service.feedback_url))
+
+    hook.feedback(Item(payload={"text": "you idiot", "email": "a@example.com"}, id="c0ffee"), "accepted")
+
+    [request] = service.requests
+    assert request.path == "/feedback"
+    assert request.data == {"id": "c0ffee", "verdict": "accepted", "fields": {"text": "you idiot"}}
+    assert request.signed
+
+
+def test_without_a_feedback_url_feedback_sends_nothing(service):
+    build_hook("moderation_api", params(service)).feedback(Item(payload={"text": "hi"}, id="c0ffee"), "rejected")
+
+    assert service.requests == []
+
+
+def test_feedback_that_fails_raises_so_the_task_can_try_again(allow_loopback):
+    url = f"http://127.0.0.1:{closed_port()}/feedback"
+    hook = build_hook(
+        "moderation_api",
+        {"url": "https://mod.example.com/v1", "secret": SECRET, "fields": ["text"], "feedback_url": url},
+    )
+
+    with pytest.raises(ModerationServiceError, match=f"POST {url} failed: ConnectionRefusedError"):
+        hook.feedback(Item(payload={"text": "hi"}, id="c0ffee"), "rejected")
+
+
+def test_feedback_to_a_name_that_resolves_to_loopback_is_refused(settings, service):
+    settings.STASH_WEBHOOK_ALLOWED_NETWORKS = []
+    feedback_url = service.feedback_url.replace("127.0.0.1", "localhost")
+    hook = build_hook("moderation_api", params(service, url="https://mod.example.com/v1", feedback_url=feedback_url))
+
+    with pytest.raises(ModerationServiceError, match="localhost resolves only to addresses that are refused"):
+        hook.feedback(Item(payload={"text": "hi"}, id="c0ffee"), "rejected")
+    assert service.requests == []
