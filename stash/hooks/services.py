@@ -18,6 +18,7 @@ from __future__ import annotations
 import http.client
 import json
 import logging
+import math
 from typing import Any, Mapping
 
 from stash.core import pipeline
@@ -176,7 +177,7 @@ class ModerationApi(Filter):
             if "id" in entry and sent_id is not None and str(entry["id"]) != str(sent_id):
                 raise ModerationServiceError(f"{url} answered item {position} for {entry['id']!r}, not {sent_id!r}")
             score = paths.lookup(entry, path)
-            if isinstance(score, bool) or not isinstance(score, int | float):
+            if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
                 raise ModerationServiceError(f"{url} answered item {position} with no number at {path!r}")
             scores.append(float(score))
         return scores

@@ -2,7 +2,9 @@
 timeouts, failures, bad params and refused addresses."""
 
 import json
+import re
 import time
+from pathlib import Path
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -208,6 +210,8 @@ def test_an_answer_for_other_items_is_an_error(service):
         hook.scores(reordered, ["a", "b"])
     with pytest.raises(ModerationServiceError, match='without an "items" list of 2'):
         hook.scores(b'{"items": [{"score": 0.1}]}', ["a", "b"])
+    with pytest.raises(ModerationServiceError, match="answered item 0 with no number at 'score'"):
+        hook.scores(b'{"items": [{"score": NaN}]}', ["a"])
 
 
 # --- params ------------------------------------------------------------------------------------
@@ -349,3 +353,10 @@ def test_feedback_to_a_name_that_resolves_to_loopback_is_refused(settings, servi
     with pytest.raises(ModerationServiceError, match="localhost resolves only to addresses that are refused"):
         hook.feedback(Item(payload={"text": "hi"}, id="c0ffee"), "rejected")
     assert service.requests == []
+
+
+def test_the_docs_example_runs(allow_loopback):
+    text = (Path(__file__).resolve().parents[2] / "docs" / "hooks.md").read_text()
+    [source] = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL) if "FakeModeration" in b]
+
+    exec(compile(source, "docs/hooks.md", "exec"), {})  # noqa: S102 - the docs' own example
