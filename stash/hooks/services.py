@@ -75,7 +75,7 @@ class ModerationApi(Filter):
                 "type": "number",
                 "exclusiveMinimum": 0,
                 "maximum": 15,
-                "default": 2,
+                "default": 1,
                 "description": "Seconds to wait to connect, and then for each read; the whole "
                 "exchange is cut off at twice this.",
             },
@@ -96,7 +96,7 @@ class ModerationApi(Filter):
         if params.get("mode") == "async":
             errors["mode"] = "the asynchronous mode is not available yet; use sync"
         limit = getattr(settings, "STASH_TIME_LIMIT", 30)
-        timeout = params.get("timeout", 2)
+        timeout = params.get("timeout", 1)
         if DEADLINE_FACTOR * timeout > limit:
             errors["timeout"] = (
                 f"at most {limit / DEADLINE_FACTOR:g} s: the whole exchange (twice the timeout) must fit "
@@ -106,7 +106,7 @@ class ModerationApi(Filter):
 
     @property
     def timeout(self) -> float:
-        return float(self.params.get("timeout", 2))
+        return float(self.params.get("timeout", 1))
 
     def chosen_fields(self, item: pipeline.Item) -> dict[str, Any]:
         """The values of the ``fields`` param present in the item's payload, by dotted path."""
