@@ -127,21 +127,15 @@ class ModerationApi(Filter):
         Items with none of the ``fields`` are kept without asking. Raises
         ``ModerationServiceError`` when the service cannot be asked or its answer not read.
         """
-        decisions: list[pipeline.Decision | None] = [None] * len(items)
-        asked = []
-        for index, item in enumerate(items):
-            fields = self.chosen_fields(item)
-            if fields:
-                asked.append((index, item, fields))
-            else:
-                decisions[index] = self.keep()
+        decisions = [self.keep()] * len(items)
+        asked = [(index, item, fields) for index, item in enumerate(items) if (fields := self.chosen_fields(item))]
         if asked:
             body = _encode({"items": [{"id": item.id, "fields": fields} for _, item, fields in asked]})
             answer = self.post(self.params["url"], body)
             scores = self.scores(answer, [item.id for _, item, _ in asked])
             for (index, _item, _fields), score in zip(asked, scores, strict=True):
                 decisions[index] = self.judge(score)
-        return [decision or self.keep() for decision in decisions]
+        return decisions
 
     def judge(self, score: float) -> pipeline.Decision:
         threshold = self.params.get("threshold", 0.5)
