@@ -395,7 +395,7 @@ else:
         }
     }
 
-# Webhooks connect only to public addresses; these networks are allowed too (comma-separated
+# Webhooks and moderation_api hooks connect only to public addresses; these networks are allowed too (comma-separated
 # addresses or CIDR networks, e.g. "10.0.0.0/8,192.168.1.20"). Checked on the address connected to.
 STASH_WEBHOOK_ALLOWED_NETWORKS = env.list("STASH_WEBHOOK_ALLOWED_NETWORKS", default=[])
 # The Redis that redis_stream sinks add entries to.

@@ -163,6 +163,25 @@ def post(
     seconds (``TimeoutError``). Raises ``BlockedAddress`` for an address that is refused,
     ``OSError`` or ``http.client.HTTPException`` when the network fails (timeouts included).
     """
+    # Enough of the answer to finish the exchange; the body is not used.
+    status, reason, _ = exchange(url, body, headers, timeout, allowed, deadline, max_answer=64 * 1024)
+    return status, reason
+
+
+def exchange(
+    url: str,
+    body: bytes,
+    headers: dict[str, str],
+    timeout: float,
+    allowed: Iterable[Network] | None = None,
+    deadline: float | None = None,
+    max_answer: int = 1024 * 1024,
+) -> tuple[int, str, bytes]:
+    """As ``post``, and the answer's body too: ``(status, reason phrase, body)``.
+
+    At most ``max_answer`` bytes of the body are read; a longer one comes back cut at
+    ``max_answer + 1`` bytes, so the caller can tell it was too long.
+    """
     allowed = allowed_networks() if allowed is None else allowed
     parts = urlsplit(url)
     host = parts.hostname or ""
@@ -181,8 +200,8 @@ def post(
             target += "?" + parts.query
         connection.request("POST", target, body=body, headers=headers)
         response = connection.getresponse()
-        response.read(64 * 1024)  # enough to finish the exchange; the body is not used
-        return response.status, response.reason
+        answer = response.read(max_answer + 1)
+        return response.status, response.reason, answer
     except (OSError, http.client.HTTPException) as exc:
         if connection.cut_off:
             raise TimeoutError(f"no complete answer within {deadline:g} s") from exc

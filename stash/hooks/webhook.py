@@ -13,34 +13,25 @@ get better by retrying, so it is logged as given up and the task ends.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import http.client
 import json
 import logging
 from typing import Any, Mapping
-from urllib.parse import urlsplit
 
 from stash.core import pipeline
 from stash.core.registry import register
 from stash.hooks import netguard
 from stash.hooks.base import EVENTS_SCHEMA, EventSink
+from stash.hooks.outbound import DEADLINE_FACTOR, SECRET_SCHEMA, URL_SCHEMA, check_url, signature
 from stash.hooks.sinks import describe
 
-logger = logging.getLogger(__name__)
+__all__ = ["DEADLINE_FACTOR", "Webhook", "WebhookError", "signature"]
 
-#: The whole exchange (connecting, sending, the answer) is cut off at this many times the ``timeout``
-#: param, which bounds each read only: a receiver that drips its answer holds a delivery no longer.
-DEADLINE_FACTOR = 2
+logger = logging.getLogger(__name__)
 
 
 class WebhookError(Exception):
     """A delivery failed in a way that may pass: the task retries."""
-
-
-def signature(secret: str, body: bytes) -> str:
-    """The ``X-Stash-Signature`` value of ``body``."""
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
 @register("webhook")
@@ -51,19 +42,8 @@ class Webhook(EventSink):
     params_schema = {
         "type": "object",
         "properties": {
-            "url": {
-                "type": "string",
-                "pattern": "^https?://",
-                "maxLength": 2000,
-                "description": "Where to POST, http:// or https://.",
-            },
-            "secret": {
-                "type": "string",
-                "minLength": 16,
-                "maxLength": 200,
-                "writeOnly": True,
-                "description": "Shared secret for the X-Stash-Signature HMAC-SHA256 header.",
-            },
+            "url": {**URL_SCHEMA, "description": "Where to POST, http:// or https://."},
+            "secret": SECRET_SCHEMA,
             "timeout": {
                 "type": "number",
                 "exclusiveMinimum": 0,
@@ -80,19 +60,8 @@ class Webhook(EventSink):
 
     @classmethod
     def check_params(cls, params: Mapping[str, Any]) -> dict[str, str]:
-        try:
-            parts = urlsplit(params["url"])
-            parts.port  # noqa: B018 - raises ValueError for a bad port
-        except ValueError as exc:
-            return {"url": f"not a valid URL: {exc}"}
-        if not parts.hostname:
-            return {"url": "the URL has no host"}
-        if parts.username or parts.password:
-            return {"url": "put no credentials in the URL; the signature authenticates the request"}
-        blocked = netguard.check_host(parts.hostname, netguard.allowed_networks())
-        if blocked:
-            return {"url": f"{blocked}; allow it with STASH_WEBHOOK_ALLOWED_NETWORKS"}
-        return {}
+        problem = check_url(params["url"])
+        return {"url": problem} if problem else {}
 
     def handle(self, event: str, item: pipeline.Item, result: pipeline.Result) -> None:
         """Raises ``WebhookError`` for a failure worth retrying; logs and returns for one that is not."""
