@@ -299,7 +299,7 @@ def test_a_stash_with_the_hook_rejects_what_the_service_scores_high_and_accepts_
     kind.refresh_from_db()
     assert (rude.status, rude.reason) == ("rejected", "the moderation service scored it 0.9, above 0.5")
     assert kind.status == "accepted"
-    assert len(service.requests) == 2  # one item at a time until the runner batches
+    assert len(service.requests) == 1  # the worker sends the batch in one request
 
 
 @pytest.mark.django_db
