@@ -294,7 +294,11 @@ def image_hash(data: bytes, max_bytes: int = MAX_IMAGE_BYTES, max_pixels: int = 
             # Pillow's own bomb warning: our limit below is lower, so the image is refused anyway.
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             image = Image.open(io.BytesIO(data), formats=IMAGE_FORMATS)
-    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError) as exc:
+    except Image.DecompressionBombError:
+        raise ImageError(
+            f"the image has far more pixels than the limit of {max_pixels}: a decompression bomb"
+        ) from None
+    except (UnidentifiedImageError, OSError, ValueError) as exc:
         raise ImageError(f"not an image that can be read ({exc})") from None
     with image:
         width, height = image.size
