@@ -38,7 +38,11 @@ _FIELDS = {
 
 @functools.cache
 def _profanity_model() -> tuple[Any, Any]:
-    """alt-profanity-check's vectorizer and linear model, loaded once per process."""
+    """alt-profanity-check's vectorizer and linear model, loaded once per process.
+
+    Its module attributes, not its documented ``predict_prob``: that one adds a Python call per text.
+    Read against alt-profanity-check 1.9.1 (tests/hooks/test_classifiers.py checks the pin).
+    """
     from profanity_check import profanity_check  # type: ignore[import-untyped]  # loads the model files
 
     return profanity_check.vectorizer, profanity_check.model

@@ -18,6 +18,7 @@ from stash.core.testing import build_hook, make_item, run_hook
 from stash.hooks.classifiers import LANGUAGES, ImageError, hash_distance, image_hash
 
 from ..support.hook_support import assert_refused
+from ..support.pins import assert_checked_against
 
 DATA = Path(__file__).parent / "data"
 
@@ -44,6 +45,10 @@ def test_profanity_accuracy_on_the_labelled_set():
     right = sum((d.action == "drop") == (label == "1") for (label, _), d in zip(rows, decisions, strict=True))
     assert len(rows) == 40
     assert right / len(rows) >= 0.95  # measured: 40 of 40
+
+
+def test_profanity_reads_the_model_of_the_pinned_version():
+    assert_checked_against({"alt-profanity-check": "1.9.1"}, "stash.hooks.classifiers._profanity_model")
 
 
 def test_profanity_drops_with_the_probability_and_the_field_in_the_reason():
