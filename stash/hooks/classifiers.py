@@ -11,6 +11,7 @@ these hooks never pays for it. Nothing is downloaded at run time.
 
 from __future__ import annotations
 
+import copy
 import functools
 import io
 import warnings
@@ -226,9 +227,14 @@ class Language(Filter):
     def _judge(self, items: list[pipeline.Item]) -> list[tuple[str, dict[str, float]] | None]:
         """For each item, the field with most of its text and the languages of its text; None without text."""
         fields = self.params.get("fields")
+        written = self.params.get("write_to", "\0")  # a language recorded before is not text to judge
         found = []
         for item in items:
-            texts = [(path, text) for path, text in texts_at(item.payload, fields) if text.strip()]
+            texts = [
+                (path, text)
+                for path, text in texts_at(item.payload, fields)
+                if text.strip() and path != written and not path.startswith(written + ".")
+            ]
             found.append((max(texts, key=lambda t: len(t[1]))[0], "\n".join(t for _, t in texts)) if texts else None)
         joined = [entry[1] for entry in found if entry]
         confidences = iter(detect_languages(joined, self.params.get("accuracy", "high")))
@@ -279,7 +285,7 @@ class Language(Filter):
             if judged is not None and judged[1]:
                 top, confidence = max(judged[1].items(), key=lambda pair: pair[1])
                 language = top if confidence >= minimum else None
-            payload = dict(item.payload)
+            payload = copy.deepcopy(dict(item.payload))
             assign(payload, target, {"language": language, "confidence": round(confidence, 4)})
             payloads.append(payload)
         return payloads

@@ -176,6 +176,17 @@ def test_language_write_to_records_language_and_confidence_as_a_transform():
     assert unsure.payload["lang"]["language"] is None
 
 
+def test_language_write_to_leaves_the_items_payload_as_it_was_and_reads_no_earlier_record():
+    hook = build_hook("language", {"write_to": "meta.language"})
+    item = make_item({"text": "Bitte schick mir die Rechnung.", "meta": {"language": {"language": "en"}}})
+
+    [payload] = hook.transform_many([item])
+
+    assert item.payload["meta"] == {"language": {"language": "en"}}
+    assert payload["meta"]["language"]["language"] == "de"
+    assert hook.transform_many([make_item(payload)]) == [payload]
+
+
 def test_language_batched_and_one_at_a_time_give_the_same_results():
     rows = labelled("languages.tsv")
     payloads = [{"text": text} for _, text in rows] + [{}, {"text": "123"}]
