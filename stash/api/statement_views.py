@@ -1,6 +1,8 @@
 """The statements of reasons, for staff to export: ``GET /api/statements/``."""
 
 import django_filters
+from django import forms
+from django.core.exceptions import ValidationError
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, viewsets
 from rest_framework.permissions import IsAdminUser
@@ -13,6 +15,23 @@ from stash.api.statement_serializers import StatementExportSerializer
 from stash.models import Stash, Statement
 
 
+class SinceField(forms.CharField):
+    """A date or an ISO 8601 time, read as ``stash_statements --since`` reads it (in UTC)."""
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        if value in self.empty_values:
+            return None
+        try:
+            return processing.statements.parse_since(value)
+        except ValueError:
+            raise ValidationError("Enter a date (YYYY-MM-DD) or an ISO 8601 date and time.", code="invalid") from None
+
+
+class SinceFilter(django_filters.Filter):
+    field_class = SinceField
+
+
 class StatementFilter(django_filters.FilterSet):
     """Query parameters of the statement list."""
 
@@ -22,7 +41,7 @@ class StatementFilter(django_filters.FilterSet):
         field_name="content__stash",
         help_text="Only statements of this stash's items (its slug).",
     )
-    since = django_filters.IsoDateTimeFilter(
+    since = SinceFilter(
         field_name="decided_at",
         lookup_expr="gte",
         help_text="Only statements decided at or after this date (YYYY-MM-DD) or time (ISO 8601).",

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.db.models import F, QuerySet
 from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
 
 from stash.core import dsa, pipeline, registry, statements
 from stash.db.versioning import one_change
@@ -286,3 +287,19 @@ def recent_restricted(stash: Stash, limit: int = 20) -> list[Content]:
         .select_related("reviewed_by")
         .order_by("-created_at", "-pk")[:limit]
     )
+
+
+def parse_since(value: str) -> datetime:
+    """``value`` (YYYY-MM-DD, or an ISO 8601 date and time) as an aware datetime in UTC, the form every
+    database takes; ``ValueError`` if it is neither, or outside the years a datetime holds."""
+    try:
+        moment = parse_datetime(value)
+        if moment is None:
+            day = parse_date(value)
+            if day is None:
+                raise ValueError(value)
+            moment = datetime.combine(day, time.min)
+        moment = timezone.make_aware(moment) if timezone.is_naive(moment) else moment
+        return moment.astimezone(UTC)
+    except OverflowError as exc:  # an offset that pushes the time past year 1 or 9999
+        raise ValueError(value) from exc

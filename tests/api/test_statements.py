@@ -70,3 +70,24 @@ def test_a_bad_filter_is_a_400_naming_it(api, make_user, params, field):
     response = api(make_user("stella", is_staff=True)).get("/api/statements/", params)
     assert response.status_code == 400
     assert field in response.json()
+
+
+@pytest.mark.parametrize(
+    ("since", "count"),
+    [
+        ("0481-05-21T20:36:15+16:16", 1),  # an offset PostgreSQL cannot store: read in UTC
+        ("2999-01-01T00:00:00-15:00", 0),
+        ("2000-01-01", 1),
+    ],
+)
+def test_since_is_read_in_utc_whatever_its_offset(moderated, api, make_user, since, count):
+    judged(moderated, text="spam")
+    response = api(make_user("stella", is_staff=True)).get("/api/statements/", {"since": since})
+    assert response.status_code == 200
+    assert len(response.json()["results"]) == count
+
+
+def test_a_since_outside_the_years_a_date_holds_is_a_400(api, make_user):
+    response = api(make_user("stella", is_staff=True)).get("/api/statements/", {"since": "0001-01-01T00:00:00+05:00"})
+    assert response.status_code == 400
+    assert "since" in response.json()

@@ -1,25 +1,11 @@
 """Write the statements of reasons, as JSON Lines or as the DSA Transparency Database takes them."""
 
 import json
-from datetime import datetime, time
 
 from django.core.management.base import BaseCommand, CommandError
-from django.utils import timezone
-from django.utils.dateparse import parse_date, parse_datetime
 
 from stash import processing
 from stash.models import Stash
-
-
-def parse_since(value: str) -> datetime:
-    """``value`` (YYYY-MM-DD, or an ISO date and time) as an aware datetime; ValueError if it is neither."""
-    moment = parse_datetime(value)
-    if moment is None:
-        day = parse_date(value)
-        if day is None:
-            raise ValueError(value)
-        moment = datetime.combine(day, time.min)
-    return timezone.make_aware(moment) if timezone.is_naive(moment) else moment
 
 
 class Command(BaseCommand):
@@ -45,7 +31,7 @@ class Command(BaseCommand):
         since = None
         if options["since"] is not None:
             try:
-                since = parse_since(options["since"])
+                since = processing.statements.parse_since(options["since"])
             except ValueError as exc:
                 raise CommandError(f"--since must be a date (YYYY-MM-DD), not {options['since']!r}.") from exc
         for row in processing.statements.export_rows(stash, since, fmt):
