@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='hookconfig',
             name='cache_seconds',
-            field=models.PositiveIntegerField(default=0, help_text="Reuse the hook's outcome for the same input for this many seconds, until the pipeline changes. 0: never. For hooks that are slow or costly and give the same answer to the same content.", verbose_name='cache (seconds)'),
+            field=models.PositiveIntegerField(db_default=0, default=0, help_text="Reuse the hook's outcome for the same input for this many seconds, until the pipeline changes. 0: never. For hooks that are slow or costly and give the same answer to the same content.", verbose_name='cache (seconds)'),
         ),
     ]

@@ -113,6 +113,7 @@ class HookConfig(LoadedStateModel):
     cache_seconds = models.PositiveIntegerField(
         _("cache (seconds)"),
         default=0,
+        db_default=0,  # rows written without it (a worker of the previous release) get 0 too
         help_text=_(
             "Reuse the hook's outcome for the same input for this many seconds, until the pipeline "
             "changes. 0: never. For hooks that are slow or costly and give the same answer to the same content."
