@@ -14,6 +14,7 @@ expression (``F(...)``, ``Value(...)``: the ORM compiles those).
 import copy as copying
 import math
 import sqlite3
+from operator import attrgetter
 
 from django.db import connections, models, transaction
 from django.db.models import F
@@ -72,7 +73,7 @@ def update_rows(model, objs, fields, constants=None, add=False, using="default",
     shared = rows = None
     if writes_by_sql(connection):
         shared = _prepared(fixed, connection)
-        rows = _prepared_rows(objs, columns, lambda obj, field: getattr(obj, field.attname), connection)
+        rows = _prepared_rows(objs, columns, _stored_values, connection)
     if shared is None or rows is None:
         return update_rows_by_orm(model, objs, fields, constants, add, using, batch_size)
     size = rows_per_statement(connection, columns, objs, len(shared), batch_size)
@@ -121,15 +122,39 @@ def _prepared(pairs, connection):
     return prepared
 
 
-def _prepared_rows(objs, columns, value_of, connection):
-    """Each object's ``value_of(obj, field)`` for ``columns``, prepared; None if one is an expression."""
-    rows = []
-    for obj in objs:
-        row = _prepared([(field, value_of(obj, field)) for field in columns], connection)
-        if row is None:
+def _prepared_rows(objs, columns, values_of, connection):
+    """The rows of ``objs`` for ``columns``, prepared, or None if a value is an expression
+    (see ``_prepared_columns``)."""
+    prepared = _prepared_columns(objs, columns, values_of, connection)
+    return None if prepared is None else list(zip(*prepared, strict=True))
+
+
+def _prepared_columns(objs, columns, values_of, connection):
+    """Each of ``columns``' values for ``objs``, prepared, or None if a value is an expression.
+
+    ``values_of(objs, field)`` lists the column's values. They are prepared a column at a time,
+    and a value met again in it (the same object: a default, the stash of every row) only once."""
+    prepared_columns = []
+    for field in columns:
+        values = values_of(objs, field)  # holds each value, so no id is reused while this runs
+        distinct = {id(value): value for value in values}
+        if any(hasattr(value, "resolve_expression") for value in distinct.values()):
             return None
-        rows.append(row)
-    return rows
+        prepared = {key: field.get_db_prep_save(value, connection) for key, value in distinct.items()}
+        prepared_columns.append([prepared[id(value)] for value in values])
+    return prepared_columns
+
+
+def _stored_values(objs, field):
+    return list(map(attrgetter(field.attname), objs))
+
+
+def _inserted_values(objs, field):
+    """What ``field.pre_save(obj, add=True)`` gives for each of ``objs``, read directly where the
+    field does not override it."""
+    if type(field).pre_save is models.Field.pre_save:
+        return _stored_values(objs, field)
+    return [field.pre_save(obj, add=True) for obj in objs]
 
 
 def _update_sql(model, columns, fixed, add, count, connection):
@@ -169,8 +194,12 @@ def insert_rows(model, objs, using="default"):
         return 0
     connection = connections[using]
     fields = _copy_fields(model, objs) if connection.vendor == "postgresql" and len(objs) >= COPY_MIN_ROWS else None
-    rows = fields and _prepared_rows(objs, fields, lambda obj, field: field.pre_save(obj, add=True), connection)
-    if rows:
+    columns = fields and _prepared_columns(objs, fields, _inserted_values, connection)
+    if columns:
+        # A column NULL in every row is left out: the database writes NULL there, with less to send.
+        kept = [(field, column) for field, column in zip(fields, columns, strict=True) if not _null(field, column)]
+        fields = [field for field, _column in kept]
+        rows = list(zip(*(column for _field, column in kept), strict=True))
         quote = connection.ops.quote_name
         sql = f"COPY {quote(model._meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) FROM STDIN"
         with transaction.atomic(using=using, savepoint=False), connection.cursor() as cursor:
@@ -180,6 +209,11 @@ def insert_rows(model, objs, using="default"):
                 obj._state.adding, obj._state.db = False, using
             return copied
     return len(model._base_manager.using(using).bulk_create(objs))
+
+
+def _null(field, column):
+    """True when the database, left to itself, writes what ``column`` holds for ``field``: NULL."""
+    return field.null and field.db_default is models.NOT_PROVIDED and all(value is None for value in column)
 
 
 def _copy_fields(model, objs):

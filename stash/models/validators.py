@@ -54,12 +54,14 @@ def validate_payload(payload: Any, stash: "Stash | None") -> bytes | None:
         raise ValidationError(
             {"payload": _("The payload must be a JSON object, not %(type)s.") % {"type": type(payload).__name__}}
         )
-    problem = unstorable(payload)
-    if problem:
-        raise ValidationError({"payload": problem})
+    text = _canonical_text(payload)
+    if text is None or not _plainly_storable(text):
+        problem = _walked_problem(payload, "payload")
+        if problem:
+            raise ValidationError({"payload": problem})
     if stash is None:
         return None
-    canonical = canonical_json(payload)
+    canonical = canonical_json(payload) if text is None else text.encode()
     if len(canonical) > stash.max_payload_bytes:
         message = _("The payload is %(size)d bytes; this stash takes at most %(max)d.") % {
             "size": len(canonical),
@@ -86,8 +88,43 @@ _INTEGER_LIMIT = 10**MAX_INTEGER_DIGITS
 _MAX_INT_BITS = int(MAX_INTEGER_DIGITS * math.log2(10))  # no integer of this many bits reaches the limit
 
 
+_LONG_NUMBER = re.compile(r"\d{%d}" % (MAX_INTEGER_DIGITS + 1))
+
+
 def unstorable(value: Any, what: str = "payload") -> str:
     """Why ``value`` (a ``what``) cannot be stored as JSON on every database, or "" if it can."""
+    text = _canonical_text(value)
+    if text is not None and _plainly_storable(text):
+        return ""
+    return _walked_problem(value, what)
+
+
+def _canonical_text(value: Any) -> str | None:
+    """``value`` as ``canonical_json`` writes it, before encoding; None where that fails."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    except Exception:  # anything json cannot write (too deep, a key of mixed type, ...): walk it instead
+        return None
+
+
+def _plainly_storable(text: str) -> bool:
+    """True when ``text``, a value as ``_canonical_text`` wrote it, shows that the value passes
+    ``_walked_problem``: a scan of the text costs little next to a walk in Python. False says only
+    "walk it to know": a string that merely spells one of these trips it too."""
+    return (
+        "\\u0000" not in text  # JSON always writes a NUL escaped
+        and "Infinity" not in text  # and non-finite numbers as Infinity, -Infinity, NaN
+        and "NaN" not in text
+        # Fewer containers in all than the levels allowed: none can be too deep.
+        and text.count("{") + text.count("[") < MAX_PAYLOAD_DEPTH
+        and (len(text) <= MAX_INTEGER_DIGITS or not _LONG_NUMBER.search(text))
+        # With ensure_ascii off a lone surrogate is written as it is.
+        and (text.isascii() or not _SURROGATE.search(text))
+    )
+
+
+def _walked_problem(value: Any, what: str) -> str:
+    """``unstorable``'s answer, found by walking ``value``."""
     names = {"what": what}
     stack = [(value, 1)]
     while stack:

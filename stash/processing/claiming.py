@@ -51,7 +51,9 @@ def claim(
         claimed += others
         if picked and len(picked) == room:
             publishing.wake(_queues({stash for _, stash in picked}, others))
-    return sorted(claimed, key=lambda content: (content.created_at, content.pk))
+    # Items saved together (a bulk submission) may share a created_at: they keep the order of ``ids``.
+    position = {uuid.UUID(str(pk)): index for index, pk in enumerate(ids)}
+    return sorted(claimed, key=lambda content: (content.created_at, position.get(content.pk, len(ids)), content.pk))
 
 
 def _queues(stash_ids: set[int], claimed: list[Content]) -> dict[int, str]:

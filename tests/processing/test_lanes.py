@@ -151,3 +151,16 @@ def test_a_live_save_made_while_bulk_work_is_judged_goes_ahead_of_the_rest_of_th
     first_bulk_verdict = min(Content.objects.filter(stash=importer).values_list("processed_at", flat=True))
     assert comment.processed_at < first_bulk_verdict
     assert set(Content.objects.filter(stash=importer).values_list("status", flat=True)) == {"accepted"}
+
+
+def test_items_saved_in_the_same_instant_join_the_queue_in_the_order_they_were_submitted(broker, make_stash):
+    importer = make_stash("import", hooks=HOOKS)
+    bulk = processing.submit_many(importer, [{"text": f"row {i}"} for i in range(40)])
+    # A fast bulk insert writes many rows within one microsecond.
+    Content.objects.filter(pk__in=[item.pk for item in bulk]).update(created_at=bulk[0].created_at)
+
+    for message in list(broker.messages):
+        processing.judge(message["args"][0], **message["kwargs"])
+
+    queue = Content.objects.filter(stash=importer).order_by("queue_seq").values_list("payload__text", flat=True)
+    assert list(queue) == [f"row {i}" for i in range(40)]
