@@ -113,6 +113,7 @@ class Content(LoadedStateModel):
         related_name="decided",
         editable=False,
         verbose_name=_("decided by"),
+        db_index=False,  # a partial index below
     )
     revision = models.PositiveIntegerField(_("revision"), default=1, editable=False)
     processed_revision = models.PositiveIntegerField(_("processed revision"), null=True, blank=True, editable=False)
@@ -127,6 +128,7 @@ class Content(LoadedStateModel):
         blank=True,
         related_name="stash_contents",
         verbose_name=_("submitted by"),
+        db_index=False,  # a partial index below
     )
     source = models.CharField(
         _("source"),
@@ -136,7 +138,7 @@ class Content(LoadedStateModel):
         help_text=_("Where it was submitted: the web form, the API, the admin, or code."),
     )
     idempotency_key = models.CharField(_("idempotency key"), max_length=200, blank=True)
-    content_hash = models.CharField(_("content hash"), max_length=64, editable=False, db_index=True)
+    content_hash = models.CharField(_("content hash"), max_length=64, editable=False)  # indexed below
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
     processed_at = models.DateTimeField(_("processed"), null=True, blank=True, editable=False)
@@ -151,6 +153,7 @@ class Content(LoadedStateModel):
         related_name="stash_reviews",
         editable=False,
         verbose_name=_("reviewed by"),
+        db_index=False,  # a partial index below
     )
     reviewed_at = models.DateTimeField(_("reviewed"), null=True, blank=True, editable=False)
     review_note = models.TextField(_("review note"), blank=True, editable=False)
@@ -175,6 +178,7 @@ class Content(LoadedStateModel):
         related_name="+",
         editable=False,
         verbose_name=_("claimed by"),
+        db_index=False,  # a partial index below
     )
     claimed_until = models.DateTimeField(_("claimed until"), null=True, blank=True, editable=False)
     priority = models.FloatField(
@@ -200,6 +204,16 @@ class Content(LoadedStateModel):
                 fields=["stash", "created_at"],
                 condition=models.Q(status="pending", bulk=False),
                 name="stash_content_live_waiting",
+            ),
+            # Equality only: one btree (db_index would add a second, for LIKE, on PostgreSQL).
+            models.Index(fields=["content_hash"], name="stash_content_hash"),
+            # Who decided, reviewed, claimed or submitted an item: most items have nobody there, and an
+            # index of the rows that have costs nothing to the saves and verdicts of the others.
+            *(
+                models.Index(
+                    fields=[field], condition=models.Q(**{f"{field}__isnull": False}), name=f"stash_content_{field}"
+                )
+                for field in ("decided_by", "reviewed_by", "claimed_by", "submitted_by")
             ),
         ]
         constraints = [
