@@ -3,6 +3,11 @@
 
 from django.db import connections
 
+try:
+    import psycopg
+except ImportError:  # psycopg 2, or no PostgreSQL driver: nothing is prepared
+    psycopg = None
+
 
 def on_commit_pending(callback, using="default") -> bool:
     """Whether ``callback``, registered with ``transaction.on_commit``, still waits for the current
@@ -32,3 +37,36 @@ def copy_rows(cursor, sql, rows):
         for row in rows:
             copy.write_row(row)
     return driver.rowcount
+
+
+def preparing_cursor(connection):
+    """A cursor of Django's (queries logged, errors made Django's) on ``connection`` whose statements
+    PostgreSQL prepares: a query run again on the same connection is planned once, not each time.
+
+    On PostgreSQL with psycopg 3 its driver cursor binds parameters on the server, and psycopg
+    prepares a statement once it has run ``PREPARE_THRESHOLD`` times on a connection. Django turns
+    psycopg's preparing off (its cursors bind on the client and never prepare, and it sets the
+    connection's ``prepare_threshold`` to None); this sets the threshold back on the connection, which
+    only these cursors heed, unless the database's ``OPTIONS`` name a ``prepare_threshold`` (``None``
+    there keeps every statement unprepared, as PgBouncer before 1.21 in transaction mode needs).
+    Elsewhere it is the ordinary cursor.
+
+    It builds the cursor as Django's ``connection.cursor()`` does (``_prepare_cursor``:
+    ``make_debug_cursor`` when queries are logged, ``make_cursor`` otherwise) around a driver cursor of
+    another class than the one Django picks.
+    """
+    if connection.vendor != "postgresql" or psycopg is None:
+        return connection.cursor()
+    connection.ensure_connection()
+    driver_connection = connection.connection
+    if not isinstance(driver_connection, psycopg.Connection):
+        return connection.cursor()
+    if "prepare_threshold" not in connection.settings_dict["OPTIONS"]:
+        driver_connection.prepare_threshold = PREPARE_THRESHOLD
+    connection.validate_thread_sharing()
+    driver = psycopg.Cursor(driver_connection)
+    return connection.make_debug_cursor(driver) if connection.queries_logged else connection.make_cursor(driver)
+
+
+#: Runs of a statement on a connection before ``preparing_cursor`` has PostgreSQL prepare it (psycopg's default).
+PREPARE_THRESHOLD = 5
