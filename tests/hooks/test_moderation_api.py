@@ -229,9 +229,16 @@ def test_missing_params_are_refused_by_name(allow_loopback):
         ({"secret": "short"}, {"secret": "must be at least 16 characters long"}),
         ({"fields": []}, {"fields": "[] should be non-empty"}),
         ({"threshold": "high"}, {"threshold": "'high' is not of type 'number'"}),
-        ({"timeout": 60}, {"timeout": "60 is greater than the maximum of 15"}),
+        (
+            {"timeout": 60},
+            {
+                "timeout": "at most 15 s in sync mode (in async mode it is the time to call back, up to "
+                "STASH_CALLBACK_MAX_SECONDS)"
+            },
+        ),
+        ({"mode": "async", "timeout": 90000}, {"timeout": "90000 is greater than the maximum of 86400"}),
         ({"mode": "later"}, {"mode": "'later' is not one of ['sync', 'async']"}),
-        ({"mode": "async"}, {"mode": "the asynchronous mode is not available yet; use sync"}),
+        ({"mode": "async", "timeout": 7200}, {"timeout": "at most 3600 s: the time a service has to call back is bounded by STASH_CALLBACK_MAX_SECONDS (3600 s)"}),
         ({"url": "ftp://mod.example.com/"}, {"url": "'ftp://mod.example.com/' does not match '^https?://'"}),
     ],
 )
