@@ -188,7 +188,9 @@ class ModerationApi(Filter):
         for _index, item, fields in asked:
             url = item.callbacks.get(self.config_id) if self.config_id is not None else None
             if not url:
-                raise ModerationServiceError(f"item {item.id} has no callback URL for this hook")
+                raise ModerationServiceError(
+                    f"item {item.id} has no callback URL for this hook (is STASH_PUBLIC_URL set?)"
+                )
             entries.append({"id": item.id, "fields": fields, "callback_url": url})
         status = self.post(self.params["url"], _encode({"items": entries, "mode": "async"}), with_status=True)[0]
         if status != 202:

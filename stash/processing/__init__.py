@@ -92,10 +92,10 @@ from stash.processing.importing import (
     public_document,
 )
 from stash.processing.judging import BULK_SLICE, BatchReport, judge
-from stash.processing.resuming import resume
 from stash.processing.ordering import arrange_hooks, move_hooks, place_dragged_hooks, place_hooks, reorder_hooks
 from stash.processing.recovering import recover, token_for
 from stash.processing.rejudging import PeoplesDecisions, decided_by_people, reprocess
+from stash.processing.resuming import resume
 from stash.processing.review_queue import (
     Claim,
     QueueRow,
@@ -121,6 +121,7 @@ from stash.processing.reviewing import (
     APPROVED_ALREADY,
     CLAIMED,
     DECIDED_STATUSES,
+    WAITING_REFUSAL,
     DECISIONS,
     DecisionOutcome,
     ReplayChange,
@@ -224,6 +225,7 @@ __all__ = [
     "decide",
     "decided_by_people",
     "DECIDED_STATUSES",
+    "WAITING_REFUSAL",
     "decider_title",
     "DecisionOutcome",
     "DECISIONS",

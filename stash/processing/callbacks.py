@@ -38,7 +38,7 @@ from django.db.models import Exists, F, OuterRef
 from django.urls import reverse
 from django.utils import timezone
 
-from stash.core import logs, pipeline
+from stash.core import pipeline
 from stash.db import publishing
 from stash.hooks.outbound import signature
 from stash.models import Callback, Content, HookConfig, lease_end
@@ -89,32 +89,30 @@ def waiting_steps(item_pipeline: pipeline.Pipeline, start: int = 0) -> list[pipe
 
 
 def attach(
-    item_pipeline: pipeline.Pipeline,
-    contents: Sequence[Content],
-    items: Sequence[pipeline.Item],
-    start: int = 0,
+    item_pipeline: pipeline.Pipeline, contents: Sequence[Content], items: Sequence[pipeline.Item], start: int = 0
 ) -> list[pipeline.Item]:
     """``items`` (of ``contents``) with a callback URL for each asynchronous step of the pipeline
     from judging step ``start`` on, their tokens stored (hashed) in one statement; ``items`` as
     they are when it has none."""
     steps = waiting_steps(item_pipeline, start)
-    if not steps or not contents:
-        return list(items)
+    if not steps or not contents or not settings.STASH_PUBLIC_URL:
+        return list(items)  # without STASH_PUBLIC_URL the hook has no URL to send: it fails, on_error decides
+    config_ids = [step.config_id for step in steps if step.config_id is not None]
     rows, attached = [], []
     for content, item in zip(contents, items, strict=True):
         urls = {}
-        for step in steps:
+        for config_id in config_ids:
             token = secrets.token_urlsafe(32)
             rows.append(
                 Callback(
                     content_id=content.pk,
-                    hook_config_id=step.config_id,
+                    hook_config_id=config_id,
                     revision=content.revision,
                     token_hash=token_hash(token),
                     config_version=item_pipeline.version,
                 )
             )
-            urls[step.config_id] = public_url(token)
+            urls[config_id] = public_url(token)
         attached.append(replace(item, callbacks=urls))
     Callback.objects.bulk_create(rows)
     return attached
@@ -138,9 +136,10 @@ def record_waits(
     everyone = [content.pk for content, _ in waiting] + [content.pk for content in finished]
     if not everyone:
         return
-    Callback.objects.filter(
-        content_id__in=everyone, answered_at__isnull=False, consumed_at__isnull=True, expires_at__isnull=False
-    ).update(consumed_at=now)
+    # The wait a resumed run came from, and any wait a new run of the item supersedes.
+    Callback.objects.filter(content_id__in=everyone, consumed_at__isnull=True, expires_at__isnull=False).update(
+        consumed_at=now
+    )
     armed: list[int] = []
     if waiting:
         wanted = {}
@@ -206,7 +205,9 @@ def answer(token: str, body: bytes, signature_header: str | None) -> Answered:
         raise CallbackRefused(404, "No callback has this token.")
     secret = callback.hook_config.params.get("secret")
     if not signature_header or not isinstance(secret, str) or not secret:
-        raise CallbackRefused(401, "The request is not signed: send X-Stash-Signature: sha256=<HMAC-SHA256 of the body>.")
+        raise CallbackRefused(
+            401, "The request is not signed: send X-Stash-Signature: sha256=<HMAC-SHA256 of the body>."
+        )
     if not hmac.compare_digest(signature(secret, body).encode(), signature_header.strip().encode()):
         raise CallbackRefused(401, "The signature does not match the body and the hook's secret.")
     outcome, reason = parse(body)
@@ -245,7 +246,9 @@ def settle(callback: Callback, outcome: str, reason: str, now: datetime | None =
     with transaction.atomic():
         content = Content.objects.select_for_update().filter(pk=callback.content_id).select_related("stash").first()
         if content is None or content.revision != callback.revision:
-            raise CallbackRefused(409, "The item has changed since it was sent (a new revision): the answer is not needed.")
+            raise CallbackRefused(
+                409, "The item has changed since it was sent (a new revision): the answer is not needed."
+            )
         taken = Callback.objects.filter(pk=callback.pk, answered_at__isnull=True, consumed_at__isnull=True)
         if outcome != TIMED_OUT:
             taken = taken.exclude(expires_at__lt=now)
@@ -304,12 +307,7 @@ def claim(callback_id: int, token: uuid.UUID) -> Callback | None:
     taken = (
         Content.objects.filter(pk=callback.content_id, status=Status.WAITING, revision=callback.revision)
         .filter(Exists(unconsumed.filter(content_id=OuterRef("pk"))))
-        .update(
-            status=Status.PROCESSING,
-            lease_token=token,
-            lease_until=lease_end(),
-            attempts=F("attempts") + 1,
-        )
+        .update(status=Status.PROCESSING, lease_token=token, lease_until=lease_end(), attempts=F("attempts") + 1)
     )
     return callback if taken else None
 
@@ -375,6 +373,8 @@ def sweep(now: datetime | None = None, limit: int = 1000) -> CallbackSweep:
     # Waiting on nothing (its hook config was deleted meanwhile): judged again from the start, by
     # the sweeper's pass that follows (its lease has run out).
     Content.objects.filter(status=Status.WAITING).exclude(
-        Exists(Callback.objects.filter(content_id=OuterRef("pk"), revision=OuterRef("revision"), consumed_at__isnull=True))
+        Exists(
+            Callback.objects.filter(content_id=OuterRef("pk"), revision=OuterRef("revision"), consumed_at__isnull=True)
+        )
     ).update(status=Status.PENDING, attempts=0, lease_until=now - timedelta(seconds=1))
     return report

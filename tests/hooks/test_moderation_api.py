@@ -238,7 +238,13 @@ def test_missing_params_are_refused_by_name(allow_loopback):
         ),
         ({"mode": "async", "timeout": 90000}, {"timeout": "90000 is greater than the maximum of 86400"}),
         ({"mode": "later"}, {"mode": "'later' is not one of ['sync', 'async']"}),
-        ({"mode": "async", "timeout": 7200}, {"timeout": "at most 3600 s: the time a service has to call back is bounded by STASH_CALLBACK_MAX_SECONDS (3600 s)"}),
+        (
+            {"mode": "async", "timeout": 7200},
+            {
+                "timeout": "at most 3600 s: the time a service has to call back is bounded by "
+                "STASH_CALLBACK_MAX_SECONDS (3600 s)"
+            },
+        ),
         ({"url": "ftp://mod.example.com/"}, {"url": "'ftp://mod.example.com/' does not match '^https?://'"}),
     ],
 )

@@ -29,6 +29,7 @@ def _commits(django_capture_on_commit_callbacks):
     global committed
     committed = lambda: django_capture_on_commit_callbacks(execute=True)  # noqa: E731
 
+
 SECRET = "a-moderation-secret-of-some-length"
 
 
@@ -144,9 +145,7 @@ def test_the_resume_judges_with_the_version_the_run_began_with(stash, service, b
     assert PipelineRun.objects.get(content=item).config_version == stash.config_version - 1
 
 
-@pytest.mark.parametrize(
-    ("on_error", "status"), [("hold", "held"), ("reject", "rejected"), ("skip", "accepted")]
-)
+@pytest.mark.parametrize(("on_error", "status"), [("hold", "held"), ("reject", "rejected"), ("skip", "accepted")])
 def test_no_answer_in_time_the_sweeper_times_it_out_and_on_error_decides(stash, service, broker, on_error, status):
     HookConfig.objects.filter(stash=stash, hook="moderation_api").update(on_error=on_error)
     processing.forget_cached()
@@ -299,3 +298,29 @@ def test_an_answer_while_the_run_still_goes_on_resumes_it_once_it_waits(stash, s
     processing.resume(callback_id)
     item.refresh_from_db()
     assert (item.status, item.reason) == ("rejected", "quick")
+
+
+# --- STASH_PUBLIC_URL -----------------------------------------------------------------------------------
+
+
+def test_without_a_public_url_the_hook_fails_and_on_error_decides(stash, service, broker, settings):
+    settings.STASH_PUBLIC_URL = ""
+
+    item = submit(stash, "hello", broker)
+
+    assert item.status == "rejected"  # on_error inherits the stash's: reject
+    assert "STASH_PUBLIC_URL" in item.reason
+    assert service.requests == [] and not Callback.objects.exists()
+
+
+def test_the_system_check_warns_when_an_async_hook_has_no_public_url(stash, settings):
+    from django.core.checks import run_checks
+
+    settings.STASH_PUBLIC_URL = ""
+    [warning] = [m for m in run_checks(databases=["default"]) if m.id == "stash.W003"]
+    assert "STASH_PUBLIC_URL" in warning.msg
+
+    settings.STASH_PUBLIC_URL = "https://stash.example.com"
+    assert [m for m in run_checks(databases=["default"]) if m.id.startswith("stash.")] == []
+    settings.STASH_PUBLIC_URL = "stash.example.com"
+    assert [m.id for m in run_checks(databases=["default"]) if m.id.startswith("stash.E")] == ["stash.E002"]
