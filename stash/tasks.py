@@ -87,11 +87,12 @@ def process_contents(self, ids, wake=None, recover=None, hung=False):
     )
 
 
-@shared_task(name="stash.tasks.resume_run")
-def resume_run(callback_id):
+@shared_task(bind=True, name="stash.tasks.resume_run")
+def resume_run(self, callback_id):
     """Resume the run of the item that waits on ``callback_id``, now answered (by its service, or
     by the sweeper at its timeout); a duplicate message does nothing."""
-    report = processing.resume(callback_id)
+    clock = processing.Clock((self.request.timelimit or (None, None))[0] or self.app.conf.task_time_limit)
+    report = processing.resume(callback_id, token=processing.token_for(self.request.id), clock=clock)
     publishing.send_deliveries(report.deliveries)
     logger.info("resume: callback %s, %d claimed, verdicts %s", callback_id, report.claimed, report.verdicts)
 

@@ -295,9 +295,10 @@ def trail_of(data: Sequence[Mapping[str, Any]]) -> list[pipeline.TrailEntry]:
     return [pipeline.TrailEntry(**{key: value for key, value in entry.items() if key in names}) for entry in data]
 
 
-def claim(callback_id: int, token: uuid.UUID) -> Callback | None:
+def claim(callback_id: int, token: uuid.UUID, lease_until: datetime | None = None) -> Callback | None:
     """Claim the item of an answered callback it waits on (``waiting`` -> ``processing``, under
-    ``token``), or None: a duplicate message, an item changed since, an answer consumed."""
+    ``token`` until ``lease_until``), or None: a duplicate message, an item changed since, an
+    answer consumed."""
     callback = Callback.objects.filter(pk=callback_id).select_related("hook_config").first()
     if callback is None or callback.answered_at is None or callback.consumed_at is not None:
         return None
@@ -307,7 +308,12 @@ def claim(callback_id: int, token: uuid.UUID) -> Callback | None:
     taken = (
         Content.objects.filter(pk=callback.content_id, status=Status.WAITING, revision=callback.revision)
         .filter(Exists(unconsumed.filter(content_id=OuterRef("pk"))))
-        .update(status=Status.PROCESSING, lease_token=token, lease_until=lease_end(), attempts=F("attempts") + 1)
+        .update(
+            status=Status.PROCESSING,
+            lease_token=token,
+            lease_until=lease_until or lease_end(),
+            attempts=F("attempts") + 1,
+        )
     )
     return callback if taken else None
 

@@ -11,16 +11,19 @@ from stash.core import logs
 from stash.models import Content
 from stash.processing import callbacks, judging
 from stash.processing.building import item_for, pipeline_at
+from stash.processing.time_limits import Clock
 
 logger = logging.getLogger(__name__)
 
 
-def resume(callback_id: int, token: uuid.UUID | None = None) -> judging.BatchReport:
-    """Resume the run that waits on ``callback_id``, now answered; a duplicate message, or one for
-    an item changed since, does nothing."""
+def resume(callback_id: int, token: uuid.UUID | None = None, clock: Clock | None = None) -> judging.BatchReport:
+    """Resume the run that waits on ``callback_id``, now answered, under a claim that lasts as
+    long as the message may run (``clock``); a duplicate message, or one for an item changed
+    since, does nothing."""
     report = judging.BatchReport()
     token = token or uuid.uuid4()
-    callback = callbacks.claim(callback_id, token)
+    clock = clock or Clock()
+    callback = callbacks.claim(callback_id, token, clock.lease_until())
     if callback is None:
         return report
     report.claimed += 1
