@@ -136,9 +136,10 @@ def record_waits(
     everyone = [content.pk for content, _ in waiting] + [content.pk for content in finished]
     if not everyone:
         return
-    # The wait a resumed run came from, and any wait a new run of the item supersedes.
+    # The wait a resumed run came from, and any wait a new run of the item supersedes: what a
+    # resume needed is no longer kept.
     Callback.objects.filter(content_id__in=everyone, consumed_at__isnull=True, expires_at__isnull=False).update(
-        consumed_at=now
+        consumed_at=now, payload=None, trail=None
     )
     armed: list[int] = []
     if waiting:
@@ -146,9 +147,12 @@ def record_waits(
         for content, result in waiting:
             at = result.waiting_at
             wanted[(content.pk, content.revision, result.trail[at].config_id)] = (content, result, at)  # type: ignore[index]
-        rows = Callback.objects.filter(
-            content_id__in=[content.pk for content, _ in waiting], expires_at__isnull=True
-        ).select_related("hook_config")
+        # Newest first: the tokens of this run, not those of one its worker died in.
+        rows = (
+            Callback.objects.filter(content_id__in=[content.pk for content, _ in waiting], expires_at__isnull=True)
+            .select_related("hook_config")
+            .order_by("-pk")
+        )
         changed = []
         for callback in rows:
             key = (callback.content_id, callback.revision, callback.hook_config_id)

@@ -368,8 +368,10 @@ def test_feedback_to_a_name_that_resolves_to_loopback_is_refused(settings, servi
     assert service.requests == []
 
 
-def test_the_docs_example_runs(allow_loopback):
+def test_the_docs_examples_run(allow_loopback):
     text = (Path(__file__).resolve().parents[2] / "docs" / "hooks.md").read_text()
-    [source] = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL) if "FakeModeration" in b]
+    sources = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL) if "FakeModeration" in b]
 
-    exec(compile(source, "docs/hooks.md", "exec"), {})  # noqa: S102 - the docs' own example
+    assert len(sources) == 2  # sync, then async
+    for source in sources:
+        exec(compile(source, "docs/hooks.md", "exec"), {})  # noqa: S102 - the docs' own example

@@ -13,7 +13,7 @@ from django.utils import timezone
 from stash import processing
 from stash.models import Callback, Content, HookConfig, PipelineRun
 
-from ..support.fake_moderation import FakeModeration
+from ..support.fake_moderation import FakeModeration, async_hook
 from ..support.worker import WORKER_LEASE_SECONDS, WORKER_TIME_LIMIT, WORKER_TIME_LIMIT_MARGIN, Worker, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -63,13 +63,7 @@ def service():
 
 def async_stash(make_stash, service, slug="vendor", timeout=30, on_error="hold", sleep=0):
     hooks = [
-        {
-            "hook": "moderation_api",
-            "label": "Vendor",
-            "params": {"url": service.url, "secret": SECRET, "fields": ["text"], "mode": "async", "timeout": timeout},
-            "on_error": on_error,
-            "position": 1,
-        },
+        async_hook(service, SECRET, params={"timeout": timeout}, on_error=on_error, position=1),
         {"hook": "keyword_blocklist", "params": {"words": ["spam"]}, "label": "No spam", "position": 2},
     ]
     if sleep:
@@ -83,8 +77,7 @@ def status_of(item, wanted, timeout=30):
 
 
 @pytest.mark.parametrize(
-    ("text", "status"),
-    [("a kind word", "accepted"), ("you awful person", "rejected"), ("kind spam", "rejected")],
+    ("text", "status"), [("a kind word", "accepted"), ("you awful person", "rejected"), ("kind spam", "rejected")]
 )
 def test_the_services_callback_resumes_the_run_to_its_verdict(async_worker, make_stash, service, text, status):
     stash = async_stash(make_stash, service)
@@ -170,8 +163,10 @@ def test_a_worker_killed_mid_resume_loses_nothing(async_worker, make_stash, serv
     # The service answers keep; the resume goes on into the slow hook after it…
     service.wait_for_answers(1)
     wait_for(
-        lambda: Content.objects.filter(pk=item.pk, status="processing", attempts__gte=1).exists()
-        and Callback.objects.filter(content=item, answered_at__isnull=False).exists(),
+        lambda: (
+            Content.objects.filter(pk=item.pk, status="processing", attempts__gte=1).exists()
+            and Callback.objects.filter(content=item, answered_at__isnull=False).exists()
+        ),
         timeout=20,
         message="the resume",
     )

@@ -3,9 +3,11 @@ URL resumes the run at the next hook, the sweeper times out a silent service; ev
 ``POST /api/callbacks/<token>/``. The worker's part runs here as the task would run it
 (``processing.resume``); tests/integration/test_async_worker.py runs it on real workers."""
 
+import functools
 import json
 import uuid
 from datetime import timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -16,44 +18,34 @@ from stash import processing
 from stash.hooks.outbound import signature
 from stash.models import Callback, Content, HookConfig, PipelineRun
 
-from ..support.fake_moderation import FakeModeration
+from ..support.fake_moderation import async_hook
+from .conftest import SERVICE_SECRET
 
 pytestmark = pytest.mark.django_db
 
-# What is sent on commit (a resume) is sent when the block ends, as on a commit.
-committed = None
-
-
-@pytest.fixture(autouse=True)
-def _commits(django_capture_on_commit_callbacks):
-    global committed
-    committed = lambda: django_capture_on_commit_callbacks(execute=True)  # noqa: E731
-
-
-SECRET = "a-moderation-secret-of-some-length"
+SECRET = SERVICE_SECRET
 
 
 @pytest.fixture
-def service(settings):
-    settings.STASH_WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]
-    with FakeModeration(secret=SECRET, mode="async_silent") as running:
-        yield running
+def service(async_service):
+    return async_service
 
 
 @pytest.fixture
 def stash(make_stash, service):
-    return make_stash(
-        "vendor",
-        hooks=[
-            {
-                "hook": "moderation_api",
-                "label": "Vendor",
-                "params": {"url": service.url, "secret": SECRET, "fields": ["text"], "mode": "async", "timeout": 60},
-                "position": 1,
-            },
-            {"hook": "keyword_blocklist", "params": {"words": ["spam"]}, "position": 2, "label": "No spam"},
-        ],
-    )
+    blocklist = {"hook": "keyword_blocklist", "params": {"words": ["spam"]}, "position": 2, "label": "No spam"}
+    return make_stash("vendor", hooks=[async_hook(service, SECRET, params={"timeout": 60}, position=1), blocklist])
+
+
+@pytest.fixture(autouse=True)
+def _commits(django_capture_on_commit_callbacks):
+    """What is sent on commit (a resume, a judging message) is sent when a ``committed()`` block
+    ends, as on a real commit (the test's own transaction never commits)."""
+    global committed
+    committed = functools.partial(django_capture_on_commit_callbacks, execute=True)
+
+
+committed: Any = None
 
 
 def submit(stash, text, broker):

@@ -9,34 +9,23 @@ from stash.core.pipeline import Item, Pipeline, Step
 from stash.core.testing import build_hook
 from stash.models import Content, Example
 
-from ..support.fake_moderation import FakeModeration
+from ..support.fake_moderation import async_hook
+from .conftest import SERVICE_SECRET
 
 pytestmark = pytest.mark.django_db
 
-SECRET = "a-moderation-secret-of-some-length"
+SECRET = SERVICE_SECRET
 
 
 @pytest.fixture
-def service(settings):
-    settings.STASH_WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]
-    with FakeModeration(secret=SECRET, mode="async") as running:
-        yield running
+def service(async_service):
+    return async_service
 
 
 @pytest.fixture
 def stash(make_stash, service):
-    return make_stash(
-        "vendor",
-        hooks=[
-            {"hook": "keyword_blocklist", "params": {"words": ["spam"]}, "position": 1},
-            {
-                "hook": "moderation_api",
-                "label": "Vendor",
-                "params": {"url": service.url, "secret": SECRET, "fields": ["text"], "mode": "async"},
-                "position": 2,
-            },
-        ],
-    )
+    blocklist = {"hook": "keyword_blocklist", "params": {"words": ["spam"]}, "position": 1}
+    return make_stash("vendor", hooks=[blocklist, async_hook(service, SECRET, position=2)])
 
 
 def test_simulate_says_the_item_would_wait_without_asking_the_service(stash, service):

@@ -135,6 +135,13 @@ class _Server(http.server.ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
 
 
+def async_hook(service: FakeModeration, secret: str, **fields: Any) -> dict[str, Any]:
+    """The fields of a HookConfig of ``moderation_api`` in async mode asking ``service`` about
+    ``text`` (``make_stash``'s ``hooks`` take it); ``fields`` add to them or replace them."""
+    params = {"url": service.url, "secret": secret, "fields": ["text"], "mode": "async", **fields.pop("params", {})}
+    return {"hook": "moderation_api", "label": "Vendor", "params": params, **fields}
+
+
 class FakeModeration:
     """The service, serving in a thread from construction until ``close()``."""
 
