@@ -37,6 +37,7 @@ class Callback(models.Model):
     class Meta:
         verbose_name = _("callback")
         verbose_name_plural = _("callbacks")
+        ordering = ["-created_at"]
         indexes = [
             models.Index(fields=["content", "revision"], name="stash_callback_content"),
             # The sweeper's pass: armed callbacks not answered, by when they expire.
