@@ -9,7 +9,7 @@ SERVICE_SECRET = "a-moderation-secret-of-some-length"
 
 
 @pytest.fixture
-def async_service(settings):
+def service(settings):
     """A fake moderation service in ``async_silent`` mode (202, no callback: the test answers),
     which hooks may reach on loopback."""
     settings.STASH_WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]

@@ -27,11 +27,6 @@ SECRET = SERVICE_SECRET
 
 
 @pytest.fixture
-def service(async_service):
-    return async_service
-
-
-@pytest.fixture
 def stash(make_stash, service):
     blocklist = {"hook": "keyword_blocklist", "params": {"words": ["spam"]}, "position": 2, "label": "No spam"}
     return make_stash("vendor", hooks=[async_hook(service, SECRET, params={"timeout": 60}, position=1), blocklist])
@@ -316,3 +311,45 @@ def test_the_system_check_warns_when_an_async_hook_has_no_public_url(stash, sett
     assert [m for m in run_checks(databases=["default"]) if m.id.startswith("stash.")] == []
     settings.STASH_PUBLIC_URL = "stash.example.com"
     assert [m.id for m in run_checks(databases=["default"]) if m.id.startswith("stash.E")] == ["stash.E002"]
+
+
+def test_an_observing_async_hook_records_would_wait_and_the_run_goes_on(stash, service, broker):
+    HookConfig.objects.filter(stash=stash, hook="moderation_api").update(mode="observe")
+    processing.forget_cached()
+    stash.refresh_from_db()
+
+    item = submit(stash, "hello", broker)
+
+    assert item.status == "accepted"
+    entry = PipelineRun.objects.get(content=item).trail[0]
+    assert (entry["outcome"], entry["would"]) == ("observed", "wait")
+    assert len(service.requests) == 1  # it asked, as it would in enforce mode
+    assert not Callback.objects.exists()  # no run waits on its answer
+    assert post(callback_path(service), {"outcome": "drop", "reason": "late"}).status_code == 404
+
+
+def test_a_later_async_hook_waits_again_after_the_resume(make_stash, service, broker):
+    stash = make_stash(
+        "two",
+        hooks=[
+            async_hook(service, SECRET, label="First", position=1),
+            async_hook(service, SECRET, label="Second", position=2),
+        ],
+    )
+    item = submit(stash, "hello", broker)
+    assert post(callback_path(service), {"outcome": "keep"}).status_code == 202
+
+    processing.resume(resume_sent(broker)[-1])
+
+    item.refresh_from_db()
+    assert item.status == "waiting" and item.reason.startswith("waiting for Second")
+    assert len(service.requests) == 2 and callback_path(service, 0) != callback_path(service, 1)
+    # The first answer is spent: a second one at its URL is refused.
+    assert post(callback_path(service, 0), {"outcome": "drop", "reason": "again"}).status_code == 409
+    assert post(callback_path(service, 1), {"outcome": "drop", "reason": "toxic"}).status_code == 202
+    processing.resume(resume_sent(broker)[-1])
+    item.refresh_from_db()
+    assert (item.status, item.reason) == ("rejected", "toxic")
+    run = PipelineRun.objects.get(content=item)
+    assert [(entry["label"], entry["outcome"]) for entry in run.trail] == [("First", "kept"), ("Second", "dropped")]
+    assert sorted(HookConfig.objects.filter(stash=stash).values_list("runs_count", flat=True)) == [1, 1]

@@ -18,11 +18,6 @@ SECRET = SERVICE_SECRET
 
 
 @pytest.fixture
-def service(async_service):
-    return async_service
-
-
-@pytest.fixture
 def stash(make_stash, service):
     blocklist = {"hook": "keyword_blocklist", "params": {"words": ["spam"]}, "position": 1}
     return make_stash("vendor", hooks=[blocklist, async_hook(service, SECRET, position=2)])
