@@ -207,6 +207,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("STASH_MAX_BODY_BYTES", 10 * 1024 * 1024)
 STASH_THROTTLE_RATES = {
     "anon_submit": env.str("STASH_ANON_SUBMIT_RATE", "60/minute"),
     "auth_token": env.str("STASH_TOKEN_RATE", "30/minute"),
+    "callback": env.str("STASH_CALLBACK_RATE", "600/minute"),
 }
 
 REST_FRAMEWORK = {
@@ -398,6 +399,11 @@ else:
 # Webhooks and moderation_api hooks connect only to public addresses; these networks are allowed too (comma-separated
 # addresses or CIDR networks, e.g. "10.0.0.0/8,192.168.1.20"). Checked on the address connected to.
 STASH_WEBHOOK_ALLOWED_NETWORKS = env.list("STASH_WEBHOOK_ALLOWED_NETWORKS", default=[])
+# Asynchronous hooks (moderation_api with mode: async): the address outside services reach this
+# site at, for their callbacks (https://stash.example.com); in DEBUG the local development server's.
+STASH_PUBLIC_URL = env.str("STASH_PUBLIC_URL", "http://127.0.0.1:8000" if DEBUG else "")
+# The longest a hook may give a service to call back, in seconds; the sweeper then times it out.
+STASH_CALLBACK_MAX_SECONDS = env.int("STASH_CALLBACK_MAX_SECONDS", 3600)
 # The Redis that redis_stream sinks add entries to.
 STASH_REDIS_URL = env.str("STASH_REDIS_URL", "redis://127.0.0.1:6379/0")
 

@@ -87,13 +87,30 @@ def process_contents(self, ids, wake=None, recover=None, hung=False):
     )
 
 
+@shared_task(bind=True, name="stash.tasks.resume_run")
+def resume_run(self, callback_id):
+    """Resume the run of the item that waits on ``callback_id``, now answered (by its service, or
+    by the sweeper at its timeout); a duplicate message does nothing."""
+    clock = processing.Clock((self.request.timelimit or (None, None))[0] or self.app.conf.task_time_limit)
+    report = processing.resume(callback_id, token=processing.token_for(self.request.id), clock=clock)
+    publishing.send_deliveries(report.deliveries)
+    logger.info("resume: callback %s, %d claimed, verdicts %s", callback_id, report.claimed, report.verdicts)
+
+
 @shared_task(name="stash.tasks.sweep")
 def sweep():
     """One sweeper pass (scheduled by beat)."""
     report = processing.sweep()
     processing.count_sweep(report)  # for /metrics
-    if report.requeued or report.failed or report.woken:
-        logger.info("sweep: %d sent again, %d failed, %d stashes woken", report.requeued, report.failed, report.woken)
+    if report.requeued or report.failed or report.woken or report.timed_out or report.resumed:
+        logger.info(
+            "sweep: %d sent again, %d failed, %d stashes woken, %d waits timed out, %d resumes sent again",
+            report.requeued,
+            report.failed,
+            report.woken,
+            report.timed_out,
+            report.resumed,
+        )
 
 
 @shared_task(name="stash.tasks.expire_reviews")

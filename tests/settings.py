@@ -23,3 +23,7 @@ SECURE_SSL_REDIRECT = False
 # Templates link static files by their plain names: tests run without `collectstatic` (and with
 # DEBUG off). tests/integration/test_serving.py serves the hashed ones through gunicorn.
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
+
+# Callback URLs of asynchronous hooks: the test client's host (the integration tests' services
+# are pointed at their live server).
+STASH_PUBLIC_URL = os.environ.get("STASH_PUBLIC_URL") or "http://testserver"

@@ -95,7 +95,7 @@ class ExampleResultSerializer(serializers.Serializer):
     problems = serializers.ListField(child=serializers.CharField(), help_text="What differs; empty if it passed.")
     expected = serializers.ChoiceField(choices=Example.Verdict.choices, help_text="The verdict it expects.")
     verdict = serializers.ChoiceField(
-        choices=["", pipeline.ACCEPTED, pipeline.REJECTED, pipeline.HELD],
+        choices=["", pipeline.ACCEPTED, pipeline.REJECTED, pipeline.HELD, pipeline.WAITING],
         help_text="The verdict it got (blank: not run in time).",
     )
     reason = serializers.CharField(allow_blank=True)

@@ -42,7 +42,8 @@ class ReviewView(_OnItem):
         description="As the admin's review page does: `approve` or `reject` a held item, `overturn` the hooks' "
         "verdict on a held, rejected or accepted one. 400 when the decision does not apply to the item's "
         "status; 409 when another reviewer holds the item (a claim: the answer names them and until when), "
-        "when it changed meanwhile, or when you approved a four-eyes item once already. An item held with "
+        "when it changed meanwhile, when it is waiting for an outside service's answer (no verdict yet), or when "
+        "you approved a four-eyes item once already. An item held with "
         "one of its stash's `four_eyes_reasons` needs two different reviewers: the first approval is "
         "recorded (`first_approval`) and the item stays held. Needs `stash.view_content` and "
         "`stash.change_content`.",
@@ -55,6 +56,8 @@ class ReviewView(_OnItem):
         serializer = ReviewSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         decision, note = serializer.validated_data["decision"], serializer.validated_data["note"]
+        if content.status == Content.Status.WAITING:
+            raise Conflict(processing.WAITING_REFUSAL, code="waiting")
         if decision not in processing.decisions_for(content):
             raise ValidationError(
                 {"decision": [f"{decision} does not apply to this item: it is {content.status}. Nothing was changed."]}

@@ -358,7 +358,10 @@ class SimulatedStepSerializer(TrailEntrySerializer):
 class SimulationSerializer(serializers.Serializer):
     """What the stash's hooks would do to a payload; nothing is saved."""
 
-    verdict = serializers.ChoiceField(choices=[pipeline.ACCEPTED, pipeline.REJECTED, pipeline.HELD])
+    verdict = serializers.ChoiceField(
+        choices=[pipeline.ACCEPTED, pipeline.REJECTED, pipeline.HELD, pipeline.WAITING],
+        help_text="waiting: an asynchronous hook would wait for its service (which simulate never asks).",
+    )
     reason = serializers.CharField(allow_blank=True)
     code = serializers.CharField(allow_blank=True)
     decided_by = serializers.IntegerField(allow_null=True, help_text="The HookConfig that rejected or held it.")

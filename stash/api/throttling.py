@@ -19,6 +19,12 @@ class AnonymousSubmitThrottle(access.AddressRateThrottle):
     scope = "anon_submit"
 
 
+class CallbackThrottle(access.AddressRateThrottle):
+    """Outside services' answers at callback URLs (``STASH_CALLBACK_RATE``)."""
+
+    scope = "callback"
+
+
 class TokenThrottle(access.AddressRateThrottle):
     """Requests for a token: refused while the user or the address is locked out, and per address."""
 

@@ -4,7 +4,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
-from stash.api import appeal_views, pipeline_views, review_views, statement_views, views
+from stash.api import appeal_views, callback_views, pipeline_views, review_views, statement_views, views
 
 app_name = "api"
 
@@ -20,6 +20,7 @@ router.register("appeals", appeal_views.AppealViewSet, basename="appeal")
 
 urlpatterns = [
     path("auth/token/", views.TokenView.as_view(), name="token"),
+    path("callbacks/<str:token>/", callback_views.CallbackView.as_view(), name="callback"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("stashes/<slug:stash_slug>/pipeline/", pipeline_views.PipelineView.as_view(), name="pipeline"),

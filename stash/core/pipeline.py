@@ -49,6 +49,15 @@ a cache that fails only means the hook runs::
 
     Pipeline(steps, cache=cache, version=stash.config_version)
 
+Asynchronous hooks: a filter may return ``pending()``, an answer still to come from an outside
+service. The run stops there with the verdict ``waiting`` (``Result.waiting_at`` says at which
+step; its payload and trail are what a resume needs), and ``Pipeline.resume`` goes on from that
+step with the answer when it comes, as if the hook had given it at once::
+
+    result = pipeline.run(item)                  # result.verdict == "waiting"
+    at = result.waiting_at
+    pipeline.resume(item, at, result.payload, result.trail[:at], pipeline.keep())
+
 Runs that only look (simulate, replay, golden examples) run ``pipeline.looking()``, one per
 item: no sinks, and each hook that declares ``side_effects`` works on a scratch copy of its
 state (``hook.scratch()``), so it does what it would do and the real counters stay as they are.
@@ -74,6 +83,8 @@ logger = logging.getLogger(__name__)
 ACCEPTED = "accepted"
 REJECTED = "rejected"
 HELD = "held"
+#: The run stopped at an asynchronous hook, which awaits an outside service's answer (``pending``).
+WAITING = "waiting"
 
 # Outcomes of one step in the trail.
 KEPT = "kept"
@@ -83,7 +94,7 @@ SKIPPED = "skipped"
 ERROR = "error"
 TIMEOUT = "timeout"
 OBSERVED = "observed"
-OUTCOMES = (KEPT, DROPPED, TRANSFORMED, SKIPPED, ERROR, TIMEOUT, HELD, OBSERVED)
+OUTCOMES = (KEPT, DROPPED, TRANSFORMED, SKIPPED, ERROR, TIMEOUT, HELD, OBSERVED, WAITING)
 
 # Modes and error policies.
 ENFORCE = "enforce"
@@ -106,7 +117,8 @@ ON_REVERSED = "on_reversed"
 
 @dataclass(frozen=True)
 class Decision:
-    """What a filter says about one item: ``keep``, ``drop`` or ``hold``, with a reason."""
+    """What a filter says about one item: ``keep``, ``drop`` or ``hold``, with a reason; or
+    ``pending``: an outside service will answer later (an asynchronous hook, see ``Pipeline.resume``)."""
 
     action: str
     reason: str = ""
@@ -130,6 +142,12 @@ def hold(reason: str, code: str = "held", field: str = "") -> Decision:
     return Decision("hold", reason, code, field)
 
 
+def pending(reason: str = "waiting for an outside service", code: str = "waiting") -> Decision:
+    """The answer is still to come: the run stops here with the verdict ``waiting`` and is resumed
+    (``Pipeline.resume``) when it comes. Filters only; an observing step records "would wait"."""
+    return Decision("pending", reason, code)
+
+
 @dataclass(frozen=True)
 class Item:
     """The read-only view of one content item that hooks see."""
@@ -142,6 +160,9 @@ class Item:
     submitted_by: str | None = None
     created_at: datetime | None = None  # when it was submitted
     content_hash: str = ""  # of the payload as submitted
+    #: Asynchronous hooks only: the URL at which the outside service answers for this item, by
+    #: hook config id (``Step.config_id``); each hook reads its own.
+    callbacks: Mapping[int, str] = field(default_factory=dict)
 
     def as_context(self) -> dict[str, Any]:
         """The variables a condition can read."""
@@ -269,6 +290,14 @@ class Result:
     #: Run in verbose mode: every step ran, and the trail says which ran past the verdict.
     verbose: bool = False
 
+    @property
+    def waiting_at(self) -> int | None:
+        """The verdict ``waiting``: the index, among the pipeline's judging steps, of the step that
+        waits (what ``Pipeline.resume`` takes as ``position``); None for any other verdict."""
+        if self.verdict != WAITING:
+            return None
+        return next(index for index, entry in enumerate(self.trail) if entry.outcome == WAITING and entry.stopped)
+
     def as_dict(self) -> dict[str, Any]:
         """The result as JSON-ready data, as the API and ``stash_simulate --json`` show it."""
         return {
@@ -369,19 +398,17 @@ class Pipeline:
             version=self.version,
         )
 
-    def looking(self) -> Pipeline:
+    def looking(self, answers: Mapping[int, Decision] | None = None) -> Pipeline:
         """This pipeline for one item's run that only looks (simulate, replay, golden examples):
         its filters and transforms, each hook that declares ``side_effects`` replaced by its
         ``scratch()`` copy (the real state is read, never written), no sinks and no outcome cache::
 
             result = pipeline.looking().run(item)   # rate_limit counts this item on a scratch count
+
+        An asynchronous hook (``asynchronous`` true) is never called: it returns ``pending()`` (the
+        run says the item would wait), or the answer ``answers`` gives for its config id.
         """
-        return Pipeline(
-            [
-                replace(step, hook=step.hook.scratch()) if getattr(step.hook, "side_effects", False) else step
-                for step in self.judging
-            ]
-        )
+        return Pipeline([_looking_step(step, answers or {}) for step in self.judging])
 
     def listeners(self, event: str) -> tuple[Step, ...]:
         """The steps, of any kind and in order, whose hook takes the lifecycle callback ``event``."""
@@ -443,8 +470,62 @@ class Pipeline:
         docstring); ``on_step(step)`` is called once before each step that runs for any item."""
         started = time.perf_counter()
         runs = [_ItemRun(item) for item in items]
+        self._run_steps(runs, 0, on_step, verbose)
+        # Each item's time: its own steps' entries, and its share of the time the runner took besides.
+        spent = [sum(entry.duration_ms for entry in r.trail) for r in runs]
+        overhead = max(0.0, (time.perf_counter() - started) * 1000 - sum(spent)) / max(1, len(runs))
+        return [r.result(ms + overhead, verbose) for r, ms in zip(runs, spent, strict=True)]
+
+    def resume(
+        self,
+        item: Item,
+        position: int,
+        payload: Mapping[str, Any],
+        trail: Sequence[TrailEntry],
+        decision: Decision | BaseException,
+        *,
+        duration_ms: float = 0.0,
+        on_step: Callable[[Step], None] | None = None,
+    ) -> Result:
+        """Go on with a run that waited (verdict ``waiting``) at judging step ``position`` (its
+        ``Result.waiting_at``), now that the answer is ``decision``. ``payload`` and ``trail`` are
+        the run's as it waited (its result's payload, its trail without the waiting entry).
+
+        ``decision`` becomes that step's entry as if the hook had returned it (its mode and
+        ``on_error`` apply); an exception stands for a failure: ``HookTimeout`` (no answer in
+        time) a timeout, any other an error. The steps after it then run as ``run`` runs them; a
+        later asynchronous step may wait again::
+
+            first = pipeline.run(item)                       # first.verdict == "waiting"
+            at = first.waiting_at
+            later = pipeline.resume(item, at, first.payload, first.trail[:at], pipeline.drop("toxic"))
+        """
+        started = time.perf_counter()
+        step = self.judging[position]
+        state = _ItemRun(item)
+        state.payload = payload
+        state.transformed = any(entry.outcome == TRANSFORMED for entry in trail)
+        state.trail = list(trail)
+        entry = functools.partial(_entry, step, False, duration_ms)
+        if isinstance(decision, HookTimeout):
+            taken = self._failed(step, entry, TIMEOUT, "timeout", str(decision) or "no answer in time")
+        elif isinstance(decision, BaseException):
+            taken = self._failed(step, entry, ERROR, "hook_error", f"{type(decision).__name__}: {decision}")
+        else:
+            taken = self._judged(step, entry, decision)
+        state.take(step, *taken, verbose=False)
+        if state.decided is None:
+            self._run_steps([state], position + 1, on_step, False)
+        return state.result((time.perf_counter() - started) * 1000 + duration_ms, False)
+
+    def _run_steps(
+        self, runs: list[_ItemRun], start: int, on_step: Callable[[Step], None] | None, verbose: bool
+    ) -> None:
+        """Run the judging steps from index ``start`` on for ``runs`` (see ``run_many``)."""
         with _Deadline() as deadline:
-            for step, is_batched in zip(self.judging, self._batched, strict=True):
+            for index, (step, is_batched) in enumerate(zip(self.judging, self._batched, strict=True)):
+                if index < start:
+                    continue
                 alive = runs if verbose else [r for r in runs if r.decided is None]
                 if not alive:
                     break
@@ -457,10 +538,6 @@ class Pipeline:
                     outcomes = [self._run_step(step, current, deadline, verbose) for current in currents]
                 for r, (entry, new_payload, stop) in zip(alive, outcomes, strict=True):
                     r.take(step, entry, new_payload, stop, verbose)
-        # Each item's time: its own steps' entries, and its share of the time the runner took besides.
-        spent = [sum(entry.duration_ms for entry in r.trail) for r in runs]
-        overhead = max(0.0, (time.perf_counter() - started) * 1000 - sum(spent)) / max(1, len(runs))
-        return [r.result(ms + overhead, verbose) for r, ms in zip(runs, spent, strict=True)]
 
     def _run_step(
         self, step: Step, item: Item, deadline: _Deadline, verbose: bool = False
@@ -688,6 +765,12 @@ class Pipeline:
             )
         if decision.action == "keep":
             return entry(KEPT, decision.code), None, None
+        if decision.action == "pending" and step.kind != "filter":
+            return Pipeline._failed(step, entry, ERROR, "bad_return", "returned pending(), which only filters may")
+        if decision.action == "pending":
+            if step.mode == OBSERVE:
+                return entry(OBSERVED, decision.code, f"would wait: {decision.reason}", would="wait"), None, None
+            return entry(WAITING, decision.code, decision.reason, stopped=True), None, WAITING
         verdict = REJECTED if decision.action == "drop" else HELD
         if step.mode == OBSERVE:
             return (
@@ -827,6 +910,28 @@ def batched(hook: Any) -> bool:
     name = {"filter": "filter_many", "transform": "transform_many"}.get(getattr(hook, "kind", ""))
     method = getattr(type(hook), name, None) if name else None
     return method is not None and not getattr(method, "per_item", False)
+
+
+def _looking_step(step: Step, answers: Mapping[int, Decision]) -> Step:
+    if getattr(step.hook, "asynchronous", False):
+        answer = answers.get(step.config_id) if step.config_id is not None else None
+        return replace(step, hook=_Answered(answer), cache_seconds=0)
+    if getattr(step.hook, "side_effects", False):
+        return replace(step, hook=step.hook.scratch())
+    return step
+
+
+class _Answered:
+    """Stands in for an asynchronous hook in a run that only looks: the service is not asked; the
+    item would wait, or has the answer given in its place."""
+
+    kind = "filter"
+
+    def __init__(self, answer: Decision | None) -> None:
+        self.answer = answer
+
+    def filter(self, item: Item) -> Decision:
+        return self.answer or pending("would wait for the outside service's answer")
 
 
 class _Stopped:

@@ -60,6 +60,7 @@ logger = logging.getLogger(__name__)
 
 PROCESS_TASK = "stash.tasks.process_contents"
 DELIVER_TASK = "stash.tasks.deliver_sink"
+RESUME_TASK = "stash.tasks.resume_run"
 _RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 
 
@@ -245,6 +246,24 @@ def recover(task_id, hung, queue=""):
     while its process still ran; see ``processing.recovering``), on ``queue``, the one that message
     came from; False (logged) if the broker refused it: the sweeper acts later."""
     return _publish([], queue, recover={"recover": str(task_id), "hung": bool(hung)})
+
+
+def resume(callback_id, queue=""):
+    """Publish the resume of the run waiting on ``callback_id`` (answered) on ``queue`` (a stash's
+    ``queue`` field); False (logged) if the broker refused it: the sweeper sends it again."""
+    try:
+        current_app.send_task(
+            RESUME_TASK,
+            args=[callback_id],
+            queue=queue_name(queue),
+            retry=True,
+            retry_policy=_RETRY_POLICY,
+            time_limit=settings.STASH_TIME_LIMIT,
+        )
+    except Exception:
+        logger.exception("Could not publish the resume of callback %s; the sweeper will send it again.", callback_id)
+        return False
+    return True
 
 
 def defer(ids, queue, wake=None, time_limit=None):

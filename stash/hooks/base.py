@@ -30,6 +30,12 @@ class Hook:
     #: the real store in ``open_state()``: runs that only look (simulate, replay, golden
     #: examples) give it a scratch copy, so they show what it would do and change nothing.
     side_effects: ClassVar[bool] = False
+    #: True when the hook's answer comes later, from an outside service (it returns
+    #: ``pipeline.pending()``): runs that only look never call it (``Pipeline.looking``).
+    asynchronous: bool = False
+    #: The id of the hook config it was built for (set when a pipeline is built; None otherwise):
+    #: an asynchronous hook reads its item's callback URL by it (``Item.callbacks``).
+    config_id: int | None = None
     _scratch: Scratch | None = None
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:

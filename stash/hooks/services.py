@@ -9,6 +9,15 @@ The answer, one entry per item in the same order (an ``id``, if given, must matc
     {"items": [{"id": "c0ffee", "score": 0.93}, …]}
 
 An item whose score at ``score_path`` is above ``threshold`` is dropped (code ``moderation``).
+
+With ``mode: async`` each item carries the URL at which the service gives its answer later, and
+the service answers ``202`` at once; every item asked is then *pending* (it waits)::
+
+    {"items": [{"id": "c0ffee", "fields": {…}, "callback_url": "https://…/api/callbacks/<token>/"}],
+     "mode": "async"}
+
+The service then POSTs ``{"outcome": "keep" | "drop" | "hold", "reason": "…"}`` to each
+``callback_url``, signed as the request is (see ``stash.processing.callbacks``).
 What fails raises ``ModerationServiceError`` (a timeout, a refused address, a network error, an
 answer that is not 2xx or not of that shape), so the hook's ``on_error`` policy decides.
 """
@@ -32,6 +41,12 @@ logger = logging.getLogger(__name__)
 #: An answer longer than this is refused: a moderation verdict is a few bytes per item.
 MAX_ANSWER_BYTES = 1024 * 1024
 
+#: Sync mode: the longest ``timeout``.
+SYNC_TIMEOUT_MAX = 15
+
+#: Async mode: seconds the request itself may wait for each read (the service only says 202).
+ASYNC_REQUEST_TIMEOUT = 5.0
+
 
 class ModerationServiceError(Exception):
     """The moderation service could not be asked, or its answer could not be read."""
@@ -49,7 +64,8 @@ class ModerationApi(Filter):
             "mode": {
                 "enum": ["sync", "async"],
                 "default": "sync",
-                "description": "sync: the service answers in its reply (async is not available yet).",
+                "description": "sync: the service answers in its reply; async: it answers 202, then "
+                "POSTs each item's outcome to its callback_url within the timeout.",
             },
             "fields": {
                 "type": "array",
@@ -74,10 +90,11 @@ class ModerationApi(Filter):
             "timeout": {
                 "type": "number",
                 "exclusiveMinimum": 0,
-                "maximum": 15,
+                "maximum": 86400,
                 "default": 1,
                 "description": "Seconds to wait to connect, and then for each read; the whole "
-                "exchange is cut off at twice this.",
+                "exchange is cut off at twice this. In async mode: seconds the service has to call "
+                "back (at most STASH_CALLBACK_MAX_SECONDS); the request itself is cut off as in sync mode.",
             },
         },
         "required": ["url", "secret", "fields"],
@@ -93,19 +110,41 @@ class ModerationApi(Filter):
             problem = check_url(params[key]) if key in params else None
             if problem:
                 errors[key] = problem
-        if params.get("mode") == "async":
-            errors["mode"] = "the asynchronous mode is not available yet; use sync"
         limit = getattr(settings, "STASH_TIME_LIMIT", 30)
         timeout = params.get("timeout", 1)
-        if DEADLINE_FACTOR * timeout > limit:
+        if params.get("mode") == "async":
+            longest = getattr(settings, "STASH_CALLBACK_MAX_SECONDS", 3600)
+            if timeout > longest:
+                errors["timeout"] = (
+                    f"at most {longest:g} s: the time a service has to call back is bounded by "
+                    f"STASH_CALLBACK_MAX_SECONDS ({longest:g} s)"
+                )
+        elif timeout > SYNC_TIMEOUT_MAX:
+            errors["timeout"] = (
+                f"at most {SYNC_TIMEOUT_MAX:g} s in sync mode (in async mode it is the time to call back, "
+                "up to STASH_CALLBACK_MAX_SECONDS)"
+            )
+        elif DEADLINE_FACTOR * timeout > limit:
             errors["timeout"] = (
                 f"at most {limit / DEADLINE_FACTOR:g} s: the whole exchange (twice the timeout) must fit "
                 f"in the time limit of a judging message (STASH_TIME_LIMIT, {limit} s)"
             )
         return errors
 
+    def __init__(self, params: Mapping[str, Any] | None = None) -> None:
+        super().__init__(params)
+        # In async mode the service answers later, at each item's callback URL.
+        self.asynchronous = self.params.get("mode") == "async"
+
     @property
     def timeout(self) -> float:
+        """Seconds the request may wait for each read (in async mode, at most ``ASYNC_REQUEST_TIMEOUT``:
+        the ``timeout`` param is then the time to call back)."""
+        seconds = float(self.params.get("timeout", 1))
+        return min(seconds, ASYNC_REQUEST_TIMEOUT) if self.asynchronous else seconds
+
+    def callback_wait(self) -> float:
+        """Async mode: seconds the service has to call back (the ``timeout`` param)."""
         return float(self.params.get("timeout", 1))
 
     def chosen_fields(self, item: pipeline.Item) -> dict[str, Any]:
@@ -129,12 +168,35 @@ class ModerationApi(Filter):
         """
         decisions = [self.keep()] * len(items)
         asked = [(index, item, fields) for index, item in enumerate(items) if (fields := self.chosen_fields(item))]
+        if asked and self.asynchronous:
+            return self.ask_later(items, asked, decisions)
         if asked:
             body = _encode({"items": [{"id": item.id, "fields": fields} for _, item, fields in asked]})
             answer = self.post(self.params["url"], body)
             scores = self.scores(answer, [item.id for _, item, _ in asked])
             for (index, _item, _fields), score in zip(asked, scores, strict=True):
                 decisions[index] = self.judge(score)
+        return decisions
+
+    def ask_later(
+        self, items: list[pipeline.Item], asked: list[tuple[int, pipeline.Item, dict[str, Any]]], decisions: list[Any]
+    ) -> list[pipeline.Decision]:
+        """Async mode: send the items asked with their callback URLs; the service must answer 202,
+        and each of them is then pending. Raises ``ModerationServiceError`` for any other answer
+        or an item without a callback URL (so ``on_error`` decides at once)."""
+        entries = []
+        for _index, item, fields in asked:
+            url = item.callbacks.get(self.config_id) if self.config_id is not None else None
+            if not url:
+                raise ModerationServiceError(
+                    f"item {item.id} has no callback URL for this hook (is STASH_PUBLIC_URL set?)"
+                )
+            entries.append({"id": item.id, "fields": fields, "callback_url": url})
+        status = self.post(self.params["url"], _encode({"items": entries, "mode": "async"}), with_status=True)[0]
+        if status != 202:
+            raise ModerationServiceError(f"POST {self.params['url']} answered {status}, not 202 (async mode)")
+        for index, _item, _fields in asked:
+            decisions[index] = pipeline.pending("waiting for the moderation service", "moderation_pending")
         return decisions
 
     def judge(self, score: float) -> pipeline.Decision:
@@ -176,9 +238,10 @@ class ModerationApi(Filter):
             scores.append(float(score))
         return scores
 
-    def post(self, url: str, body: bytes) -> bytes:
+    def post(self, url: str, body: bytes, with_status: bool = False) -> Any:
         """POST signed ``body`` to ``url``, SSRF-guarded and cut off at twice the timeout; the
-        answer's body. Raises ``ModerationServiceError`` for any failure or a non-2xx answer."""
+        answer's body (``with_status``: its status and body). Raises ``ModerationServiceError``
+        for any failure or a non-2xx answer."""
         headers = {
             "Content-Type": "application/json",
             "User-Agent": "stash-moderation/1",
@@ -195,7 +258,7 @@ class ModerationApi(Filter):
             raise ModerationServiceError(f"POST {url} failed: {type(exc).__name__}: {exc}") from exc
         if not 200 <= status < 300:
             raise ModerationServiceError(f"POST {url} answered {status} {reason}")
-        return answer
+        return (status, answer) if with_status else answer
 
     def feedback(self, item: pipeline.Item, verdict: str) -> None:
         """Tell the service what a person decided about ``item`` (``verdict``), at ``feedback_url``.

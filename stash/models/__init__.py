@@ -1,6 +1,7 @@
 """Stashes, their configured hooks, submitted content and the runs that judged it: one module per area."""
 
 from stash.models.base import LoadedStateModel
+from stash.models.callbacks import Callback
 from stash.models.choices import ExamplesPolicy, ExpireAction, HookOnError, OnError
 from stash.models.content import Content, ContentQuerySet, lease_end
 from stash.models.history import EventCount, Example, PipelineRun, PipelineVersion, Review
@@ -24,6 +25,7 @@ from stash.models.validators import (
 __all__ = [
     "APPEAL_TEXT_MAX",
     "Appeal",
+    "Callback",
     "canonical_json",
     "Content",
     "content_hash",

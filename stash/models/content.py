@@ -53,6 +53,7 @@ class Content(LoadedStateModel):
         REJECTED = "rejected", _("rejected")
         HELD = "held", _("held for review")
         FAILED = "failed", _("failed")
+        WAITING = "waiting", _("waiting for a service")
 
     class Source(models.TextChoices):
         FORM = "form", _("web form")

@@ -147,6 +147,8 @@ class Example(models.Model):
         ACCEPTED = pipeline.ACCEPTED, _("accepted")
         REJECTED = pipeline.REJECTED, _("rejected")
         HELD = pipeline.HELD, _("held")
+        #: An asynchronous hook would wait for its service (looking runs never ask it).
+        WAITING = pipeline.WAITING, _("waiting")
 
     stash = models.ForeignKey(Stash, on_delete=models.CASCADE, related_name="examples", verbose_name=_("stash"))
     name = models.CharField(_("name"), max_length=200)

@@ -5,6 +5,7 @@ rules live here once. Locks are always taken in one order: items, then stashes (
 - ``claiming``: the compare-and-set that takes a batch of items for a message.
 - ``building``: a stash's pipeline as its current version recorded it, built once per version.
 - ``judging``: ``judge`` runs a batch through its pipeline and writes the verdicts; live before bulk.
+- ``callbacks``, ``resuming``: asynchronous hooks: the service's answer at its callback, the run's resume.
 - ``after_verdict``: what judging and reviewing both do once a verdict is decided (counters, queue, sinks).
 - ``time_limits``: a message's ``Clock``: its hard time limit, its leases, which items fit in it.
 - ``recovering``: a message stopped at its time limit: its items taken over, a hook that hung timed out.
@@ -94,6 +95,7 @@ from stash.processing.judging import BULK_SLICE, BatchReport, judge
 from stash.processing.ordering import arrange_hooks, move_hooks, place_dragged_hooks, place_hooks, reorder_hooks
 from stash.processing.recovering import recover, token_for
 from stash.processing.rejudging import PeoplesDecisions, decided_by_people, reprocess
+from stash.processing.resuming import resume
 from stash.processing.review_queue import (
     Claim,
     QueueRow,
@@ -120,6 +122,7 @@ from stash.processing.reviewing import (
     CLAIMED,
     DECIDED_STATUSES,
     DECISIONS,
+    WAITING_REFUSAL,
     DecisionOutcome,
     ReplayChange,
     ReplayReport,
@@ -222,6 +225,7 @@ __all__ = [
     "decide",
     "decided_by_people",
     "DECIDED_STATUSES",
+    "WAITING_REFUSAL",
     "decider_title",
     "DecisionOutcome",
     "DECISIONS",
@@ -251,6 +255,7 @@ __all__ = [
     "InvalidItems",
     "item_for",
     "judge",
+    "resume",
     "judging_slot",
     "mark_stopped",
     "may_submit",

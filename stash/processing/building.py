@@ -43,6 +43,7 @@ def build_step(config: HookConfig, stash: Stash) -> pipeline.Step:
     condition = None
     try:
         hook = registry.get(config.hook)(config.params)
+        hook.config_id = config.pk
         if config.condition.strip():
             condition = compile_condition(config.condition)
     except Exception as exc:
@@ -78,20 +79,21 @@ def _cache_fields(hook: Any, config: HookConfig) -> tuple[str, ...] | None:
         return None
 
 
-def build_pipeline(stash: Stash) -> pipeline.Pipeline:
+def build_pipeline(stash: Stash, version: int | None = None) -> pipeline.Pipeline:
     """A fresh pipeline of the stash's enabled hooks, in order, as its version ``config_version``
     recorded them (one query): exactly the hooks and params that the runs of that version name.
     A stash with no such version (older than versions) is built from its hook configs. Hooks with
-    ``cache_seconds`` keep their outcomes in the shared cache, keyed on that version."""
+    ``cache_seconds`` keep their outcomes in the shared cache, keyed on that version. ``version``:
+    another version of the stash's (a run resumed with the version it began with)."""
+    version = stash.config_version if version is None else version
     document = next(
         iter(
-            PipelineVersion.objects.filter(stash_id=stash.pk, number=stash.config_version)
+            PipelineVersion.objects.filter(stash_id=stash.pk, number=version)
             .order_by()
             .values_list("document", flat=True)
         ),
         None,
     )  # unique: no LIMIT
-    version = stash.config_version
     if document is None:
         configs = list(HookConfig.objects.filter(stash_id=stash.pk).enabled().in_order())
     else:
@@ -120,6 +122,14 @@ def pipeline_for(stash: Stash) -> pipeline.Pipeline:
     built = build_pipeline(stash)
     _pipelines[stash.pk] = (stash.config_version, built)
     return built
+
+
+def pipeline_at(stash: Stash, version: int) -> pipeline.Pipeline:
+    """The stash's pipeline as its version ``version`` recorded it: ``pipeline_for`` when that is
+    the current one."""
+    if version == stash.config_version:
+        return pipeline_for(stash)
+    return build_pipeline(stash, version)
 
 
 def priority_for(stash: Stash) -> Callable[[Mapping[str, Any]], float] | None:

@@ -38,7 +38,7 @@ from django.utils import timezone
 from stash.core import logs, pipeline
 from stash.db import bulk_sql, publishing, tracing
 from stash.models import Content, PipelineRun, Statement, lease_end
-from stash.processing import after_verdict, claiming, review_queue, statements
+from stash.processing import after_verdict, callbacks, claiming, review_queue, statements
 from stash.processing.building import item_for, pipeline_for, priority_for
 from stash.processing.time_limits import Clock, time_limit_for
 
@@ -273,12 +273,12 @@ def _run_one(
 ) -> _Judged:
     """Run the hooks of one item."""
     started = timezone.now()
-    item = item_for(content)
+    item = callbacks.attach(item_pipeline, [content], [item_for(content)])[0]
     with logs.judging(item):
         after_verdict.call(item_pipeline.listeners(pipeline.ON_PIPELINE_START), pipeline.ON_PIPELINE_START, item, None)
         run = item_pipeline.stopping(*stopped) if stopped else item_pipeline
         result = tracing.run(run, item, on_step=_on_step(content, token) if note_progress else logs.at_hook)
-        _log_failures(result)
+        log_failures(result)
     report.hook_seconds[content.stash_id] = (
         report.hook_seconds.get(content.stash_id, 0.0) + (timezone.now() - started).total_seconds()
     )
@@ -298,7 +298,7 @@ def _run_together(
     called once for them all. Each item's start callbacks, failures and progress note are its own."""
     item_pipeline = pipeline_for(contents[0].stash)
     started = timezone.now()
-    items = [item_for(content) for content in contents]
+    items = callbacks.attach(item_pipeline, contents, [item_for(content) for content in contents])
     for item in items:
         with logs.judging(item):
             after_verdict.call(
@@ -311,7 +311,7 @@ def _run_together(
         results = tracing.run_many(run, items, on_step=on_step)
     for item, result in zip(items, results, strict=True):
         with logs.judging(item):
-            _log_failures(result)
+            log_failures(result)
     stash_id = contents[0].stash_id
     report.hook_seconds[stash_id] = report.hook_seconds.get(stash_id, 0.0) + (timezone.now() - started).total_seconds()
     if note_progress:
@@ -327,10 +327,23 @@ def _finish(judged: list[_Judged], later: list[Content], token: uuid.UUID, repor
     _notify_sinks(judged, report)
 
 
+def record_resumed(
+    content: Content,
+    item_pipeline: pipeline.Pipeline,
+    result: pipeline.Result,
+    started: datetime,
+    token: uuid.UUID,
+    report: BatchReport,
+) -> None:
+    """Record the end of a resumed run (``resuming``) as any run's: verdict, run, counters,
+    statements, sinks; or its next wait."""
+    _finish([(content, item_pipeline, result, started)], [], token, report)
+
+
 PROGRESS_NOTE = "interrupted in hook "
 
 
-def _log_failures(result: pipeline.Result) -> None:
+def log_failures(result: pipeline.Result) -> None:
     """Log each hook that raised or ran out of time on this item, with its hook bound (its
     ``on_error`` policy decided what became of the item; the trail says the same)."""
     for entry in result.trail:
@@ -383,10 +396,18 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
         deciding: dict[uuid.UUID, dict[str, Any]] = {}
         counters = after_verdict.new_counters()
         accepted_by_stash = defaultdict(list)
-        for content, _pipeline, result, started in judged:
+        waiting: list[tuple[Content, pipeline.Result]] = []
+        finished_async: list[Content] = []  # items of pipelines with asynchronous hooks that ended
+        for content, item_pipeline, result, started in judged:
             if content.pk not in claimed:
                 report.stale += 1
                 continue
+            if result.verdict == pipeline.WAITING:
+                waiting.append((content, result))
+                report.verdicts[result.verdict] = report.verdicts.get(result.verdict, 0) + 1
+                continue
+            if callbacks.has_waiting(item_pipeline):
+                finished_async.append(content)
             _apply_verdict(content, result, now)
             content.priority = priorities.get(content.pk)
             if result.verdict != pipeline.ACCEPTED:
@@ -401,7 +422,7 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
                 PipelineRun(
                     content=content,
                     revision=content.revision,
-                    config_version=content.stash.config_version,
+                    config_version=item_pipeline.version,
                     outcome=result.verdict,
                     reason=result.reason,
                     started_at=started,
@@ -412,7 +433,11 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
             )
             _count(counters, result.trail)
             report.verdicts[result.verdict] = report.verdicts.get(result.verdict, 0) + 1
+        if waiting or finished_async:
+            _write_waiting(waiting, now)
+            callbacks.record_waits(waiting, finished_async, now)
         if not runs:
+            report.judged += len(waiting)
             return
         _write_verdicts(decided, now)
         bulk_sql.update_rows(Content, transformed, ["payload", "original_payload"])
@@ -423,7 +448,26 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
             after_verdict.assign_queue_positions(stash_id, accepted_by_stash[stash_id])
             _write_verdicts(accepted_by_stash[stash_id], now)
         after_verdict.add_counters(counters)
-    report.judged += len(runs)
+    report.judged += len(runs) + len(waiting)
+
+
+def _write_waiting(waiting: list[tuple[Content, pipeline.Result]], now: datetime) -> None:
+    """Items whose run waits for an outside service: ``waiting``, no worker's claim, no attempt
+    counted (the run so far went well); their verdict comes with the resume."""
+    for content, result in waiting:
+        content.status = Status.WAITING
+        content.reason = callbacks.waiting_reason(result)
+        content.attempts = 0
+        content.lease_token = None
+        content.lease_until = None
+    if not waiting:
+        return
+    bulk_sql.update_rows(
+        Content,
+        [content for content, _result in waiting],
+        ["status", "reason", "attempts"],
+        constants={"updated_at": now, "lease_token": None, "lease_until": None},
+    )
 
 
 def _write_verdicts(contents: list[Content], now: datetime) -> None:
@@ -476,6 +520,8 @@ def _notify_sinks(judged: list[_Judged], report: BatchReport) -> None:
     ``on_pipeline_end``: its verdict was not stored, its new revision is judged again.
     """
     for content, item_pipeline, result, _started in judged:
+        if result.verdict == pipeline.WAITING:
+            continue  # its run goes on when the service answers
         item = item_for(content)  # as stored now: with the transforms' payload
         stored = content.processed_revision == content.revision
         with logs.judging(item):

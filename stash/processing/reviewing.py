@@ -84,6 +84,13 @@ def decide_automatically(queryset: QuerySet[Content], status: str, reason: str) 
     return _review(queryset, verdict, None, reason, automated=True)
 
 
+#: Why an item waiting for an outside service is not decided on: its run has not ended.
+WAITING_REFUSAL = (
+    "The item is waiting for an outside moderation service's answer: it can be reviewed once its run "
+    "has a verdict. Nothing was changed."
+)
+
+
 def decisions_for(content: Content) -> list[str]:
     """The decisions (of ``DECISIONS``) that apply to ``content`` as it is now."""
     return [

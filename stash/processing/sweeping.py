@@ -1,5 +1,7 @@
 """The sweeper's pass: give up on items claimed too often (``failed``, with the reason), send again every item
-whose lease ran out (a lost message, a killed worker), and wake stashes whose saves joined a lost message.
+whose lease ran out (a lost message, a killed worker), and wake stashes whose saves joined a lost message;
+for items waiting for a service (``callbacks.sweep``): time out the answers not given in time, and send
+again the resumes lost or stopped with their worker.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from django.utils import timezone
 
 from stash.db import publishing
 from stash.models import Content, lease_end
-from stash.processing import claiming
+from stash.processing import callbacks, claiming
 from stash.processing.judging import send_by_queue
 
 Status = Content.Status
@@ -24,6 +26,8 @@ class SweepReport:
     requeued: int = 0
     failed: int = 0
     woken: int = 0  # stashes whose items waiting for their first run were sent a message
+    timed_out: int = 0  # items waiting for a service that did not answer in time: their hook's on_error decides
+    resumed: int = 0  # answered items whose resume was sent again (lost, or stopped with its worker)
 
 
 def sweep(limit: int = 10_000) -> SweepReport:
@@ -37,6 +41,9 @@ def sweep(limit: int = 10_000) -> SweepReport:
     exhausted = expired.filter(status=Status.PROCESSING, attempts__gte=settings.STASH_MAX_ATTEMPTS)
     for pk, attempts, note in exhausted.values_list("pk", "attempts", "reason")[:limit]:
         report.failed += exhausted.filter(pk=pk).update(**gave_up(attempts, note, now))
+    # Before the pass below: a resume stopped with its worker goes on from its answer, not from the start.
+    waits = callbacks.sweep(now)
+    report.timed_out, report.resumed = waits.timed_out, waits.resent
     rows = list(
         expired.filter(attempts__lt=settings.STASH_MAX_ATTEMPTS).values_list("pk", "attempts", "stash__queue")[:limit]
     )

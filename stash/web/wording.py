@@ -28,6 +28,7 @@ _OUTCOME_WORDS = {
     pipeline.TIMEOUT: gettext_lazy("ran out of time"),
     pipeline.HELD: gettext_lazy("held it for review"),
     pipeline.OBSERVED: gettext_lazy("only watched"),
+    pipeline.WAITING: gettext_lazy("asked an outside service, which has not answered yet"),
 }
 # How a submitter is told of a hook that failed: the failure is for staff to read.
 _COULD_NOT_CHECK = gettext_lazy("could not check it")
@@ -56,6 +57,8 @@ def verdict_sentence(content: Content, run: PipelineRun | None) -> Sentence:
         return Sentence(_("Waiting for the hooks to judge it…"))
     if status == Status.PROCESSING:
         return Sentence(_("Being judged…"))
+    if status == Status.WAITING:
+        return Sentence(_("Being checked by a moderation service…"))
     could_not = Sentence(_("Could not be checked; a moderator will look at it"))
     if status == Status.FAILED:
         return could_not

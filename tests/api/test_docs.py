@@ -7,6 +7,7 @@ pytestmark = pytest.mark.django_db
 
 PATHS = [
     "/api/auth/token/",
+    "/api/callbacks/{token}/",
     "/api/contents/",
     "/api/contents/{id}/",
     "/api/contents/{id}/reprocess/",

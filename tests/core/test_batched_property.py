@@ -178,3 +178,112 @@ def test_run_many_gives_each_item_what_run_gives_it(step_list: list[Step], items
 
     assert [_comparable(result) for result in together] == [_comparable(result) for result in alone]
     assert [dict(item.payload) for item in batch] == items  # the callers' payloads are left as they were
+
+
+# --- asynchronous hooks: a run that waits and is resumed equals one given the answer at once ---------
+
+
+class Asks:
+    """An asynchronous filter: ``pending()`` while the service has not answered; ``answered``
+    gives the answer the service will give for an item (by ``payload[field]``): keep, drop, hold,
+    or no answer in time (``HookTimeout``, one item at a time only)."""
+
+    kind = "filter"
+    answers = ("keep", "drop", "hold", "timeout")
+
+    def __init__(self, field: str, answered: bool = False) -> None:
+        self.field, self.answered = field, answered
+
+    def answer(self, item: Item) -> pipeline.Decision | BaseException:
+        action = self.answers[item.payload.get(self.field, 0) % len(self.answers)]
+        if action == "timeout":
+            return pipeline.HookTimeout("no answer in time")
+        return {
+            "keep": pipeline.keep(),
+            "drop": pipeline.drop(f"{self.field} refused", "moderation", self.field),
+            "hold": pipeline.hold(f"{self.field} doubtful", "moderation"),
+        }[action]
+
+    def filter(self, item: Item) -> pipeline.Decision:
+        if not self.answered:
+            return pipeline.pending(f"asked about {self.field}")
+        answer = self.answer(item)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+
+class BatchedAsks(Asks):
+    answers = ("keep", "drop", "hold")  # a batched call fails as a whole, never one item of it
+
+    def filter_many(self, items: list[Item]) -> list[pipeline.Decision]:
+        return [self.filter(item) for item in items]
+
+
+@st.composite
+def steps_with_async(draw: Any) -> list[Step]:
+    result = draw(steps())
+    for _ in range(draw(st.integers(1, 2))):
+        position = len(result) + 1
+        hook = draw(st.sampled_from([Asks, BatchedAsks]))(draw(st.sampled_from(FIELDS)))
+        step = Step(
+            hook=hook,
+            name=f"asks_{position}",
+            config_id=position,
+            position=position,
+            mode=draw(st.sampled_from([pipeline.ENFORCE, pipeline.ENFORCE, pipeline.OBSERVE])),
+            on_error=draw(st.sampled_from([pipeline.ON_ERROR_REJECT, pipeline.ON_ERROR_SKIP, pipeline.ON_ERROR_HOLD])),
+            condition=_condition(draw(st.sampled_from(FIELDS)), draw(st.integers(0, 5)))
+            if draw(st.booleans())
+            else None,
+        )
+        result.insert(draw(st.integers(0, len(result))), step)
+    return result
+
+
+def _answering(step: Step) -> Step:
+    """``step`` with its asynchronous hook answering at once (an observing one never waits: the same)."""
+    if isinstance(step.hook, Asks) and step.mode == pipeline.ENFORCE:
+        return replace(step, hook=type(step.hook)(step.hook.field, answered=True))
+    return step
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps_with_async(), st.lists(payloads, max_size=6))
+def test_a_run_that_waits_and_is_resumed_with_an_answer_equals_one_given_it_at_once(
+    step_list: list[Step], items: list[dict]
+) -> None:
+    waits = Pipeline(step_list)
+    at_once = Pipeline([_answering(step) for step in step_list])
+    batch = [Item(payload=payload, id=str(index)) for index, payload in enumerate(items)]
+
+    resumed = []
+    for item, result in zip(batch, waits.run_many(batch), strict=True):
+        while result.verdict == pipeline.WAITING:
+            at = result.waiting_at
+            assert at is not None and result.trail[at].outcome == pipeline.WAITING
+            hook = waits.judging[at].hook
+            answer = hook.answer(replace(item, payload=result.payload))
+            result = waits.resume(item, at, result.payload, result.trail[:at], answer)
+        resumed.append(result)
+
+    assert [_comparable(result) for result in resumed] == [_comparable(at_once.run(item)) for item in batch]
+    assert [dict(item.payload) for item in batch] == items
+
+
+@settings(max_examples=100, deadline=None)
+@given(steps_with_async(), payloads)
+def test_a_run_stops_at_the_first_enforcing_asynchronous_hook_and_an_observing_one_would_wait(
+    step_list: list[Step], payload: dict
+) -> None:
+    result = Pipeline(step_list).run(Item(payload=payload))
+
+    waiting = [entry for entry in result.trail if entry.outcome == pipeline.WAITING]
+    if result.verdict == pipeline.WAITING:
+        assert waiting == [result.trail[-1]] and result.trail[-1].stopped
+        assert result.trail[-1].hook.startswith("asks_")
+    else:
+        assert not waiting
+    for entry in result.trail:
+        if entry.hook.startswith("asks_") and entry.outcome == pipeline.OBSERVED:
+            assert entry.would == "wait" and entry.message.startswith("would wait")

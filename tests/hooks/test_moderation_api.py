@@ -229,9 +229,22 @@ def test_missing_params_are_refused_by_name(allow_loopback):
         ({"secret": "short"}, {"secret": "must be at least 16 characters long"}),
         ({"fields": []}, {"fields": "[] should be non-empty"}),
         ({"threshold": "high"}, {"threshold": "'high' is not of type 'number'"}),
-        ({"timeout": 60}, {"timeout": "60 is greater than the maximum of 15"}),
+        (
+            {"timeout": 60},
+            {
+                "timeout": "at most 15 s in sync mode (in async mode it is the time to call back, up to "
+                "STASH_CALLBACK_MAX_SECONDS)"
+            },
+        ),
+        ({"mode": "async", "timeout": 90000}, {"timeout": "90000 is greater than the maximum of 86400"}),
         ({"mode": "later"}, {"mode": "'later' is not one of ['sync', 'async']"}),
-        ({"mode": "async"}, {"mode": "the asynchronous mode is not available yet; use sync"}),
+        (
+            {"mode": "async", "timeout": 7200},
+            {
+                "timeout": "at most 3600 s: the time a service has to call back is bounded by "
+                "STASH_CALLBACK_MAX_SECONDS (3600 s)"
+            },
+        ),
         ({"url": "ftp://mod.example.com/"}, {"url": "'ftp://mod.example.com/' does not match '^https?://'"}),
     ],
 )
@@ -355,8 +368,10 @@ def test_feedback_to_a_name_that_resolves_to_loopback_is_refused(settings, servi
     assert service.requests == []
 
 
-def test_the_docs_example_runs(allow_loopback):
+def test_the_docs_examples_run(allow_loopback):
     text = (Path(__file__).resolve().parents[2] / "docs" / "hooks.md").read_text()
-    [source] = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL) if "FakeModeration" in b]
+    sources = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL) if "FakeModeration" in b]
 
-    exec(compile(source, "docs/hooks.md", "exec"), {})  # noqa: S102 - the docs' own example
+    assert len(sources) == 2  # sync, then async
+    for source in sources:
+        exec(compile(source, "docs/hooks.md", "exec"), {})  # noqa: S102 - the docs' own example

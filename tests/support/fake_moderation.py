@@ -3,14 +3,22 @@
     with FakeModeration(secret=SECRET) as service:
         service.url                      # http://127.0.0.1:<port>/moderate
         service.feedback_url             # http://127.0.0.1:<port>/feedback
-        service.mode = "slow"            # "sync", "slow", "failing" or "malformed"
+        service.mode = "slow"            # "sync", "slow", "failing", "malformed", or an async mode
         service.requests                 # what it received, in order
+        service.answers                  # async modes: each callback it made, with the status answered
 
 In ``sync`` mode it scores each item by a rule on its text: 0.9 when a field holds one of
 ``BAD_WORDS``, 0.1 otherwise, answered as ``{"items": [{"id", "score", "scores": {"toxic"},
 "label"}]}``. ``slow`` answers the same after ``delay`` seconds; ``failing`` answers 500;
 ``malformed`` answers 200 with text that is not JSON. A request whose ``X-Stash-Signature`` is
 not the HMAC-SHA256 of its body with ``secret`` is answered 401 and recorded as unsigned.
+
+Async modes answer ``202`` and then, from a thread, POST each item's answer to its
+``callback_url`` (``{"outcome": "drop" | "keep", "reason"}`` by the same rule), signed with
+``secret``, after ``callback_delay`` seconds: ``async`` once; ``async_twice`` twice; ``async_late``
+after ``delay`` seconds instead; ``async_unsigned`` without a signature; ``async_forged`` signed with
+another secret; ``async_silent`` never. ``callback_base`` (e.g. a live server's URL) replaces the
+scheme and host of the callback URLs it is given.
 """
 
 from __future__ import annotations
@@ -20,11 +28,28 @@ import hmac
 import http.server
 import json
 import threading
+import urllib.error
+import urllib.parse
+import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
 BAD_WORDS = ("awful", "idiot")
-MODES = ("sync", "slow", "failing", "malformed")
+ASYNC_MODES = ("async", "async_twice", "async_late", "async_unsigned", "async_forged", "async_silent")
+MODES = ("sync", "slow", "failing", "malformed", *ASYNC_MODES)
+
+
+# Callbacks go straight to the address given, whatever proxy the environment names.
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+@dataclass
+class CallbackMade:
+    """One answer the service POSTed to a callback URL, and the status it got."""
+
+    url: str
+    body: dict[str, Any]
+    status: int
 
 
 @dataclass
@@ -70,6 +95,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return self.answer(500, b'{"error": "down"}')
         if mode == "malformed":
             return self.answer(200, b"<html>not json</html>")
+        if mode in ASYNC_MODES:
+            self.answer(202, b'{"status": "queued"}')
+            if mode != "async_silent":
+                threading.Thread(target=service.call_back, args=(mode, data["items"]), daemon=True).start()
+            return None
         if mode == "slow":
             service.released.wait(service.delay)
         if service.latency:
@@ -105,13 +135,32 @@ class _Server(http.server.ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
 
 
+def async_hook(service: FakeModeration, secret: str, **fields: Any) -> dict[str, Any]:
+    """The fields of a HookConfig of ``moderation_api`` in async mode asking ``service`` about
+    ``text`` (``make_stash``'s ``hooks`` take it); ``fields`` add to them or replace them."""
+    params = {"url": service.url, "secret": secret, "fields": ["text"], "mode": "async", **fields.pop("params", {})}
+    return {"hook": "moderation_api", "label": "Vendor", "params": params, **fields}
+
+
 class FakeModeration:
     """The service, serving in a thread from construction until ``close()``."""
 
-    def __init__(self, secret: str, mode: str = "sync", delay: float = 5.0, latency: float = 0.0) -> None:
+    def __init__(
+        self,
+        secret: str,
+        mode: str = "sync",
+        delay: float = 5.0,
+        latency: float = 0.0,
+        callback_delay: float = 0.05,
+        callback_base: str = "",
+    ) -> None:
         assert mode in MODES, mode
         self.secret = secret
         self.mode = mode
+        self.callback_delay = callback_delay
+        self.callback_base = callback_base
+        self.answers: list[CallbackMade] = []
+        self.answered = threading.Condition()
         self.delay = delay  # seconds a "slow" answer takes
         self.latency = latency  # seconds every scoring answer takes (benchmarks)
         self.requests: list[Received] = []
@@ -122,6 +171,46 @@ class FakeModeration:
             target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True, name="fake-moderation"
         )
         self.thread.start()
+
+    def call_back(self, mode: str, entries: list[dict[str, Any]]) -> None:
+        """Answer each item of an async request at its callback URL, as ``mode`` says."""
+        if self.released.wait(self.delay if mode == "async_late" else self.callback_delay):
+            return  # closed meanwhile
+        for entry in entries:
+            scored = score(entry["fields"])
+            body = {"outcome": "drop" if scored > 0.5 else "keep", "reason": f"toxic ({scored:g})"}
+            for _ in range(2 if mode == "async_twice" else 1):
+                self.post_answer(entry["callback_url"], body, mode)
+
+    def post_answer(self, url: str, body: dict[str, Any], mode: str = "async") -> int:
+        """POST ``body`` to the callback ``url``, signed as ``mode`` says; the status answered."""
+        if self.callback_base:
+            parts = urllib.parse.urlsplit(url)
+            url = self.callback_base.rstrip("/") + parts.path
+        raw = json.dumps(body).encode()
+        headers = {"Content-Type": "application/json"}
+        if mode != "async_unsigned":
+            key = b"another-secret-altogether" if mode == "async_forged" else self.secret.encode()
+            headers["X-Stash-Signature"] = "sha256=" + hmac.new(key, raw, hashlib.sha256).hexdigest()
+        request = urllib.request.Request(url, data=raw, headers=headers, method="POST")
+        try:
+            with _DIRECT.open(request, timeout=10) as response:
+                status = response.status
+        except urllib.error.HTTPError as exc:
+            status = exc.code
+        except OSError:
+            status = 0
+        with self.answered:
+            self.answers.append(CallbackMade(url, body, status))
+            self.answered.notify_all()
+        return status
+
+    def wait_for_answers(self, count: int, timeout: float = 20.0) -> list[CallbackMade]:
+        """The callbacks made, once there are ``count`` of them (AssertionError after ``timeout``)."""
+        with self.answered:
+            if not self.answered.wait_for(lambda: len(self.answers) >= count, timeout):
+                raise AssertionError(f"{len(self.answers)} callbacks made, not {count}, in {timeout} s")
+            return list(self.answers)
 
     @property
     def base(self) -> str:
