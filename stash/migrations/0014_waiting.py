@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("stash", "0012_hookconfig_cache_seconds")]
+    dependencies = [("stash", "0013_content_partial_indexes")]
 
     operations = [
         migrations.AlterField(
