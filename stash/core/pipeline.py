@@ -556,21 +556,8 @@ class Pipeline:
             payload: Mapping[str, Any] | None = None,
             field: str = "",
         ) -> TrailEntry:
-            return TrailEntry(
-                hook=step.name,
-                label=step.label,
-                config_id=step.config_id,
-                position=step.position,
-                outcome=outcome,
-                code=code,
-                message=message,
-                duration_ms=(time.perf_counter() - started) * 1000,
-                would=would,
-                stopped=stopped,
-                payload=payload if verbose else None,
-                field=field,
-                cached=reused,
-            )
+            elapsed = (time.perf_counter() - started) * 1000
+            return _entry(step, verbose, elapsed, outcome, code, message, would, stopped, payload, field, cached=reused)
 
         timed_out = f"timed out after {_ms(step.timeout)} ms"
         recalled = self.recall(step, [item])[0]  # looked up before its time starts: a slow cache is no timeout
