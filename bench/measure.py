@@ -18,7 +18,7 @@ from celery import current_app
 from django.conf import settings
 from django.db import connection
 
-from . import neighbours, profiling, scenarios, tracing
+from . import hooks, neighbours, profiling, scenarios, tracing
 from .errors import BenchError
 from .processes import WebServer, Worker
 from .sides import HandSide, StashSide
@@ -41,6 +41,9 @@ class Sizes:
     live_bulk: int  # the bulk import under which live saves are timed
     slow_seconds: int  # slow_neighbour: seconds of saves to the fast and the slow stash
     slow_delay: float  # slow_neighbour: seconds the slow stash's webhook receiver takes to answer
+    profanity: int  # profanity: items judged each way (batched, one at a time)
+    moderation: int  # moderation: items judged each way
+    moderation_latency: float  # moderation: seconds the fake service takes to answer a request
 
     def for_backend(self, backend):
         return dataclasses.replace(self, single=self.embedded_single) if backend == "embedded" else self
@@ -61,6 +64,9 @@ FULL = Sizes(
     live_bulk=20_000,
     slow_seconds=30,
     slow_delay=10,
+    profanity=20_000,
+    moderation=2_000,
+    moderation_latency=0.05,
 )
 # Small on the embedded default: once a backlog forms there, a worker waits a second (the filesystem
 # broker's polling interval) for every two messages, and the baseline sends one per item.
@@ -79,6 +85,9 @@ QUICK = Sizes(
     live_bulk=400,
     slow_seconds=4,
     slow_delay=2,
+    profanity=200,
+    moderation=50,
+    moderation_latency=0.05,
 )
 
 
@@ -133,14 +142,39 @@ ROWS = {
         lambda side, ctx: neighbours.slow_neighbour(side, ctx.worker, ctx.sizes.slow_seconds, ctx.sizes.slow_delay),
         lambda ctx: neighbours.saves(ctx.sizes.slow_seconds),
     ),
+    # Stash only: a batched hook against the same hook one item at a time, on stashes of their own.
+    "profanity": Row(False, lambda side, ctx: hooks.profanity(ctx, ctx.sizes.profanity)),
+    "moderation": Row(
+        False, lambda side, ctx: hooks.moderation(ctx, ctx.sizes.moderation, ctx.sizes.moderation_latency)
+    ),
     # Stash only, last: it restarts the worker twice (with tracing, then without).
     "tracing": Row(False, tracing.on_and_off, lambda ctx: ctx.sizes.latency),
 }
 
 
 BACKEND_ROWS = {
-    "services": ["bulk", "single", "orm", "latency", "api", "live_under_bulk", "slow_neighbour", "tracing"],
-    "embedded": ["single", "latency", "quick_posts", "live_under_bulk", "slow_neighbour", "tracing"],
+    "services": [
+        "bulk",
+        "single",
+        "orm",
+        "latency",
+        "api",
+        "live_under_bulk",
+        "slow_neighbour",
+        "profanity",
+        "moderation",
+        "tracing",
+    ],
+    "embedded": [
+        "single",
+        "latency",
+        "quick_posts",
+        "live_under_bulk",
+        "slow_neighbour",
+        "profanity",
+        "moderation",
+        "tracing",
+    ],
     "rabbitmq": ["live_under_bulk", "slow_neighbour"],
 }
 

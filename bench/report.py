@@ -299,6 +299,47 @@ def slow_neighbour_rows(backend, sizes):
     yield cells("… the slow stash's deliveries when the last fast verdict was in", waiting, "—", "—", "—", "—")
 
 
+def hook_rows(backend, sizes):
+    """A batched hook against the same hook one item at a time (``bench.hooks``): stash only, the
+    one-at-a-time figure in the second column, the ratio batched ÷ one at a time."""
+    rows = backend["rows"]
+    profanity = rows.get("profanity", {}).get("stash") or []
+    moderation = rows.get("moderation", {}).get("stash") or []
+    paths = (
+        (
+            profanity,
+            f"profanity hook (alt-profanity-check), {sizes['profanity']:,} items in bulk, one in ten offensive: "
+            "batched (`run_many`, one model call per 50) ↔ one at a time (`run`, one call per item), first "
+            "save → last verdict (stash only; ratio batched ÷ one at a time)",
+            "≥ 5.0×",
+            5.0,
+        ),
+        (
+            moderation,
+            f"`moderation_api` (sync) against a service answering in {sizes['moderation_latency'] * 1000:g} ms, "
+            f"{sizes['moderation']:,} items in bulk: one request per 50 items ↔ one per item, first save → last "
+            "verdict (stash only; ratio batched ÷ one at a time)",
+            "—",
+            None,
+        ),
+    )
+    for figures, path, target, minimum in paths:
+        batched = statistics.median(f["batched"] for f in figures) if figures else None
+        single = statistics.median(f["single"] for f in figures) if figures else None
+        value = ratio(batched, single)
+        requests = figures[0].get("requests") if figures else None
+        asked = f" ({requests['batched']:,} requests)" if requests else ""
+        asked_single = f" ({requests['single']:,} requests)" if requests else ""
+        yield cells(
+            path,
+            f"batched: {per_second(batched)}{asked}",
+            f"— (one at a time: {per_second(single)}{asked_single})",
+            times(value),
+            target,
+            met(value, minimum=minimum) if minimum else "—",
+        )
+
+
 ROWS = {
     "services": [
         bulk_row,
@@ -308,10 +349,19 @@ ROWS = {
         api_rows,
         live_under_bulk_rows,
         slow_neighbour_rows,
+        hook_rows,
         tracing_rows,
         memory_row,
     ],
-    "embedded": [single_row, latency_rows, quick_posts_row, live_under_bulk_rows, slow_neighbour_rows, tracing_rows],
+    "embedded": [
+        single_row,
+        latency_rows,
+        quick_posts_row,
+        live_under_bulk_rows,
+        slow_neighbour_rows,
+        hook_rows,
+        tracing_rows,
+    ],
     "rabbitmq": [live_under_bulk_rows, slow_neighbour_rows],
 }
 
