@@ -12,6 +12,8 @@ that every pool process has built its pipeline (and loaded the model). Both ways
 item and give every payload the same verdict, one in ten rejected, or the row fails.
 """
 
+import functools
+
 from stash.models import HookConfig, Stash
 from tests.support.fake_moderation import FakeModeration
 
@@ -62,7 +64,7 @@ def both_ways(ctx, name, hook, params, count, between=None):
             ctx.settle()
             if between:
                 between(way, warm_up=True)
-            figures[way] = scenarios.throughput(side, lambda: side.save_many(comments(count)), count)
+            figures[way] = scenarios.throughput(side, functools.partial(side.save_many, comments(count)), count)
             if between:
                 between(way, warm_up=False)
             seen[way] = check(side, way, count)

@@ -302,40 +302,29 @@ def slow_neighbour_rows(backend, sizes):
 def hook_rows(backend, sizes):
     """A batched hook against the same hook one item at a time (``bench.hooks``): stash only, the
     one-at-a-time figure in the second column, the ratio batched ÷ one at a time."""
-    rows = backend["rows"]
-    profanity = rows.get("profanity", {}).get("stash") or []
-    moderation = rows.get("moderation", {}).get("stash") or []
-    paths = (
-        (
-            profanity,
-            f"profanity hook (alt-profanity-check), {sizes['profanity']:,} items in bulk, one in ten offensive: "
-            "batched (`run_many`, one model call per 50) ↔ one at a time (`run`, one call per item), first "
-            "save → last verdict (stash only; ratio batched ÷ one at a time)",
-            "≥ 5.0×",
-            5.0,
-        ),
-        (
-            moderation,
-            f"`moderation_api` (sync) against a service answering in {sizes['moderation_latency'] * 1000:g} ms, "
-            f"{sizes['moderation']:,} items in bulk: one request per 50 items ↔ one per item, first save → last "
-            "verdict (stash only; ratio batched ÷ one at a time)",
-            "—",
-            None,
-        ),
+    profanity = (
+        f"profanity hook (alt-profanity-check), {sizes['profanity']:,} items in bulk, one in ten offensive: "
+        "batched (`run_many`, one model call per batch the worker judges) ↔ one at a time (`run`, one call "
+        "per item), first save → last verdict (stash only; ratio batched ÷ one at a time)"
     )
-    for figures, path, target, minimum in paths:
+    moderation = (
+        f"`moderation_api` (sync) against a service answering in {sizes['moderation_latency'] * 1000:g} ms, "
+        f"{sizes['moderation']:,} items in bulk: one request per batch the worker judges ↔ one per item, "
+        "first save → last verdict (stash only; ratio batched ÷ one at a time)"
+    )
+    for row, path, minimum in (("profanity", profanity, 5.0), ("moderation", moderation, None)):
+        figures = backend["rows"].get(row, {}).get("stash") or []
         batched = statistics.median(f["batched"] for f in figures) if figures else None
         single = statistics.median(f["single"] for f in figures) if figures else None
         value = ratio(batched, single)
-        requests = figures[0].get("requests") if figures else None
-        asked = f" ({requests['batched']:,} requests)" if requests else ""
-        asked_single = f" ({requests['single']:,} requests)" if requests else ""
+        requests = {way: [f["requests"][way] for f in figures if "requests" in f] for way in ("batched", "single")}
+        asked = {way: f" ({statistics.median(n):,.0f} requests)" if n else "" for way, n in requests.items()}
         yield cells(
             path,
-            f"batched: {per_second(batched)}{asked}",
-            f"— (one at a time: {per_second(single)}{asked_single})",
+            f"batched: {per_second(batched)}{asked['batched']}",
+            f"— (one at a time: {per_second(single)}{asked['single']})",
             times(value),
-            target,
+            f"≥ {minimum:g}×" if minimum else "—",
             met(value, minimum=minimum) if minimum else "—",
         )
 
@@ -353,15 +342,7 @@ ROWS = {
         tracing_rows,
         memory_row,
     ],
-    "embedded": [
-        single_row,
-        latency_rows,
-        quick_posts_row,
-        live_under_bulk_rows,
-        slow_neighbour_rows,
-        hook_rows,
-        tracing_rows,
-    ],
+    "embedded": [single_row, latency_rows, quick_posts_row, live_under_bulk_rows, slow_neighbour_rows, tracing_rows],
     "rabbitmq": [live_under_bulk_rows, slow_neighbour_rows],
 }
 
