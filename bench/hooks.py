@@ -4,12 +4,13 @@
     moderation(ctx, items=2_000, 0.05)    # the same, and "requests": what the service received each way
 
 Each way is a stash of its own with one hook: the bundled hook, batched (the worker judges a bulk
-import ``BULK_SLICE`` items at a time with ``Pipeline.run_many``: one call of the hook for them all),
-or its one-at-a-time twin (``bench/baseline/stash_hooks.py``: one ``Pipeline.run`` and one call of the
-hook per item). The items are saved in bulk (``submit_many`` ×1,000) and timed from just before the
-first save to the last verdict, as the bulk row is; each way first judges a few unmeasured items, so
-that every pool process has built its pipeline (and loaded the model). Both ways must judge every
-item and give every payload the same verdict, one in ten rejected, or the row fails.
+import with ``Pipeline.run_many``, a slice at a time: one call of the hook per slice), or its
+one-at-a-time twin (``bench/baseline/stash_hooks.py``: one ``Pipeline.run`` and one call of the hook
+per item), with the same params and ``timeout_ms``. The items are saved in bulk (``submit_many``
+×1,000) and timed from just before the first save to the last verdict, as the bulk row is; each way
+first judges a few unmeasured items, so that every pool process has built its pipeline (and loaded
+the model). Both ways must judge every item and give every payload the same verdict, one in ten
+rejected, or the row fails.
 """
 
 import functools
@@ -25,6 +26,11 @@ WARM_UP = 200
 #: One payload in ten is offensive (and holds a word the fake moderation service scores 0.9).
 PERIOD = 10
 SECRET = "bench-only-moderation-secret"
+# Each hook's timeout_ms, both ways: a worker gives a message only as many items as fit in its time
+# limit when every hook takes its whole timeout for each (docs/hooks.md, *A batched hook*). With the
+# default 2,000 ms that is 12 items of a 30 s message, and a batch of 12 is all a hook is called with.
+PROFANITY_TIMEOUT_MS = 100  # one item alone: about 8 ms
+MODERATION_TIMEOUT_MS = 200  # one item alone: the service's 50 ms and the round trip
 
 
 def comment(n):
@@ -39,24 +45,24 @@ def comments(count, start=0):
     return [comment(n) for n in range(start, start + count)]
 
 
-def hook_stash(slug, hook, params):
+def hook_stash(slug, hook, params, timeout_ms):
     """A stash of one hook, ``hook`` with ``params`` (an earlier round's hook is replaced)."""
     stash, _ = Stash.objects.get_or_create(slug=slug, defaults={"name": slug})
     stash.hooks.all().delete()
-    config = HookConfig(stash=stash, hook=hook, params=params, label=hook)
+    config = HookConfig(stash=stash, hook=hook, params=params, label=hook, timeout_ms=timeout_ms)
     config.full_clean()
     config.save()
     stash.refresh_from_db()
     return stash
 
 
-def both_ways(ctx, name, hook, params, count, between=None):
+def both_ways(ctx, name, hook, params, timeout_ms, count, between=None):
     """``count`` items judged by ``hook`` batched and by its one-at-a-time twin: items/s of each.
     ``between()`` is called after each way's warm-up and after its measured items."""
     figures = {"items": count}
     seen = {}
     for way, hook_name in (("batched", hook), ("single", f"{hook}_one_at_a_time")):
-        side = StashSide(hook_stash(f"bench-{name}-{way}", hook_name, params))
+        side = StashSide(hook_stash(f"bench-{name}-{way}", hook_name, params, timeout_ms))
         try:
             side.save_many(comments(WARM_UP, start=count))
             scenarios.wait_judged(side, WARM_UP)
@@ -90,7 +96,7 @@ def check(side, way, count):
 
 def profanity(ctx, count):
     """The bundled ``profanity`` classifier (alt-profanity-check), threshold 0.5."""
-    return both_ways(ctx, "profanity", "profanity", {"threshold": 0.5}, count)
+    return both_ways(ctx, "profanity", "profanity", {"threshold": 0.5}, PROFANITY_TIMEOUT_MS, count)
 
 
 def moderation(ctx, count, latency):
@@ -105,5 +111,5 @@ def moderation(ctx, count, latency):
             service.requests.clear()
 
         params = {"url": service.url, "secret": SECRET, "fields": ["text"], "mode": "sync", "timeout": 1}
-        figures = both_ways(ctx, "moderation", "moderation_api", params, count, between)
+        figures = both_ways(ctx, "moderation", "moderation_api", params, MODERATION_TIMEOUT_MS, count, between)
     return {**figures, "requests": requests, "latency": latency}
