@@ -303,12 +303,12 @@ def hook_rows(backend, sizes):
     """A batched hook against the same hook one item at a time (``bench.hooks``): stash only, the
     one-at-a-time figure in the second column, the ratio batched ÷ one at a time."""
     profanity = (
-        f"profanity hook (alt-profanity-check, `timeout_ms` 100), {sizes['profanity']:,} items in bulk, one in "
+        f"profanity hook (alt-profanity-check, `timeout_ms` 400), {sizes['profanity']:,} items in bulk, one in "
         "ten offensive: batched (`run_many`, one model call per batch the worker judges) ↔ one at a time (`run`, "
         "one call per item), first save → last verdict (stash only; ratio batched ÷ one at a time)"
     )
     moderation = (
-        f"`moderation_api` (sync, `timeout_ms` 200) against a service answering in "
+        f"`moderation_api` (sync, `timeout_ms` 400) against a service answering in "
         f"{sizes['moderation_latency'] * 1000:g} ms, {sizes['moderation']:,} items in bulk: one request per batch "
         "the worker judges ↔ one per item, first save → last verdict (stash only; ratio batched ÷ one at a time)"
     )
