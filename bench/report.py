@@ -299,6 +299,36 @@ def slow_neighbour_rows(backend, sizes):
     yield cells("… the slow stash's deliveries when the last fast verdict was in", waiting, "—", "—", "—", "—")
 
 
+def hook_rows(backend, sizes):
+    """A batched hook against the same hook one item at a time (``bench.hooks``): stash only, the
+    one-at-a-time figure in the second column, the ratio batched ÷ one at a time."""
+    profanity = (
+        f"profanity hook (alt-profanity-check, `timeout_ms` 400), {sizes['profanity']:,} items in bulk, one in "
+        "ten offensive: batched (`run_many`, one model call per batch the worker judges) ↔ one at a time (`run`, "
+        "one call per item), first save → last verdict (stash only; ratio batched ÷ one at a time)"
+    )
+    moderation = (
+        f"`moderation_api` (sync, `timeout_ms` 400) against a service answering in "
+        f"{sizes['moderation_latency'] * 1000:g} ms, {sizes['moderation']:,} items in bulk: one request per batch "
+        "the worker judges ↔ one per item, first save → last verdict (stash only; ratio batched ÷ one at a time)"
+    )
+    for row, path, minimum in (("profanity", profanity, 5.0), ("moderation", moderation, None)):
+        figures = backend["rows"].get(row, {}).get("stash") or []
+        batched = statistics.median(f["batched"] for f in figures) if figures else None
+        single = statistics.median(f["single"] for f in figures) if figures else None
+        value = ratio(batched, single)
+        requests = {way: [f["requests"][way] for f in figures if "requests" in f] for way in ("batched", "single")}
+        asked = {way: f" ({statistics.median(n):,.0f} requests)" if n else "" for way, n in requests.items()}
+        yield cells(
+            path,
+            f"batched: {per_second(batched)}{asked['batched']}",
+            f"— (one at a time: {per_second(single)}{asked['single']})",
+            times(value),
+            f"≥ {minimum:g}×" if minimum else "—",
+            met(value, minimum=minimum) if minimum else "—",
+        )
+
+
 ROWS = {
     "services": [
         bulk_row,
@@ -308,6 +338,7 @@ ROWS = {
         api_rows,
         live_under_bulk_rows,
         slow_neighbour_rows,
+        hook_rows,
         tracing_rows,
         memory_row,
     ],

@@ -36,6 +36,8 @@ ROW_NAMES = (
     "quick_posts",
     "live_under_bulk",
     "slow_neighbour",
+    "profanity",
+    "moderation",
     "tracing",
     "memory",
 )

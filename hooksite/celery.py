@@ -1,6 +1,8 @@
 """The Celery app `hooksite`: `celery -A hooksite worker` and `celery -A hooksite beat`."""
 
+import logging
 import os
+import time
 
 from celery import Celery, signals
 from structlog.contextvars import bind_contextvars, unbind_contextvars
@@ -8,6 +10,8 @@ from structlog.contextvars import bind_contextvars, unbind_contextvars
 from . import broker  # noqa: F401 - filesystem:// (the embedded default) writes messages atomically
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hooksite.settings")
+
+logger = logging.getLogger(__name__)
 
 app = Celery("hooksite")
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -34,6 +38,29 @@ def start_tracing(**kwargs):
     from stash.db import tracing
 
     tracing.configure()
+
+
+@signals.worker_process_init.connect(dispatch_uid="hooksite.load_classifier_models")
+def load_classifier_models(**kwargs):
+    """Each pool process loads the models of the bundled classifiers that an enabled hook config uses
+    (``stash.hooks.classifiers.warm_up``; lingua's high accuracy models take about 15 s) before it
+    takes a message, so that no judging message waits for them. A hook enabled later loads its model
+    when a process first builds its pipeline. Celery waits ``CELERY_WORKER_PROC_ALIVE_TIMEOUT`` for
+    a new pool process to be up. If the configs cannot be read, the models load on first use."""
+    from stash.hooks import classifiers
+    from stash.models import HookConfig
+
+    try:
+        configs = list(
+            HookConfig.objects.enabled().filter(hook__in=classifiers.PRELOADED).values_list("hook", "params")
+        )
+    except Exception:
+        logger.warning("Could not read the hook configs: the classifiers' models load on first use", exc_info=True)
+        return
+    started = time.monotonic()
+    loaded = classifiers.warm_up(configs)
+    if loaded:
+        logger.info("Loaded the models of %s in %.1f s", ", ".join(loaded), time.monotonic() - started)
 
 
 @signals.worker_init.connect(dispatch_uid="hooksite.start_tracing_in_worker")

@@ -293,6 +293,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_DB_REUSE_MAX = env.int("STASH_DB_REUSE_MAX", 1000)
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Seconds Celery waits for a new pool process to be up before it kills it: a process first loads the
+# models of the classifiers that enabled hooks use (hooksite.celery; lingua's take about 15 s).
+CELERY_WORKER_PROC_ALIVE_TIMEOUT = env.float("STASH_WORKER_START_TIMEOUT", 120)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "stash-sweep": {"task": "stash.tasks.sweep", "schedule": float(env.int("STASH_SWEEP_INTERVAL", 15))},

@@ -30,6 +30,8 @@ ROWS = {
         "| … bulk items still open",
         "| a fast stash while another's webhook receiver takes",
         "| … the slow stash's deliveries",
+        "| profanity hook (alt-profanity-check,",
+        "| `moderation_api` (sync, `timeout_ms` 400) against a service",
         "| tracing on vs off: single saves",
         "| tracing on vs off: save → verdict p99",
         "| worker RSS",
@@ -155,6 +157,23 @@ def test_the_slow_neighbours_deliveries_reach_its_receiver(quick_run):
     for figure in figures:
         assert figure["due"] == figure["saves"] > 0, figure
         assert 0 < figure["arrived"] <= figure["due"] and figure["waiting"] == figure["due"] - figure["arrived"], figure
+
+
+@pytest.mark.integration
+def test_the_hook_rows_judge_both_ways_and_send_the_service_a_request_per_batch(quick_run):
+    """A batched hook and its one-at-a-time twin judged the same items alike (``bench.hooks`` fails
+    the run otherwise); the moderation service was asked once per item one at a time, far less batched."""
+    backend, results, _report = quick_run
+    if backend != "services":
+        assert not {"profanity", "moderation"} & results["rows"].keys()  # PostgreSQL + Redis only
+        return
+    for row in ("profanity", "moderation"):
+        (figures,) = results["rows"][row]["stash"]
+        assert figures["batched"] > 0 and figures["single"] > 0, figures
+        assert figures["rejected"] == figures["items"] // 10, figures
+    (moderation,) = results["rows"]["moderation"]["stash"]
+    assert moderation["requests"]["single"] == moderation["items"], moderation
+    assert 0 < moderation["requests"]["batched"] <= moderation["items"] // 5, moderation
 
 
 @pytest.mark.integration
