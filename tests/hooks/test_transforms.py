@@ -177,7 +177,8 @@ def test_redact_is_linear_on_hostile_text():
     result = run_hook("redact_pii", {}, {"a": "a" * 1_000_000 + "@", "b": "1 " * 500_000, "c": "a." * 500_000})
 
     assert result.verdict == "accepted" and result.trail[0].outcome == "kept"
-    assert time.monotonic() - started < 2
+    # Linear: a second or so, on a loaded machine a few; backtracking on a million characters takes hours.
+    assert time.monotonic() - started < 5
 
 
 def test_luhn():
