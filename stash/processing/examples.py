@@ -217,10 +217,10 @@ def drafted_pipeline(stash: Stash, hooks: Iterable[HookConfig]) -> pipeline.Pipe
     return pipeline.Pipeline([build_step(config, stash) for config in hooks if config.enabled])
 
 
-def given_answers(example: Example) -> dict[str, pipeline.Decision]:
+def given_answers(example: Example) -> dict[int | str, pipeline.Decision]:
     """The answers ``example`` gives in place of outside services, by hook title, as decisions whose
     reason says the example gave them (a drop or hold has the code a service's answer has)."""
-    answers = {}
+    answers: dict[int | str, pipeline.Decision] = {}
     for title, answer in (example.service_answers or {}).items():
         reason = str(answer.get("reason") or "")
         decision = answer_decision(answer.get("outcome", ""), reason)
@@ -255,10 +255,8 @@ def _run(
 
             # Each example alone, on scratch state (``looking``): nothing is counted, none counts for
             # another; an asynchronous hook's service is never asked (the example may answer for it).
-            given: dict[int | str, pipeline.Decision] = dict(given_answers(examples[index]))
-            before = (
-                None if old is None or index in known else old.looking(given).run(items[index], on_step=on_step)
-            )
+            given = given_answers(examples[index])
+            before = None if old is None or index in known else old.looking(given).run(items[index], on_step=on_step)
             return before, new.looking(given).run(items[index], on_step=on_step)
 
         return run

@@ -385,7 +385,9 @@ def _plan_examples(
         return None
     examples, errors, names = [], {}, set()
     for index, entry in enumerate(entries):
-        example = Example(stash=stash, **{name: documents.example_field(entry, name) for name in documents.EXAMPLE_FIELDS})
+        example = Example(
+            stash=stash, **{name: documents.example_field(entry, name) for name in documents.EXAMPLE_FIELDS}
+        )
         example.checked_against = configs
         try:
             example.full_clean(

@@ -29,7 +29,8 @@ def vendor(make_stash, settings):
 def add(admin_client, vendor, answers, **fields):
     body = {"stash": vendor.pk, "name": "spam", "payload": '{"text": "buy spam"}', "verdict": "rejected"}
     return admin_client.post(
-        reverse("admin:stash_example_add"), {"reason_code": "", "hook": "", **body, **fields, "service_answers": answers}
+        reverse("admin:stash_example_add"),
+        {"reason_code": "", "hook": "", **body, **fields, "service_answers": answers},
     )
 
 
@@ -69,7 +70,11 @@ def test_a_bad_mock_is_a_form_error_on_the_field(admin_client, vendor, answers, 
 
 def test_the_change_page_shows_the_mock_as_indented_json(admin_client, vendor):
     example = Example.objects.create(
-        stash=vendor, name="toxic", payload={"text": "hi"}, verdict="rejected", service_answers={"Vendor": {"outcome": "drop"}}
+        stash=vendor,
+        name="toxic",
+        payload={"text": "hi"},
+        verdict="rejected",
+        service_answers={"Vendor": {"outcome": "drop"}},
     )
     page = admin_client.get(reverse("admin:stash_example_change", args=[example.pk])).content.decode()
     assert "&quot;outcome&quot;: &quot;drop&quot;" in page

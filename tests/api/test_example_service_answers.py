@@ -68,7 +68,10 @@ def test_an_example_with_a_mocked_answer_is_made_read_changed_and_run(client, ve
     "answers, message",
     [
         ({"Vendor": {"outcome": "maybe"}}, 'Vendor: the outcome must be keep, drop or hold, not "maybe".'),
-        ({"No spam": {"outcome": "keep"}}, "No spam: the stash has no asynchronous hook of this label (they are: Vendor)."),
+        (
+            {"No spam": {"outcome": "keep"}},
+            "No spam: the stash has no asynchronous hook of this label (they are: Vendor).",
+        ),
         ([1], "The service_answers must be a JSON object, not an array."),
     ],
 )

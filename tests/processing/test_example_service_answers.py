@@ -33,7 +33,9 @@ def results(stash):
 
 
 def test_a_mocked_drop_rejects_with_the_services_code_and_says_the_example_gave_it(stash, service):
-    example(stash, "toxic", {"text": "hello"}, "rejected", reason_code="moderation", hook="Vendor", service_answers=DROP)
+    example(
+        stash, "toxic", {"text": "hello"}, "rejected", reason_code="moderation", hook="Vendor", service_answers=DROP
+    )
 
     [result] = processing.run_examples(stash)
 
@@ -46,9 +48,19 @@ def test_a_mocked_drop_rejects_with_the_services_code_and_says_the_example_gave_
 
 
 def test_a_mocked_keep_lets_the_later_hooks_decide(stash, service):
-    example(stash, "spam", {"text": "buy spam"}, "rejected", reason_code="blocked_word", hook="No spam", service_answers=KEEP)
+    example(
+        stash,
+        "spam",
+        {"text": "buy spam"},
+        "rejected",
+        reason_code="blocked_word",
+        hook="No spam",
+        service_answers=KEEP,
+    )
     example(stash, "clean", {"text": "hello"}, "accepted", service_answers=KEEP)
-    example(stash, "held", {"text": "hello"}, "held", service_answers={"Vendor": {"outcome": "hold", "reason": "unsure"}})
+    example(
+        stash, "held", {"text": "hello"}, "held", service_answers={"Vendor": {"outcome": "hold", "reason": "unsure"}}
+    )
 
     found = results(stash)
 
@@ -77,7 +89,10 @@ def test_a_mock_for_a_hook_no_longer_asynchronous_fails_the_example_naming_it(st
     [result] = processing.run_examples(stash)
 
     assert not result.passed
-    assert result.problems[0] == "it gives the service's answer for 'Vendor', which is no asynchronous hook of the pipeline"
+    assert (
+        result.problems[0]
+        == "it gives the service's answer for 'Vendor', which is no asynchronous hook of the pipeline"
+    )
 
 
 @pytest.mark.parametrize(
@@ -120,7 +135,12 @@ def test_export_and_import_keep_the_mock_and_a_new_stash_runs_it(stash, service)
 def test_an_import_refuses_a_mock_for_a_hook_the_document_does_not_make_asynchronous(stash):
     document = processing.export_document(stash)
     document["examples"] = [
-        {"name": "toxic", "payload": {"text": "x"}, "verdict": "rejected", "service_answers": {"No spam": {"outcome": "drop"}}}
+        {
+            "name": "toxic",
+            "payload": {"text": "x"},
+            "verdict": "rejected",
+            "service_answers": {"No spam": {"outcome": "drop"}},
+        }
     ]
 
     with pytest.raises(processing.InvalidDocument) as caught:
