@@ -8,22 +8,14 @@ from django.urls import reverse
 
 from stash.models import Example
 
-pytestmark = pytest.mark.django_db
+from ..support.examples import vendor_stash
 
-SECRET = "s3cret-s3cret-s3cret"
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def vendor(make_stash, settings):
-    settings.STASH_WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]
-    params = {"url": "http://127.0.0.1:9/moderate", "secret": SECRET, "fields": ["text"], "mode": "async"}
-    return make_stash(
-        "vendor",
-        hooks=[
-            {"hook": "moderation_api", "label": "Vendor", "params": params, "position": 1},
-            {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"]}, "position": 2},
-        ],
-    )
+    return vendor_stash(make_stash, settings)
 
 
 def add(admin_client, vendor, answers, **fields):

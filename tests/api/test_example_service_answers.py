@@ -5,11 +5,12 @@ import pytest
 
 from stash.models import Example
 
+from ..support.examples import vendor_stash
+
 pytestmark = pytest.mark.django_db
 
 EXAMPLES = "/api/stashes/vendor/examples/"
 PIPELINE = "/api/stashes/vendor/pipeline/"
-SECRET = "s3cret-s3cret-s3cret"
 DROP = {"Vendor": {"outcome": "drop", "reason": "toxic (0.97)"}}
 PERMS = (
     "stash.change_stash",
@@ -26,16 +27,7 @@ PERMS = (
 
 @pytest.fixture
 def vendor(make_stash, settings):
-    """An async moderation hook (which looking runs never ask) before a blocklist."""
-    settings.STASH_WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]
-    params = {"url": "http://127.0.0.1:9/moderate", "secret": SECRET, "fields": ["text"], "mode": "async"}
-    return make_stash(
-        "vendor",
-        hooks=[
-            {"hook": "moderation_api", "label": "Vendor", "params": params, "position": 1},
-            {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"]}, "position": 2},
-        ],
-    )
+    return vendor_stash(make_stash, settings)
 
 
 @pytest.fixture

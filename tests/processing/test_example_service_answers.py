@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from stash import processing
 from stash.models import Example, Stash
 
-from ..support.fake_moderation import async_hook
+from ..support.examples import vendor_stash
 from .conftest import SERVICE_SECRET
 
 pytestmark = pytest.mark.django_db
@@ -18,10 +18,9 @@ KEEP = {"Vendor": {"outcome": "keep"}}
 
 
 @pytest.fixture
-def stash(make_stash, service):
-    """Vendor (async) first, then a blocklist that holds "spam" (a check the mock lets the run reach)."""
-    blocklist = {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"]}, "position": 2}
-    return make_stash("vendor", hooks=[async_hook(service, SERVICE_SECRET, position=1), blocklist])
+def stash(make_stash, settings, service):
+    """Vendor (async) first, then a blocklist of "spam" (a check the mock lets the run reach)."""
+    return vendor_stash(make_stash, settings, url=service.url, secret=SERVICE_SECRET)
 
 
 def example(stash, name, payload, verdict, **fields):
