@@ -66,18 +66,14 @@ class ExampleResult:
     before: str = ""  # the live version's status of it, in a change's check ("" when there is none)
     #: The steps whose service's answer the example gave, as the trail has them ("Vendor: dropped").
     given: tuple[str, ...] = ()
-    #: Titles the example gives a service's answer for that are no asynchronous hook of the pipeline.
+    #: Titles the example gives a service's answer for that are no (enabled) asynchronous hook of the pipeline.
     unmatched: tuple[str, ...] = ()
 
     @property
     def problems(self) -> list[str]:
         if not self.ran:
             return [_("not run in time")]
-        said = [
-            _("it gives the service's answer for %(hook)r, which is no asynchronous hook of the pipeline")
-            % {"hook": title}
-            for title in self.unmatched
-        ]
+        said = []
         if self.verdict != self.expected:
             said.append(
                 _("expected %(expected)s, got %(verdict)s") % {"expected": self.expected, "verdict": self.verdict}
@@ -91,6 +87,12 @@ class ExampleResult:
             said.append(
                 _("expected %(expected)r to decide, got %(hook)r")
                 % {"expected": self.expected_hook, "hook": self.hook or _("no hook")}
+            )
+        if said:  # an answer for a hook since renamed, disabled or made synchronous is left unused: say so
+            said.extend(
+                _("its service answer for %(hook)r was not used: no enabled asynchronous hook has this label")
+                % {"hook": title}
+                for title in self.unmatched
             )
         return said
 
