@@ -34,9 +34,25 @@ class ExampleForm(forms.ModelForm):
         help_text=gettext_lazy("A JSON object, as a submitter would send it."),
     )
 
+    service_answers = PrettyJSONField(
+        label=gettext_lazy("service answers"),
+        required=False,
+        initial=dict,
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 80, "class": "stash-json"}),
+        help_text=gettext_lazy(
+            "Optional: the answer of an asynchronous hook's outside service, by the hook's label, e.g. "
+            '{"Vendor": {"outcome": "drop", "reason": "toxic"}} (outcome keep, drop or hold). The example\'s '
+            "run goes on with it; without one it stops where the item would wait (expect “waiting”)."
+        ),
+    )
+
     class Meta:
         model = Example
-        fields = ["stash", "name", "payload", "verdict", "reason_code", "hook"]
+        fields = ["stash", "name", "payload", "verdict", "reason_code", "hook", "service_answers"]
+
+    def clean_service_answers(self):
+        value = self.cleaned_data.get("service_answers")
+        return {} if value in (None, "") else value
 
     def clean(self):
         cleaned = super().clean()
@@ -103,7 +119,7 @@ class ExampleAdmin(admin.ModelAdmin):
     readonly_fields = ["made_from", "created_by", "created_at"]
     fieldsets = [
         (None, {"fields": ["stash", "name", "payload"]}),
-        (gettext_lazy("Expected"), {"fields": ["verdict", "reason_code", "hook"]}),
+        (gettext_lazy("Expected"), {"fields": ["verdict", "reason_code", "hook", "service_answers"]}),
         (gettext_lazy("History"), {"fields": ["made_from", "created_by", "created_at"]}),
     ]
 

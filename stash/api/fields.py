@@ -76,6 +76,31 @@ class ParamsField(ParsedPayloadField):
     what = "params"
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "description": "Answers given in place of outside services, by the label (or hook name) of an "
+        "asynchronous hook of the stash: the example's run goes on with the answer instead of stopping "
+        "where the item would wait.",
+        "additionalProperties": {
+            "type": "object",
+            "properties": {
+                "outcome": {"type": "string", "enum": list(models.SERVICE_OUTCOMES)},
+                "reason": {"type": "string"},
+            },
+            "required": ["outcome"],
+            "additionalProperties": False,
+        },
+        "example": {"Vendor": {"outcome": "drop", "reason": "toxic (0.97)"}},
+    }
+)
+class ServiceAnswersField(ParsedPayloadField):
+    """A golden example's answers in place of outside services: a JSON object; what each answer
+    must be and that it names an asynchronous hook, ``Example.clean`` checks."""
+
+    what = "service_answers"
+
+
 class StashSlugField(serializers.SlugRelatedField):
     """A stash, named by its slug."""
 

@@ -9,7 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from stash import processing
-from stash.api.fields import ParamsField, PayloadField
+from stash.api.fields import ParamsField, PayloadField, ServiceAnswersField
 from stash.api.serializers import ModelSerializer, QueryParamsSerializer
 from stash.core import documents, pipeline
 from stash.models import Example, HookConfig, PipelineVersion, Stash
@@ -52,6 +52,7 @@ class DocumentExampleSerializer(ModelSerializer):
     """A golden example in a document: a document that has ``examples`` replaces the stash's."""
 
     payload = PayloadField()
+    service_answers = ServiceAnswersField(required=False)
 
     class Meta:
         model = Example
@@ -103,6 +104,11 @@ class ExampleResultSerializer(serializers.Serializer):
     hook = serializers.CharField(allow_blank=True, help_text="The hook that decided (label, or hook name).")
     expected_code = serializers.CharField(allow_blank=True, help_text="The reason code it expects, if any.")
     expected_hook = serializers.CharField(allow_blank=True, help_text="The hook it expects to decide, if any.")
+    given = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The asynchronous hooks whose service's answer the example gave (its service_answers), "
+        "as the run took them: `Vendor: dropped`.",
+    )
 
 
 class ImportPlanSerializer(serializers.Serializer):
@@ -206,6 +212,7 @@ class ExampleSerializer(ModelSerializer):
     the reason code and the deciding hook). No two examples of a stash share a name."""
 
     payload = PayloadField()
+    service_answers = ServiceAnswersField(required=False)
     content = serializers.PrimaryKeyRelatedField(
         read_only=True, allow_null=True, help_text="The item it was made from, if any."
     )
@@ -215,7 +222,18 @@ class ExampleSerializer(ModelSerializer):
 
     class Meta:
         model = Example
-        fields = ["id", "name", "payload", "verdict", "reason_code", "hook", "content", "created_by", "created_at"]
+        fields = [
+            "id",
+            "name",
+            "payload",
+            "verdict",
+            "reason_code",
+            "hook",
+            "service_answers",
+            "content",
+            "created_by",
+            "created_at",
+        ]
         read_only_fields = ["id", "content", "created_by", "created_at"]
 
     def validate_name(self, value):

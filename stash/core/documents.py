@@ -6,7 +6,7 @@
                 "enabled": true, "mode": "enforce", "position": 1, "on_error": "inherit",
                 "condition": "", "timeout_ms": 2000, "cache_seconds": 0}, ...],
      "examples": [{"name": "plain text", "payload": {"text": "hi"}, "verdict": "accepted",
-                   "reason_code": "", "hook": ""}, ...]}
+                   "reason_code": "", "hook": "", "service_answers": {}}, ...]}
 
 A version (``PipelineVersion.document``) is the same without ``examples``, each hook with its
 config ``id`` and its params with their secrets; an export has neither ids nor secrets. Plain
@@ -58,7 +58,9 @@ HOOK_FIELDS = (
 #: The value a hook field has when a document (from before the field) leaves it out.
 HOOK_DEFAULTS: dict[str, Any] = {"cache_seconds": 0}
 #: Each golden example's fields.
-EXAMPLE_FIELDS = ("name", "payload", "verdict", "reason_code", "hook")
+EXAMPLE_FIELDS = ("name", "payload", "verdict", "reason_code", "hook", "service_answers")
+#: The value an example field has when a document leaves it out (the text fields: blank).
+EXAMPLE_DEFAULTS: dict[str, Any] = {"service_answers": {}}
 
 
 def pipeline_document(stash: Any, configs: Iterable[Any], *, ids: bool = False) -> dict[str, Any]:
@@ -78,6 +80,11 @@ def pipeline_document(stash: Any, configs: Iterable[Any], *, ids: bool = False) 
 def example_entries(examples: Iterable[Any]) -> list[dict[str, Any]]:
     """Golden examples as a document lists them."""
     return [{name: _plain(getattr(example, name)) for name in EXAMPLE_FIELDS} for example in examples]
+
+
+def example_field(entry: dict[str, Any], name: str) -> Any:
+    """An example field of a document's ``entry``, or the value it has when the entry leaves it out."""
+    return entry.get(name, EXAMPLE_DEFAULTS.get(name, ""))
 
 
 def _plain(value: Any) -> Any:

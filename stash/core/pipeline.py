@@ -398,7 +398,7 @@ class Pipeline:
             version=self.version,
         )
 
-    def looking(self, answers: Mapping[int, Decision] | None = None) -> Pipeline:
+    def looking(self, answers: Mapping[int | str, Decision] | None = None) -> Pipeline:
         """This pipeline for one item's run that only looks (simulate, replay, golden examples):
         its filters and transforms, each hook that declares ``side_effects`` replaced by its
         ``scratch()`` copy (the real state is read, never written), no sinks and no outcome cache::
@@ -406,7 +406,8 @@ class Pipeline:
             result = pipeline.looking().run(item)   # rate_limit counts this item on a scratch count
 
         An asynchronous hook (``asynchronous`` true) is never called: it returns ``pending()`` (the
-        run says the item would wait), or the answer ``answers`` gives for its config id.
+        run says the item would wait), or the answer ``answers`` gives for its config id, or else
+        for its title (its label, or its hook's name: as documents and golden examples name it).
         """
         return Pipeline([_looking_step(step, answers or {}) for step in self.judging])
 
@@ -751,7 +752,7 @@ class Pipeline:
                 step, entry, ERROR, "bad_return", f"returned {type(decision).__name__}, not keep(), drop() or hold()"
             )
         if decision.action == "keep":
-            return entry(KEPT, decision.code), None, None
+            return entry(KEPT, decision.code, decision.reason), None, None
         if decision.action == "pending" and step.kind != "filter":
             return Pipeline._failed(step, entry, ERROR, "bad_return", "returned pending(), which only filters may")
         if decision.action == "pending":
@@ -899,9 +900,10 @@ def batched(hook: Any) -> bool:
     return method is not None and not getattr(method, "per_item", False)
 
 
-def _looking_step(step: Step, answers: Mapping[int, Decision]) -> Step:
+def _looking_step(step: Step, answers: Mapping[int | str, Decision]) -> Step:
     if getattr(step.hook, "asynchronous", False):
         answer = answers.get(step.config_id) if step.config_id is not None else None
+        answer = answers.get(step.title) if answer is None else answer
         return replace(step, hook=_Answered(answer), cache_seconds=0)
     if getattr(step.hook, "side_effects", False):
         return replace(step, hook=step.hook.scratch())

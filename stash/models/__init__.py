@@ -4,7 +4,7 @@ from stash.models.base import LoadedStateModel
 from stash.models.callbacks import Callback
 from stash.models.choices import ExamplesPolicy, ExpireAction, HookOnError, OnError
 from stash.models.content import Content, ContentQuerySet, lease_end
-from stash.models.history import EventCount, Example, PipelineRun, PipelineVersion, Review
+from stash.models.history import EventCount, Example, PipelineRun, PipelineVersion, Review, asynchronous_titles
 from stash.models.hooks import HookConfig, HookConfigQuerySet
 from stash.models.moderation import APPEAL_TEXT_MAX, Appeal, Statement
 from stash.models.stashes import Stash
@@ -12,6 +12,7 @@ from stash.models.validators import (
     MAX_INTEGER_DIGITS,
     MAX_PAYLOAD_DEPTH,
     QUEUE_NAME_MAX,
+    SERVICE_OUTCOMES,
     canonical_json,
     content_hash,
     unstorable,
@@ -19,12 +20,14 @@ from stash.models.validators import (
     validate_queue_name,
     validate_reason_codes,
     validate_review_priority,
+    validate_service_answers,
     validate_statement_policy,
 )
 
 __all__ = [
     "APPEAL_TEXT_MAX",
     "Appeal",
+    "asynchronous_titles",
     "Callback",
     "canonical_json",
     "Content",
@@ -46,6 +49,7 @@ __all__ = [
     "PipelineVersion",
     "QUEUE_NAME_MAX",
     "Review",
+    "SERVICE_OUTCOMES",
     "Stash",
     "Statement",
     "unstorable",
@@ -53,5 +57,6 @@ __all__ = [
     "validate_queue_name",
     "validate_reason_codes",
     "validate_review_priority",
+    "validate_service_answers",
     "validate_statement_policy",
 ]

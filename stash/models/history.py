@@ -4,16 +4,17 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 from django.utils.functional import cached_property
 from django.utils.translation import gettext, gettext_lazy as _
 
-from stash.core import documents, pipeline
+from stash.core import documents, pipeline, registry
 from stash.models.content import Content
 from stash.models.hooks import HookConfig
 from stash.models.stashes import Stash
-from stash.models.validators import validate_payload
+from stash.models.validators import validate_payload, validate_service_answers
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -166,6 +167,15 @@ class Example(models.Model):
         blank=True,
         help_text=_("If set, the label (or hook name) of the hook that must decide."),
     )
+    service_answers = models.JSONField(
+        _("service answers"),
+        default=dict,
+        blank=True,
+        help_text=_(
+            'Answers given in place of outside services, by asynchronous hook label: {"Vendor": {"outcome": '
+            '"drop", "reason": "toxic"}}. Without one, the example stops where such a hook would wait.'
+        ),
+    )
     content = models.ForeignKey(
         Content, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", verbose_name=_("made from item")
     )
@@ -188,9 +198,33 @@ class Example(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    #: The hook configs its ``service_answers`` must name asynchronous hooks of (None: the stash's
+    #: saved ones); an import checks an example against the hooks the document gives the stash.
+    checked_against: "Collection[HookConfig] | None" = None
+
     def clean(self) -> None:
         super().clean()
         validate_payload(self.payload, self.stash if self.stash_id else None)
+        configs = self.checked_against
+        if configs is None:
+            configs = list(HookConfig.objects.filter(stash_id=self.stash_id)) if self.stash_id else None
+        try:
+            validate_service_answers(self.service_answers, None if configs is None else asynchronous_titles(configs))
+        except ValidationError as exc:
+            raise ValidationError({"service_answers": exc.messages}) from None
+
+
+def asynchronous_titles(configs: "Collection[HookConfig]") -> set[str]:
+    """The titles (label, or hook name) of those of ``configs`` whose hook answers later (async mode)."""
+    titles = set()
+    for config in configs:
+        try:
+            hook = registry.get(config.hook)(config.params)
+        except Exception:  # a missing hook or bad params: not one a service answers for
+            continue
+        if getattr(hook, "asynchronous", False):
+            titles.add(config.label or config.hook)
+    return titles
 
 
 class Review(models.Model):

@@ -5,6 +5,7 @@ import json
 import math
 import re
 import unicodedata
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, overload
 
 from django.core.exceptions import ValidationError
@@ -191,3 +192,35 @@ def validate_reason_codes(value: Any) -> None:
         raise ValidationError(_("A list of reason codes, each 1 to 100 characters."), code="reason_codes")
     if len(value) > 500:
         raise ValidationError(_("At most 500 reason codes."), code="reason_codes")
+
+
+#: What an outside service answers for an item (its callback's ``outcome``), as a golden example may give it.
+SERVICE_OUTCOMES = ("keep", "drop", "hold")
+
+
+def validate_service_answers(value: Any, asynchronous: Collection[str] | None = None) -> None:
+    """Raise ``ValidationError`` unless ``value`` maps hook titles (a label, or a hook's name) to an
+    outside service's answer, ``{"outcome": "keep" | "drop" | "hold", "reason": "..."}``; with
+    ``asynchronous`` (the titles of the stash's asynchronous hooks), each title must be one of them."""
+    if not isinstance(value, dict):
+        raise ValidationError(_("A JSON object: a hook's label to the service's answer."), code="service_answers")
+    problems = []
+    for title, answer in value.items():
+        if not isinstance(answer, dict) or set(answer) - {"outcome", "reason"}:
+            problems.append(
+                gettext('%(hook)s: must be {"outcome": "keep", "drop" or "hold", "reason": "..."}.') % {"hook": title}
+            )
+        elif answer.get("outcome") not in SERVICE_OUTCOMES:
+            problems.append(
+                gettext("%(hook)s: the outcome must be keep, drop or hold, not %(outcome)s.")
+                % {"hook": title, "outcome": json.dumps(answer.get("outcome"))}
+            )
+        elif not isinstance(answer.get("reason", ""), str):
+            problems.append(gettext("%(hook)s: the reason must be a string.") % {"hook": title})
+        if asynchronous is not None and title not in asynchronous:
+            problems.append(
+                gettext("%(hook)s: the stash has no asynchronous hook of this label (they are: %(hooks)s).")
+                % {"hook": title, "hooks": ", ".join(sorted(asynchronous)) or gettext("none")}
+            )
+    if problems:
+        raise ValidationError(problems, code="service_answers")

@@ -285,13 +285,18 @@ def send_resume(callback_id: int, queue: str) -> bool:
 def decision_of(callback: Callback) -> pipeline.Decision | BaseException:
     """What the answer means for the hook: a decision, or a timeout."""
     title = callback.hook_config.label or callback.hook_config.hook
-    if callback.outcome == "keep":
-        return pipeline.keep()
-    if callback.outcome == "drop":
-        return pipeline.drop(callback.reason, "moderation")
-    if callback.outcome == "hold":
-        return pipeline.hold(callback.reason, "moderation")
+    if callback.outcome in ("keep", "drop", "hold"):
+        return answer_decision(callback.outcome, callback.reason)
     return pipeline.HookTimeout(f"{title}: no answer from the service in time")
+
+
+def answer_decision(outcome: str, reason: str) -> pipeline.Decision:
+    """The hook's decision for a service's answer ``outcome`` (keep, drop or hold) with ``reason``."""
+    if outcome == "keep":
+        return pipeline.keep()
+    if outcome == "drop":
+        return pipeline.drop(reason, "moderation")
+    return pipeline.hold(reason, "moderation")
 
 
 def trail_of(data: Sequence[Mapping[str, Any]]) -> list[pipeline.TrailEntry]:

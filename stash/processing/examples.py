@@ -31,6 +31,7 @@ from stash.core.exceptions import StashError
 from stash.models import Content, Example, ExamplesPolicy, HookConfig, PipelineRun, Stash
 from stash.processing import limits
 from stash.processing.building import build_pipeline, build_step, pipeline_for
+from stash.processing.callbacks import answer_decision
 from stash.processing.child_process import gather_with_deadline
 
 logger = logging.getLogger(__name__)
@@ -39,6 +40,9 @@ logger = logging.getLogger(__name__)
 # read history may answer otherwise later, so not for ever).
 ANSWERS_KEPT_SECONDS = 3600
 
+
+#: How a trail says that an asynchronous hook's answer is the example's (its service was not asked).
+GIVEN = "the service's answer, given by the example"
 
 #: What an example's result says (``ExampleResult.status``).
 PASSED, BREAKS, ALREADY_FAILING, LATE, FAILED = "passed", "breaks", "already failing", "not run in time", "failed"
@@ -60,6 +64,10 @@ class ExampleResult:
     expected_hook: str = ""
     ran: bool = True  # False: not run in time
     before: str = ""  # the live version's status of it, in a change's check ("" when there is none)
+    #: The steps whose service's answer the example gave, as the trail has them ("Vendor: dropped").
+    given: tuple[str, ...] = ()
+    #: Titles the example gives a service's answer for that are no (enabled) asynchronous hook of the pipeline.
+    unmatched: tuple[str, ...] = ()
 
     @property
     def problems(self) -> list[str]:
@@ -79,6 +87,12 @@ class ExampleResult:
             said.append(
                 _("expected %(expected)r to decide, got %(hook)r")
                 % {"expected": self.expected_hook, "hook": self.hook or _("no hook")}
+            )
+        if said:  # an answer for a hook since renamed, disabled or made synchronous is left unused: say so
+            said.extend(
+                _("its service answer for %(hook)r was not used: no enabled asynchronous hook has this label")
+                % {"hook": title}
+                for title in self.unmatched
             )
         return said
 
@@ -130,6 +144,7 @@ class ExampleResult:
             "hook": self.hook,
             "expected_code": self.expected_code,
             "expected_hook": self.expected_hook,
+            "given": list(self.given),
         }
 
 
@@ -165,8 +180,9 @@ def run_examples(
     if not examples:
         return []
     checked = pipeline_for(stash) if hooks is None else drafted_pipeline(stash, hooks)
+    waits = _asynchronous(checked)
     return [
-        _compare(example, answer[1] if answer else None)
+        _compare(example, answer[1] if answer else None, waits)
         for example, answer in zip(examples, _run(examples, stash, checked), strict=True)
     ]
 
@@ -184,15 +200,16 @@ def compare_examples(
         return []
     old = None if live is None else build_pipeline(Stash(pk=stash.pk, slug=stash.slug, config_version=live))
     known = _known_answers(stash, live, examples)
-    answers = _run(examples, stash, drafted_pipeline(stash, hooks), old, known)
+    new = drafted_pipeline(stash, hooks)
+    answers = _run(examples, stash, new, old, known)
     results, learnt = [], {}
     for index, (example, answer) in enumerate(zip(examples, answers, strict=True)):
         ran_before, after = answer if answer is not None else (None, None)
         if ran_before is not None:
             learnt[index] = ran_before
         before = known.get(index, ran_before)
-        was = "" if live is None else _compare(example, before).status
-        results.append(replace(_compare(example, after), before=was))
+        was = "" if old is None else _compare(example, before, _asynchronous(old)).status
+        results.append(replace(_compare(example, after, _asynchronous(new)), before=was))
     _remember_answers(stash, live, examples, learnt)
     return results
 
@@ -200,6 +217,22 @@ def compare_examples(
 def drafted_pipeline(stash: Stash, hooks: Iterable[HookConfig]) -> pipeline.Pipeline:
     """The pipeline of ``hooks`` (configs in run order, saved or not: the enabled ones)."""
     return pipeline.Pipeline([build_step(config, stash) for config in hooks if config.enabled])
+
+
+def given_answers(example: Example) -> dict[int | str, pipeline.Decision]:
+    """The answers ``example`` gives in place of outside services, by hook title, as decisions whose
+    reason says the example gave them (a drop or hold has the code a service's answer has)."""
+    answers: dict[int | str, pipeline.Decision] = {}
+    for title, answer in (example.service_answers or {}).items():
+        reason = str(answer.get("reason") or "")
+        decision = answer_decision(answer.get("outcome", ""), reason)
+        answers[title] = replace(decision, reason=f"{GIVEN}: {reason}" if reason else GIVEN)
+    return answers
+
+
+def _asynchronous(checked: pipeline.Pipeline) -> set[str]:
+    """The titles of the pipeline's asynchronous steps (those an example may answer for)."""
+    return {step.title for step in checked.judging if getattr(step.hook, "asynchronous", False)}
 
 
 Answer = tuple["pipeline.Result | None", "pipeline.Result"]
@@ -222,9 +255,11 @@ def _run(
             def on_step(step: pipeline.Step) -> None:
                 progress(f"example {examples[index].name!r}, hook {step.title!r}")
 
-            # Each example alone, on scratch state (``looking``): nothing is counted, none counts for another.
-            before = None if old is None or index in known else old.looking().run(items[index], on_step=on_step)
-            return before, new.looking().run(items[index], on_step=on_step)
+            # Each example alone, on scratch state (``looking``): nothing is counted, none counts for
+            # another; an asynchronous hook's service is never asked (the example may answer for it).
+            given = given_answers(examples[index])
+            before = None if old is None or index in known else old.looking(given).run(items[index], on_step=on_step)
+            return before, new.looking(given).run(items[index], on_step=on_step)
 
         return run
 
@@ -266,7 +301,7 @@ def _remember_answers(
         logger.warning("Answers of golden examples could not be cached", exc_info=True)
 
 
-def _compare(example: Example, result: pipeline.Result | None) -> ExampleResult:
+def _compare(example: Example, result: pipeline.Result | None, asynchronous: set[str]) -> ExampleResult:
     if result is None:
         return ExampleResult(
             name=example.name,
@@ -277,6 +312,7 @@ def _compare(example: Example, result: pipeline.Result | None) -> ExampleResult:
             expected_hook=example.hook,
         )
     decider = next((entry for entry in result.trail if entry.stopped), None)
+    answered = example.service_answers or {}
     return ExampleResult(
         name=example.name,
         expected=example.verdict,
@@ -286,6 +322,12 @@ def _compare(example: Example, result: pipeline.Result | None) -> ExampleResult:
         hook=decider.title if decider is not None else "",
         expected_code=example.reason_code,
         expected_hook=example.hook,
+        given=tuple(
+            f"{entry.title}: {entry.outcome}"
+            for entry in result.trail
+            if entry.title in answered and entry.title in asynchronous and entry.outcome != pipeline.SKIPPED
+        ),
+        unmatched=tuple(sorted(set(answered) - asynchronous)),
     )
 
 

@@ -66,6 +66,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "payload": (dict,),
     "verdict": (str,),
     "reason_code": (str,),
+    "service_answers": (dict,),
 }
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", dict: "a JSON object", list: "a list"}
 
@@ -230,7 +231,7 @@ def _plan(slug: str, parsed: dict[str, Any], lock: bool = False) -> _Planned:
     existing = [] if created else list(stash.examples.order_by("name"))
     _set_stash(stash, parsed.get("stash", {}), created)
     configs, removed = _plan_hooks(stash, before, parsed["hooks"])
-    examples = _plan_examples(stash, parsed.get("examples"))
+    examples = _plan_examples(stash, parsed.get("examples"), configs)
     changes = documents.changes(current, documents.pipeline_document(stash, configs, ids=True))
     if created:  # its settings are new, not changed: say which hooks it starts with
         changes = [_("new stash %(slug)s") % {"slug": slug}] + [c for c in changes if not c.startswith("stash ")]
@@ -376,12 +377,18 @@ def _plan_hooks(
     return configs, [before[index] for index in removed]
 
 
-def _plan_examples(stash: Stash, entries: list[dict[str, Any]] | None) -> list[Example] | None:
+def _plan_examples(
+    stash: Stash, entries: list[dict[str, Any]] | None, configs: list[HookConfig]
+) -> list[Example] | None:
+    """The document's examples (unsaved), each checked against the hooks it gives the stash."""
     if entries is None:
         return None
     examples, errors, names = [], {}, set()
     for index, entry in enumerate(entries):
-        example = Example(stash=stash, **{name: entry.get(name, "") for name in documents.EXAMPLE_FIELDS})
+        example = Example(
+            stash=stash, **{name: documents.example_field(entry, name) for name in documents.EXAMPLE_FIELDS}
+        )
+        example.checked_against = configs
         try:
             example.full_clean(
                 exclude=["stash", "content", "created_by"], validate_unique=False, validate_constraints=False
@@ -399,7 +406,10 @@ def _plan_examples(stash: Stash, entries: list[dict[str, Any]] | None) -> list[E
 
 
 def _example_set(examples: Any) -> list[tuple[Any, ...]]:
-    return sorted((e.name, documents.dumps(e.payload), e.verdict, e.reason_code, e.hook) for e in examples)
+    return sorted(
+        (e.name, documents.dumps(e.payload), e.verdict, e.reason_code, e.hook, documents.dumps(e.service_answers))
+        for e in examples
+    )
 
 
 # --- applying ------------------------------------------------------------------------------------

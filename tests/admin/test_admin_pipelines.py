@@ -93,7 +93,14 @@ def test_download_gives_the_pipeline_as_a_json_attachment_without_ids_or_secrets
     assert all("id" not in hook for hook in document["hooks"])
     assert SECRET not in response.content.decode()
     assert document["examples"] == [
-        {"name": "plain", "payload": {"text": "hi"}, "verdict": "accepted", "reason_code": "", "hook": ""}
+        {
+            "name": "plain",
+            "payload": {"text": "hi"},
+            "verdict": "accepted",
+            "reason_code": "",
+            "hook": "",
+            "service_answers": {},
+        }
     ]
 
 

@@ -62,6 +62,7 @@ def test_the_document_lists_settings_hooks_in_order_and_examples(client, audit):
             "verdict": "rejected",
             "reason_code": "blocked_word",
             "hook": "",
+            "service_answers": {},
         }
     ]
 

@@ -103,6 +103,6 @@ def against_document(document, slugs):
     theirs = [
         result
         for entry, result in zip(document["examples"], plan.results, strict=True)
-        if own.get(result.name) != {name: entry.get(name, "") for name in documents.EXAMPLE_FIELDS}
+        if own.get(result.name) != {name: documents.example_field(entry, name) for name in documents.EXAMPLE_FIELDS}
     ]
     return [(slug, ours), (f"{slug} (document)", theirs)] if theirs else [(slug, ours)]
