@@ -2,7 +2,7 @@
 
     profanity(ctx, items=20_000)          # {"batched": items/s, "single": items/s, "items", "rejected"}
     moderation(ctx, items=2_000, 0.05)    # the same, and "requests": what the service received each way
-    moderation_async(ctx, items=2_000, 0.05)  # {"rate": items/s, "p50", "p95", "p99" (ms), "requests", ...}
+    moderation_async(ctx, 2_000, 0.05, 100)  # {"rate": items/s, "p50", "p95", "p99", "idle_p99" (ms), ...}
 
 Each way is a stash of its own with one hook: the bundled hook, batched (the worker judges a bulk
 import with ``Pipeline.run_many``, a slice at a time: one call of the hook per slice), or its
@@ -18,7 +18,8 @@ service answers each request ``202`` at once and, ``latency`` s later, POSTs eac
 signed, to its ``callback_url`` (made of ``STASH_PUBLIC_URL``, the bench's gunicorn), so every
 verdict goes through ``POST /api/callbacks/<token>/`` and a worker's resume. The items are single
 saves, back to back, each in a transaction of its own; the figures are items/s from just before the
-first save to the last verdict, and each item's save (its commit) → verdict (``processed_at``). Every
+first save to the last verdict, and each item's save (its commit) → verdict (``processed_at``); then
+the same save → verdict of items saved one at a time, each judged before the next (an idle system). Every
 item must be judged once, one in ten rejected with the service's reason, and every callback taken
 (``202``), or the row fails.
 """
@@ -31,7 +32,6 @@ from tests.support.fake_moderation import FakeModeration
 
 from . import scenarios
 from .errors import BenchError
-from .scenarios import committed_save, percentiles
 from .sides import StashSide
 
 WARM_UP = 200
@@ -136,23 +136,28 @@ def moderation(ctx, count, latency):
 CALLBACK_WAIT = 300
 
 
-def moderation_async(ctx, count, latency):
+def moderation_async(ctx, count, latency, alone):
     """``moderation_api`` in async mode against a fake service in this process that calls back
-    ``latency`` s after each request, at the bench's gunicorn: ``count`` single saves."""
+    ``latency`` s after each request, at the bench's gunicorn: ``count`` single saves back to back,
+    then ``alone`` saves one at a time (each judged before the next: the "idle_" figures)."""
     with FakeModeration(secret=SECRET, mode="async", callback_delay=latency) as service:
         params = {"url": service.url, "secret": SECRET, "fields": ["text"], "mode": "async", "timeout": CALLBACK_WAIT}
         side = StashSide(hook_stash("bench-moderation-async", "moderation_api", params, TIMEOUT_MS))
-        try:
-            for body in comments(WARM_UP // 4, start=count):
-                side.save_one(body)
-            scenarios.wait_judged(side, WARM_UP // 4)
+
+        def reset():
             side.clear()
             ctx.settle()
             with service.lock, service.answered:
                 service.requests.clear()
                 service.answers.clear()
+
+        try:
+            for body in comments(WARM_UP // 4, start=count):
+                side.save_one(body)
+            scenarios.wait_judged(side, WARM_UP // 4)
+            reset()
             started = time.time()
-            saves = [committed_save(side, body) for body in comments(count)]
+            saves = [scenarios.committed_save(side, body) for body in comments(count)]
             scenarios.wait_judged(side, count)
             verdicts = check(side, "async", count)
             check_answers(side, service, count)
@@ -160,13 +165,19 @@ def moderation_async(ctx, count, latency):
             waits = [judged[pk].timestamp() - committed for pk, committed in saves]
             rate = count / (side.last_verdict() - started)
             requests = len(service.requests)
+            reset()
+            idle = [scenarios.save_to_verdict(side, body) for body in comments(alone)]
+            check(side, "async, one at a time", alone)
+            check_answers(side, service, alone)
         finally:
             side.clear()
             ctx.settle()
     return {
         "rate": rate,
-        **percentiles(waits),
+        **scenarios.percentiles(waits),
+        **{f"idle_{key}": value for key, value in scenarios.percentiles(idle).items()},
         "items": count,
+        "alone": alone,
         "rejected": sum(status == "rejected" for status in verdicts.values()),
         "requests": requests,
         "latency": latency,

@@ -44,7 +44,8 @@ class Sizes:
     profanity: int  # profanity: items judged each way (batched, one at a time)
     moderation: int  # moderation: items judged each way
     moderation_latency: float  # moderation: seconds the fake service takes to answer a request
-    moderation_async: int  # moderation_async: items saved one at a time (the service calls back after the latency)
+    moderation_async: int  # moderation_async: single saves back to back (the service calls back after the latency)
+    moderation_async_alone: int  # moderation_async: then saves one at a time, each judged before the next
 
     def for_backend(self, backend):
         return dataclasses.replace(self, single=self.embedded_single) if backend == "embedded" else self
@@ -69,6 +70,7 @@ FULL = Sizes(
     moderation=2_000,
     moderation_latency=0.05,
     moderation_async=2_000,
+    moderation_async_alone=100,
 )
 # Small on the embedded default: once a backlog forms there, a worker waits a second (the filesystem
 # broker's polling interval) for every two messages, and the baseline sends one per item.
@@ -91,6 +93,7 @@ QUICK = Sizes(
     moderation=50,
     moderation_latency=0.05,
     moderation_async=50,
+    moderation_async_alone=10,
 )
 
 
@@ -157,7 +160,9 @@ ROWS = {
     # Stash only: moderation_api in async mode, its service calling back through gunicorn.
     "moderation_async": Row(
         False,
-        lambda side, ctx: hooks.moderation_async(ctx, ctx.sizes.moderation_async, ctx.sizes.moderation_latency),
+        lambda side, ctx: hooks.moderation_async(
+            ctx, ctx.sizes.moderation_async, ctx.sizes.moderation_latency, ctx.sizes.moderation_async_alone
+        ),
         own_stashes=True,
     ),
     # Stash only, last: it restarts the worker twice (with tracing, then without).

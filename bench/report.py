@@ -345,6 +345,16 @@ def moderation_async_rows(backend, sizes):
     yield cells(f"{path}: first save → last verdict", f"{per_second(mid('rate'))}{asked}", "—", "—", "—", "—")
     for key in ("p50", "p95", "p99"):
         yield cells(f"… save → verdict {key}", ms(mid(key)), "—", "—", "—", "—")
+    for key in ("p50", "p95", "p99"):
+        yield cells(
+            f"… save → verdict {key}, {sizes['moderation_async_alone']:,} saves one at a time, each judged before "
+            "the next",
+            ms(mid(f"idle_{key}")),
+            "—",
+            "—",
+            "—",
+            "—",
+        )
 
 
 ROWS = {

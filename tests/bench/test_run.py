@@ -35,7 +35,8 @@ ROWS = {
         "| `moderation_api` (async: 202, then a signed callback",
         "| … save → verdict p50",
         "| … save → verdict p95",
-        "| … save → verdict p99",
+        "| … save → verdict p99 |",
+        "| … save → verdict p99, 10 saves one at a time",
         "| tracing on vs off: single saves",
         "| tracing on vs off: save → verdict p99",
         "| worker RSS",
@@ -192,6 +193,7 @@ def test_the_async_moderation_row_judges_every_item_through_callbacks(quick_run)
     assert figures["rate"] > 0 and figures["rejected"] == figures["items"] // 10, figures
     assert 0 < figures["requests"] <= figures["items"], figures
     assert 0 < figures["p50"] <= figures["p95"] <= figures["p99"], figures
+    assert 0 < figures["idle_p50"] <= figures["idle_p95"] <= figures["idle_p99"], figures
 
 
 @pytest.mark.integration
