@@ -2,6 +2,7 @@
 
     profanity(ctx, items=20_000)          # {"batched": items/s, "single": items/s, "items", "rejected"}
     moderation(ctx, items=2_000, 0.05)    # the same, and "requests": what the service received each way
+    moderation_async(ctx, 2_000, 0.05, 100)  # {"rate": items/s, "p50", "p95", "p99", "idle_p99" (ms), ...}
 
 Each way is a stash of its own with one hook: the bundled hook, batched (the worker judges a bulk
 import with ``Pipeline.run_many``, a slice at a time: one call of the hook per slice), or its
@@ -11,11 +12,22 @@ per item), with the same params and ``timeout_ms``. The items are saved in bulk 
 first judges a few unmeasured items, so that every pool process has built its pipeline (and loaded
 the model). Both ways must judge every item and give every payload the same verdict, one in ten
 rejected, or the row fails.
+
+``moderation_async`` is ``moderation_api`` in ``mode: async``, end to end as a user sees it: the
+service answers each request ``202`` at once and, ``latency`` s later, POSTs each item's answer,
+signed, to its ``callback_url`` (made of ``STASH_PUBLIC_URL``, the bench's gunicorn), so every
+verdict goes through ``POST /api/callbacks/<token>/`` and a worker's resume. The items are single
+saves, back to back, each in a transaction of its own; the figures are items/s from just before the
+first save to the last verdict, and each item's save (its commit) → verdict (``processed_at``); then
+the same save → verdict of items saved one at a time, each judged before the next (an idle system). Every
+item must be judged once, one in ten rejected with the service's reason, and every callback taken
+(``202``), or the row fails.
 """
 
 import functools
+import time
 
-from stash.models import HookConfig, Stash
+from stash.models import Content, HookConfig, Stash
 from tests.support.fake_moderation import FakeModeration
 
 from . import scenarios
@@ -117,3 +129,70 @@ def moderation(ctx, count, latency):
         params = {"url": service.url, "secret": SECRET, "fields": ["text"], "mode": "sync", "timeout": 1}
         figures = both_ways(ctx, "moderation", "moderation_api", params, TIMEOUT_MS, count, between)
     return {**figures, "requests": requests, "latency": latency}
+
+
+#: Async mode: the seconds the service has to call back (the hook's ``timeout``); far more than a
+#: round takes, so that no item is timed out by the sweeper.
+CALLBACK_WAIT = 300
+
+
+def moderation_async(ctx, count, latency, alone):
+    """``moderation_api`` in async mode against a fake service in this process that calls back
+    ``latency`` s after each request, at the bench's gunicorn: ``count`` single saves back to back,
+    then ``alone`` saves one at a time (each judged before the next: the "idle_" figures)."""
+    with FakeModeration(secret=SECRET, mode="async", callback_delay=latency) as service:
+        params = {"url": service.url, "secret": SECRET, "fields": ["text"], "mode": "async", "timeout": CALLBACK_WAIT}
+        side = StashSide(hook_stash("bench-moderation-async", "moderation_api", params, TIMEOUT_MS))
+
+        def reset():
+            side.clear()
+            ctx.settle()
+            with service.lock, service.answered:
+                service.requests.clear()
+                service.answers.clear()
+
+        try:
+            for body in comments(WARM_UP // 4, start=count):
+                side.save_one(body)
+            scenarios.wait_judged(side, WARM_UP // 4)
+            reset()
+            started = time.time()
+            saves = [scenarios.committed_save(side, body) for body in comments(count)]
+            scenarios.wait_judged(side, count)
+            verdicts = check(side, "async", count)
+            check_answers(side, service, count)
+            judged = dict(side.items().values_list("pk", "processed_at"))
+            waits = [judged[pk].timestamp() - committed for pk, committed in saves]
+            rate = count / (side.last_verdict() - started)
+            requests = len(service.requests)
+            reset()
+            idle = [scenarios.save_to_verdict(side, body) for body in comments(alone)]
+            check(side, "async, one at a time", alone)
+            check_answers(side, service, alone)
+        finally:
+            side.clear()
+            ctx.settle()
+    return {
+        "rate": rate,
+        **scenarios.percentiles(waits),
+        **{f"idle_{key}": value for key, value in scenarios.percentiles(idle).items()},
+        "items": count,
+        "alone": alone,
+        "rejected": sum(status == "rejected" for status in verdicts.values()),
+        "requests": requests,
+        "latency": latency,
+    }
+
+
+def check_answers(side, service, count):
+    """Every verdict came by a callback the endpoint took: one ``202`` per item, and the rejected
+    items carry the service's reason; else ``BenchError``."""
+    with service.answered:  # the fake records a callback once its answer is read: the last may lag its resume
+        service.answered.wait_for(lambda: len(service.answers) >= count, 10)
+        statuses = [answer.status for answer in service.answers]
+    reasons = set(side.items().filter(status=Content.Status.REJECTED).values_list("reason", flat=True).distinct())
+    if len(statuses) != count or set(statuses) != {202} or reasons != {"toxic (0.9)"}:
+        raise BenchError(
+            f"{side.stash.slug}: {len(statuses)} callbacks made for {count} items, answered "
+            f"{sorted(set(statuses))}; rejected with {sorted(reasons)[:5]}"
+        )

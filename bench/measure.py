@@ -44,6 +44,8 @@ class Sizes:
     profanity: int  # profanity: items judged each way (batched, one at a time)
     moderation: int  # moderation: items judged each way
     moderation_latency: float  # moderation: seconds the fake service takes to answer a request
+    moderation_async: int  # moderation_async: single saves back to back (the service calls back after the latency)
+    moderation_async_alone: int  # moderation_async: then saves one at a time, each judged before the next
 
     def for_backend(self, backend):
         return dataclasses.replace(self, single=self.embedded_single) if backend == "embedded" else self
@@ -67,6 +69,8 @@ FULL = Sizes(
     profanity=20_000,
     moderation=2_000,
     moderation_latency=0.05,
+    moderation_async=2_000,
+    moderation_async_alone=100,
 )
 # Small on the embedded default: once a backlog forms there, a worker waits a second (the filesystem
 # broker's polling interval) for every two messages, and the baseline sends one per item.
@@ -88,6 +92,8 @@ QUICK = Sizes(
     profanity=200,
     moderation=50,
     moderation_latency=0.05,
+    moderation_async=50,
+    moderation_async_alone=10,
 )
 
 
@@ -151,6 +157,14 @@ ROWS = {
         lambda side, ctx: hooks.moderation(ctx, ctx.sizes.moderation, ctx.sizes.moderation_latency),
         own_stashes=True,
     ),
+    # Stash only: moderation_api in async mode, its service calling back through gunicorn.
+    "moderation_async": Row(
+        False,
+        lambda side, ctx: hooks.moderation_async(
+            ctx, ctx.sizes.moderation_async, ctx.sizes.moderation_latency, ctx.sizes.moderation_async_alone
+        ),
+        own_stashes=True,
+    ),
     # Stash only, last: it restarts the worker twice (with tracing, then without).
     "tracing": Row(False, tracing.on_and_off, lambda ctx: ctx.sizes.latency),
 }
@@ -167,6 +181,7 @@ BACKEND_ROWS = {
         "slow_neighbour",
         "profanity",
         "moderation",
+        "moderation_async",
         "tracing",
     ],
     "embedded": ["single", "latency", "quick_posts", "live_under_bulk", "slow_neighbour", "tracing"],
@@ -192,8 +207,10 @@ def main(backend, quick, results_path, rounds=None, rows=None):
     for side in sides:
         side.clear()
     log_dir = settings.VAR_DIR / "logs"
-    worker = Worker(dict(os.environ), [settings.STASH_QUEUE, settings.BENCH_QUEUE], log_dir)
     web = WebServer(dict(os.environ), log_dir)
+    # Asynchronous hooks' callback URLs (the moderation_async row) lead to this gunicorn.
+    web.env["STASH_PUBLIC_URL"] = web.url("")
+    worker = Worker(dict(web.env), [settings.STASH_QUEUE, settings.BENCH_QUEUE], log_dir)
     try:
         ctx = Context(sizes, make_api_token(), web.start(), worker.start())
         warm_up(ctx, sides if "api" in BACKEND_ROWS[backend] else sides[:1])

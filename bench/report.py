@@ -329,6 +329,34 @@ def hook_rows(backend, sizes):
         )
 
 
+def moderation_async_rows(backend, sizes):
+    """``moderation_api`` in async mode (``bench.hooks.moderation_async``): stash only, no baseline."""
+    path = (
+        f"`moderation_api` (async: 202, then a signed callback through `POST /api/callbacks/<token>/` and a "
+        f"resume) against a service calling back after {sizes['moderation_latency'] * 1000:g} ms, "
+        f"{sizes['moderation_async']:,} single saves back to back, one in ten rejected (stash only)"
+    )
+    figures = backend["rows"].get("moderation_async", {}).get("stash") or []
+
+    def mid(key):
+        return statistics.median(f[key] for f in figures) if figures else None
+
+    asked = f" ({mid('requests'):,.0f} requests)" if figures else ""
+    yield cells(f"{path}: first save → last verdict", f"{per_second(mid('rate'))}{asked}", "—", "—", "—", "—")
+    for key in ("p50", "p95", "p99"):
+        yield cells(f"… save → verdict {key}", ms(mid(key)), "—", "—", "—", "—")
+    for key in ("p50", "p95", "p99"):
+        yield cells(
+            f"… save → verdict {key}, {sizes['moderation_async_alone']:,} saves one at a time, each judged before "
+            "the next",
+            ms(mid(f"idle_{key}")),
+            "—",
+            "—",
+            "—",
+            "—",
+        )
+
+
 ROWS = {
     "services": [
         bulk_row,
@@ -339,6 +367,7 @@ ROWS = {
         live_under_bulk_rows,
         slow_neighbour_rows,
         hook_rows,
+        moderation_async_rows,
         tracing_rows,
         memory_row,
     ],

@@ -38,6 +38,7 @@ ROW_NAMES = (
     "slow_neighbour",
     "profanity",
     "moderation",
+    "moderation_async",
     "tracing",
     "memory",
 )

@@ -84,7 +84,10 @@ class StashSide(Side):
         return Content.objects.filter(stash=self.stash)
 
     def undecided(self):
-        return self.items().filter(status__in=[Content.Status.PENDING, Content.Status.PROCESSING])
+        # An item waiting for an outside service (an asynchronous hook) has no verdict yet either.
+        return self.items().filter(
+            status__in=[Content.Status.PENDING, Content.Status.PROCESSING, Content.Status.WAITING]
+        )
 
     def save_one(self, payload):
         return Content.objects.create(stash=self.stash, payload=payload).pk

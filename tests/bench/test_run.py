@@ -32,6 +32,11 @@ ROWS = {
         "| … the slow stash's deliveries",
         "| profanity hook (alt-profanity-check,",
         "| `moderation_api` (sync, `timeout_ms` 400) against a service",
+        "| `moderation_api` (async: 202, then a signed callback",
+        "| … save → verdict p50",
+        "| … save → verdict p95",
+        "| … save → verdict p99 |",
+        "| … save → verdict p99, 10 saves one at a time",
         "| tracing on vs off: single saves",
         "| tracing on vs off: save → verdict p99",
         "| worker RSS",
@@ -174,6 +179,21 @@ def test_the_hook_rows_judge_both_ways_and_send_the_service_a_request_per_batch(
     (moderation,) = results["rows"]["moderation"]["stash"]
     assert moderation["requests"]["single"] == moderation["items"], moderation
     assert 0 < moderation["requests"]["batched"] <= moderation["items"] // 5, moderation
+
+
+@pytest.mark.integration
+def test_the_async_moderation_row_judges_every_item_through_callbacks(quick_run):
+    """``moderation_api`` in async mode: every verdict came by a callback the API took (``bench.hooks``
+    fails the run otherwise), one in ten rejected, and each item's save → verdict was timed."""
+    backend, results, _report = quick_run
+    if backend != "services":
+        assert "moderation_async" not in results["rows"]  # PostgreSQL + Redis only
+        return
+    (figures,) = results["rows"]["moderation_async"]["stash"]
+    assert figures["rate"] > 0 and figures["rejected"] == figures["items"] // 10, figures
+    assert 0 < figures["requests"] <= figures["items"], figures
+    assert 0 < figures["p50"] <= figures["p95"] <= figures["p99"], figures
+    assert 0 < figures["idle_p50"] <= figures["idle_p95"] <= figures["idle_p99"], figures
 
 
 @pytest.mark.integration
