@@ -186,9 +186,12 @@ def demo(make_stash, admin_user, broker):
             assert item.status == status
             items[status] = item
     processing.overturn(Content.objects.filter(pk=items["rejected"].pk), admin_user, "not spam")
-    for status in ("pending", "processing", "failed"):
+    for status in ("pending", "processing", "failed", "waiting"):
         items[status] = Content.objects.create(stash=stash, payload={"text": f"waits: {status}"})
     Content.objects.filter(pk=items["processing"].pk).update(status="processing", attempts=1)
+    Content.objects.filter(pk=items["waiting"].pk).update(
+        status="waiting", attempts=1, reason="waiting for Vendor: sent to the moderation service"
+    )
     Content.objects.filter(pk=items["failed"].pk).update(
         status="failed", attempts=3, reason="No spam: the worker died 3 times"
     )
