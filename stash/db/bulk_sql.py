@@ -1,4 +1,5 @@
-"""Bulk writes the ORM makes slow: row updates by ``UPDATE ... FROM (VALUES ...)``, inserts by COPY.
+"""Bulk writes the ORM makes slow: row updates by ``UPDATE ... FROM (VALUES ...)``, inserts by COPY
+(PostgreSQL) or one prepared ``INSERT`` run for every row (SQLite).
 
 Django's ``bulk_update`` writes one ``CASE WHEN pk = ...`` per field and row, and compiling that
 expression tree costs more than the whole judging run of a batch; on PostgreSQL ``bulk_create``
@@ -183,32 +184,55 @@ def _update_sql(model, columns, fixed, add, count, connection):
 
 def insert_rows(model, objs, using="default"):
     """Insert ``objs`` as ``bulk_create`` does and return how many: by COPY on PostgreSQL with a
-    driver that has it (psycopg 3) from ``COPY_MIN_ROWS`` rows, by ``bulk_create`` otherwise.
+    driver that has it (psycopg 3), by one prepared ``INSERT`` run for every row on SQLite, both
+    from ``COPY_MIN_ROWS`` rows; by ``bulk_create`` otherwise.
 
     As with ``bulk_create``: primary keys with a default are filled in, ``auto_now`` fields set, no
     signal is sent, and the objects count as saved; primary keys the database generates are not read
     back. Database errors propagate as Django's.
     """
+    return prepare_insert(model, objs, using)()
+
+
+def prepare_insert(model, objs, using="default"):
+    """``insert_rows`` in two steps: this prepares the values (and fills in the keys and times),
+    the callable it returns inserts them. A caller that opens a transaction for the insert prepares
+    first: on SQLite a writing transaction holds the database's one write lock, and every other
+    writer (a worker claiming a live save) waits for it to end."""
     objs = list(objs)
     if not objs:
-        return 0
+        return lambda: 0
     connection = connections[using]
-    fields = _copy_fields(model, objs) if connection.vendor == "postgresql" and len(objs) >= COPY_MIN_ROWS else None
+    fields = _copy_fields(model, objs) if _by_sql(connection) and len(objs) >= COPY_MIN_ROWS else None
     columns = fields and _prepared_columns(objs, fields, _inserted_values, connection)
-    if columns:
-        # A column NULL in every row is left out: the database writes NULL there, with less to send.
-        kept = [(field, column) for field, column in zip(fields, columns, strict=True) if not _null(field, column)]
-        fields = [field for field, _column in kept]
-        rows = list(zip(*(column for _field, column in kept), strict=True))
-        quote = connection.ops.quote_name
-        sql = f"COPY {quote(model._meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) FROM STDIN"
+    if not columns:
+        return lambda: len(model._base_manager.using(using).bulk_create(objs))
+    # A column NULL in every row is left out: the database writes NULL there, with less to send.
+    kept = [(field, column) for field, column in zip(fields, columns, strict=True) if not _null(field, column)]
+    fields = [field for field, _column in kept]
+    rows = list(zip(*(column for _field, column in kept), strict=True))
+    quote = connection.ops.quote_name
+    into = f"{quote(model._meta.db_table)} ({', '.join(quote(field.column) for field in fields)})"
+
+    def insert():
         with transaction.atomic(using=using, savepoint=False), connection.cursor() as cursor:
-            copied = copy_rows(cursor, sql, rows)
-        if copied is not None:
-            for obj in objs:
-                obj._state.adding, obj._state.db = False, using
-            return copied
-    return len(model._base_manager.using(using).bulk_create(objs))
+            if connection.vendor == "sqlite":
+                cursor.executemany(f"INSERT INTO {into} VALUES ({', '.join(['%s'] * len(fields))})", rows)
+                inserted = len(rows)
+            else:
+                inserted = copy_rows(cursor, f"COPY {into} FROM STDIN", rows)
+        if inserted is None:  # the driver has no COPY
+            return len(model._base_manager.using(using).bulk_create(objs))
+        for obj in objs:
+            obj._state.adding, obj._state.db = False, using
+        return inserted
+
+    return insert
+
+
+def _by_sql(connection):
+    """True where ``prepare_insert`` writes its own statement: PostgreSQL (COPY) and SQLite."""
+    return connection.vendor in ("postgresql", "sqlite")
 
 
 def _null(field, column):

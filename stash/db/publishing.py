@@ -9,8 +9,9 @@ out, so a save that returned success is still judged.
 Saves of one stash that come close together share a message. A message with fewer ids than a
 batch *wakes* its stash. While it waits in the queue or judges its first batch, a marker in the
 cache says so, and a save of that stash publishes nothing: it *joins* the message, noting so in a
-second key (first the note, then a second look at the marker: a marker taken down meanwhile is put
-up by this save, which publishes). Once its batch is judged, the worker takes the marker down (a
+second key (on Redis the look at the marker and the note are one script; elsewhere first the note,
+then a second look at the marker: a marker taken down meanwhile is put up by this save, which
+publishes). Once its batch is judged, the worker takes the marker down (a
 save made after that publishes again) and, only if a save joined, claims the stash's items
 waiting for their first run (see ``processing.judging``); while judging them it puts the marker up
 again, so that saves meanwhile join its next batch. A lone save costs its worker no query for
@@ -132,7 +133,7 @@ def send(ids, stash=None, queue=""):
         chunk = ids[start : start + size]
         if stash is None or len(chunk) == size:
             sent += _publish(chunk, queue) and len(chunk)
-        elif not put_marker_up(stash) and join_waiting_message(stash):
+        elif join_waiting_message(stash):
             sent += len(chunk)  # the stash's waiting message takes them
         elif _publish(chunk, queue, wake=stash):
             sent += len(chunk)
@@ -175,25 +176,48 @@ def put_marker_up(stash):
 
 
 def join_waiting_message(stash):
-    """Have the message that holds the marker of ``stash`` take a save: note that one joined, then
-    look at the marker again. True if the save joined; False if this save put the marker up (it
-    had come down meanwhile) or the cache failed: the save then publishes.
+    """Have the message that holds the marker of ``stash`` take a save, if one does: True if the
+    save joined it; False if the marker was down and this save put it up, or the cache failed: the
+    save then publishes.
 
-    On Redis the note and the second look travel together, in one round trip, in that order: a
-    save of a busy stash costs the cache two round trips (``put_marker_up``, then this), not three."""
+    On Redis it is one round trip: a script looks at the marker and, finding it up, notes that a
+    save joined, with nothing between the two (``_JOIN``). Elsewhere the marker is put up if it is
+    down; if it was up, the save notes that it joined and looks at the marker again: one taken down
+    meanwhile is put up by this save, which publishes."""
     lease = settings.STASH_LEASE_SECONDS
     try:
-        pipeline = _pipeline()
-        if pipeline is None:
-            cache.set(_joined_key(stash), 1, timeout=lease)
-        else:
-            cache.client.set(_joined_key(stash), 1, timeout=lease, client=pipeline)
-            cache.client.set(_waiting_key(stash), 1, timeout=lease, client=pipeline, nx=True)
-            _noted, put_up = pipeline.execute()
+        client = _redis()
+        if client is not None:
+            return bool(
+                _join_script(client)(
+                    keys=[cache.make_key(_waiting_key(stash)), cache.make_key(_joined_key(stash))], args=[lease]
+                )
+            )
+        if put_marker_up(stash):
+            return False
+        cache.set(_joined_key(stash), 1, timeout=lease)
     except Exception:
-        logger.exception("Could not note a save joining stash %s's message; publishing.", stash)
+        logger.exception("Could not read the waiting-message marker of stash %s; publishing.", stash)
         return False
-    return not put_marker_up(stash) if pipeline is None else not put_up
+    return not put_marker_up(stash)
+
+
+# KEYS: the marker, the note of joined saves; ARGV: the lease in seconds. 0: the marker was down
+# and is up now (the save publishes); 1: it was up, and the note says a save joined.
+_JOIN = """
+if redis.call('SET', KEYS[1], 1, 'NX', 'EX', ARGV[1]) then return 0 end
+redis.call('SET', KEYS[2], 1, 'EX', ARGV[1])
+return 1
+"""
+_join_scripts = weakref.WeakKeyDictionary()
+
+
+def _join_script(client):
+    """``_JOIN`` registered with ``client`` (sent by its digest, the script itself only once)."""
+    script = _join_scripts.get(client)
+    if script is None:
+        script = _join_scripts[client] = client.register_script(_JOIN)
+    return script
 
 
 def take_marker_down(stash):
@@ -226,11 +250,17 @@ def message_lost(stash):
 
 def _pipeline():
     """A pipeline of the cache's Redis (its commands sent together, in order, in one round trip, not
-    as a transaction), or None when the cache is not django-redis's or the lease is no time (a
-    timeout Redis cannot set): callers then make one call per command."""
+    as a transaction), or None (see ``_redis``): callers then make one call per command."""
+    client = _redis()
+    return None if client is None else client.pipeline(transaction=False)
+
+
+def _redis():
+    """The cache's Redis client, or None when the cache is not django-redis's or the lease is no
+    time (a timeout Redis cannot set)."""
     if settings.STASH_LEASE_SECONDS <= 0 or not isinstance(caches[DEFAULT_CACHE_ALIAS], RedisCache):
         return None
-    return cache.client.get_client(write=True).pipeline(transaction=False)
+    return cache.client.get_client(write=True)
 
 
 def _waiting_key(stash):

@@ -31,7 +31,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -99,10 +99,13 @@ def _judge_bulk(bulk: list[Content], live: list[Content], token: uuid.UUID, cloc
     """Judge a batch of bulk work (``bulk``; ``live``: the live saves claimed with it) slice by
     slice, each after the live saves then waiting in its queue, which are judged and recorded at
     once: whatever lies before their own messages, a live save waits for a slice of bulk work at
-    most. The bulk verdicts are recorded together, after the last slice."""
+    most. The bulk verdicts are recorded together, after the last slice; on SQLite, after each
+    slice: there a transaction that writes holds the one write lock, and the live saves' claims
+    wait for it."""
     first_tries = [content for content in bulk if content.attempts <= 1]
     judged: list[_Judged] = []
     later: list[Content] = []
+    each_slice = connection.vendor == "sqlite"
     for start in range(0, len(first_tries), BULK_SLICE):
         waiting = claiming.claim_live(bulk[0].stash.queue, token, clock.lease_until())
         report.claimed += len(waiting)
@@ -112,6 +115,9 @@ def _judge_bulk(bulk: list[Content], live: list[Content], token: uuid.UUID, cloc
             )
             live = []
         _run(first_tries[start : start + BULK_SLICE], token, report, clock, judged, later)
+        if each_slice and judged:
+            _finish(judged, [], token, report)
+            judged = []
     _judge_batch(token, live, clock, report)
     if judged or later:
         _finish(judged, later, token, report)
@@ -387,9 +393,12 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
         if result.verdict == pipeline.HELD
     }
     with transaction.atomic():
+        # The items still under this message's claim: found by their status (few items are being
+        # judged at any time, and the index on status finds them), not by a list of ids, which
+        # costs the ORM more to compile than the rest of the statement.
         claimed = set(
             Content.objects.select_for_update()
-            .filter(pk__in=[content.pk for content, *_ in judged], lease_token=token)
+            .filter(status=Status.PROCESSING, lease_token=token)
             .values_list("pk", flat=True)
         )
         runs, decided, transformed = [], [], []

@@ -322,12 +322,24 @@ def test_saves_that_joined_a_message_whose_marker_the_cache_lost_are_claimed_aft
     assert processing.sweep().woken == 0  # nothing waits
 
 
-def test_a_failing_cache_never_holds_a_save_back(audit, broker, monkeypatch, caplog):
+@pytest.mark.parametrize("failure", ["every call fails", "redis unreachable"])
+def test_a_failing_cache_never_holds_a_save_back(audit, broker, monkeypatch, caplog, settings, failure):
     def broken(*args, **kwargs):
         raise ConnectionError("cache unreachable")
 
     broker.held = True
-    monkeypatch.setattr(publishing.cache, "add", broken)
+    if failure == "every call fails":
+        monkeypatch.setattr(publishing.cache, "add", broken)
+        if hasattr(publishing.cache, "client"):  # django-redis: its Redis client, too
+            monkeypatch.setattr(publishing.cache.client, "get_client", broken)
+    else:  # nothing listens on port 1
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "django_redis.cache.RedisCache",
+                "LOCATION": "redis://127.0.0.1:1/0",
+                "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 0.2},
+            }
+        }
     with caplog.at_level(logging.ERROR, logger="stash.db.publishing"):
         items = [submit(audit, text=f"item {n}") for n in range(2)]
     assert broker.chunks == [[str(item.pk)] for item in items]
