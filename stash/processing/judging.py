@@ -393,12 +393,9 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
         if result.verdict == pipeline.HELD
     }
     with transaction.atomic():
-        # The items still under this message's claim: found by their status (few items are being
-        # judged at any time, and the index on status finds them), not by a list of ids, which
-        # costs the ORM more to compile than the rest of the statement.
         claimed = set(
             Content.objects.select_for_update()
-            .filter(status=Status.PROCESSING, lease_token=token)
+            .filter(pk__in=[content.pk for content, *_ in judged], lease_token=token)
             .values_list("pk", flat=True)
         )
         runs, decided, transformed = [], [], []
