@@ -203,7 +203,8 @@ def prepare_insert(model, objs, using="default"):
     if not objs:
         return lambda: 0
     connection = connections[using]
-    fields = _copy_fields(model, objs) if _by_sql(connection) and len(objs) >= COPY_MIN_ROWS else None
+    by_sql = connection.vendor in ("postgresql", "sqlite")  # COPY; one prepared INSERT for every row
+    fields = _copy_fields(model, objs) if by_sql and len(objs) >= COPY_MIN_ROWS else None
     columns = fields and _prepared_columns(objs, fields, _inserted_values, connection)
     if not columns:
         return lambda: len(model._base_manager.using(using).bulk_create(objs))
@@ -228,11 +229,6 @@ def prepare_insert(model, objs, using="default"):
         return inserted
 
     return insert
-
-
-def _by_sql(connection):
-    """True where ``prepare_insert`` writes its own statement: PostgreSQL (COPY) and SQLite."""
-    return connection.vendor in ("postgresql", "sqlite")
 
 
 def _null(field, column):

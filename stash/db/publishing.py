@@ -188,10 +188,9 @@ def join_waiting_message(stash):
     try:
         client = _redis()
         if client is not None:
+            join = client.register_script(_JOIN)  # sent by its digest; the script itself only once
             return bool(
-                _join_script(client)(
-                    keys=[cache.make_key(_waiting_key(stash)), cache.make_key(_joined_key(stash))], args=[lease]
-                )
+                join(keys=[cache.make_key(_waiting_key(stash)), cache.make_key(_joined_key(stash))], args=[lease])
             )
         if put_marker_up(stash):
             return False
@@ -209,15 +208,6 @@ if redis.call('SET', KEYS[1], 1, 'NX', 'EX', ARGV[1]) then return 0 end
 redis.call('SET', KEYS[2], 1, 'EX', ARGV[1])
 return 1
 """
-_join_scripts = weakref.WeakKeyDictionary()
-
-
-def _join_script(client):
-    """``_JOIN`` registered with ``client`` (sent by its digest, the script itself only once)."""
-    script = _join_scripts.get(client)
-    if script is None:
-        script = _join_scripts[client] = client.register_script(_JOIN)
-    return script
 
 
 def take_marker_down(stash):

@@ -322,9 +322,9 @@ def submit_many(
     contents = [
         _new_item(template, payload, canonical) for payload, canonical in zip(payloads, canonicals, strict=True)
     ]
-    # By COPY on PostgreSQL: compiling an INSERT of 1,000 rows costs more than the rest of the call.
-    # Prepared before the transaction: on SQLite it holds the one write lock, which a worker's
-    # claim of a live save waits for.
+    # By COPY on PostgreSQL, one prepared INSERT on SQLite: compiling an INSERT of 1,000 rows costs
+    # more than the rest of the call. Prepared before the transaction: on SQLite it holds the one
+    # write lock, which a worker's claim of a live save waits for.
     insert = bulk_sql.prepare_insert(Content, contents)
     with transaction.atomic():
         insert()
