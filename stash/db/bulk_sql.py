@@ -1,5 +1,6 @@
 """Bulk writes the ORM makes slow: row updates by ``UPDATE ... FROM (VALUES ...)``, inserts by COPY
-(PostgreSQL) or one prepared ``INSERT`` run for every row (SQLite).
+or, for a few rows, one ``INSERT ... VALUES`` (PostgreSQL), or one prepared ``INSERT`` run for every
+row (SQLite).
 
 Django's ``bulk_update`` writes one ``CASE WHEN pk = ...`` per field and row, and compiling that
 expression tree costs more than the whole judging run of a batch; on PostgreSQL ``bulk_create``
@@ -183,9 +184,10 @@ def _update_sql(model, columns, fixed, add, count, connection):
 
 
 def insert_rows(model, objs, using="default"):
-    """Insert ``objs`` as ``bulk_create`` does and return how many: by COPY on PostgreSQL with a
-    driver that has it (psycopg 3), by one prepared ``INSERT`` run for every row on SQLite, both
-    from ``COPY_MIN_ROWS`` rows; by ``bulk_create`` otherwise.
+    """Insert ``objs`` as ``bulk_create`` does and return how many: on PostgreSQL by COPY from
+    ``COPY_MIN_ROWS`` rows with a driver that has it (psycopg 3), by one ``INSERT ... VALUES`` below;
+    on SQLite by one prepared ``INSERT`` run for every row from ``COPY_MIN_ROWS`` rows; by
+    ``bulk_create`` otherwise.
 
     As with ``bulk_create``: primary keys with a default are filled in, ``auto_now`` fields set, no
     signal is sent, and the objects count as saved; primary keys the database generates are not read
@@ -203,8 +205,12 @@ def prepare_insert(model, objs, using="default"):
     if not objs:
         return lambda: 0
     connection = connections[using]
-    by_sql = connection.vendor in ("postgresql", "sqlite")  # COPY; one prepared INSERT for every row
-    fields = _copy_fields(model, objs) if by_sql and len(objs) >= COPY_MIN_ROWS else None
+    few = len(objs) < COPY_MIN_ROWS
+    # PostgreSQL: COPY, or for a few rows one INSERT ... VALUES (Django's bulk_create there sends
+    # each column as an array literal, and quoting JSON into one costs more than the insert).
+    # SQLite: one prepared INSERT run for every row.
+    by_sql = connection.vendor == "postgresql" or (connection.vendor == "sqlite" and not few)
+    fields = _copy_fields(model, objs) if by_sql else None
     columns = fields and _prepared_columns(objs, fields, _inserted_values, connection)
     if not columns:
         return lambda: len(model._base_manager.using(using).bulk_create(objs))
@@ -217,8 +223,12 @@ def prepare_insert(model, objs, using="default"):
 
     def insert():
         with transaction.atomic(using=using, savepoint=False), connection.cursor() as cursor:
+            row = f"({', '.join(['%s'] * len(fields))})"
             if connection.vendor == "sqlite":
-                cursor.executemany(f"INSERT INTO {into} VALUES ({', '.join(['%s'] * len(fields))})", rows)
+                cursor.executemany(f"INSERT INTO {into} VALUES {row}", rows)
+                inserted = len(rows)
+            elif few:
+                cursor.execute(f"INSERT INTO {into} VALUES {', '.join([row] * len(rows))}", sum(rows, ()))
                 inserted = len(rows)
             else:
                 inserted = copy_rows(cursor, f"COPY {into} FROM STDIN", rows)

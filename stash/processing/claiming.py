@@ -88,19 +88,30 @@ def _take_others(
     of ``ids``); return the (id, stash id) picked, and the items claimed. Bulk items are only ever
     claimed through their own messages: a live save never waits on a batch of them."""
     stashes = others_of or Content.objects.filter(pk__in=ids).values("stash_id")
-    others = (
+    waiting = (
         Content.objects.filter(status=Status.PENDING, attempts=0, bulk=False, stash_id__in=stashes)
         .exclude(pk__in=ids)
         .order_by(*(("created_at",) if oldest_first else ()))
-        .values_list("pk", "stash_id")[:room]
     )
+    if connection.vendor == "postgresql":
+        # One statement: the rows are picked (those another worker is claiming passed over, never
+        # waited for: two claims that lock the same rows in different orders would deadlock) and
+        # claimed at once. ``= ANY(ARRAY(...))`` makes the pick an InitPlan, run once; as ``IN
+        # (...)``, a LIMIT ... FOR UPDATE may be run again for each row and claim more than ``room``.
+        pick, pick_params = waiting.values_list("pk", flat=True)[:room].query.sql_with_params()
+        contents = _take_where(
+            f"{connection.ops.quote_name(Content._meta.pk.column)} = ANY(ARRAY({pick} FOR UPDATE SKIP LOCKED))",
+            list(pick_params),
+            token,
+            lease_until,
+        )
+        return [(content.pk, content.stash_id) for content in contents], contents
+    others = waiting.values_list("pk", "stash_id")[:room]
     # A plain read first: most often there is nothing to take, and it costs no transaction.
     if not others.exists():
         return [], []
     if connection.features.has_select_for_update_skip_locked:
-        # Rows another worker is claiming are passed over, never waited for: two claims that lock
-        # the same rows in different orders would deadlock.
-        others = others.select_for_update(skip_locked=True)
+        others = others.select_for_update(skip_locked=True)  # as above
     with transaction.atomic():
         # Read, then write: as a subquery of the UPDATE, a LIMIT ... FOR UPDATE may be run again for
         # each row and claim more than ``room``.
@@ -125,7 +136,14 @@ def take(pks: Sequence[uuid.UUID | str], token: uuid.UUID, lease_until: datetime
             status=Status.PROCESSING, lease_token=token, attempts=F("attempts") + 1, lease_until=lease_until
         )
         return list(Content.objects.filter(pk__in=pks, lease_token=token).select_related("stash"))
-    contents = list(Content.objects.raw(*_take_statement(pks, token, lease_until)))
+    quote = connection.ops.quote_name
+    where = f"{quote(Content._meta.pk.column)} IN ({', '.join(['%s'] * len(pks))})"
+    return _take_where(where, [Content._meta.pk.get_db_prep_save(pk, connection) for pk in pks], token, lease_until)
+
+
+def _take_where(where: str, params: list[Any], token: uuid.UUID, lease_until: datetime) -> list[Content]:
+    """``take`` the items that SQL ``where`` (with ``params``) selects, in one ``UPDATE ... RETURNING``."""
+    contents = list(Content.objects.raw(*_take_statement(where, params, token, lease_until)))
     _attach_stashes(contents)
     return contents
 
@@ -137,7 +155,9 @@ def can_return_from_update() -> bool:
     )
 
 
-def _take_statement(pks: Sequence[uuid.UUID | str], token: uuid.UUID, lease_until: datetime) -> tuple[str, list[Any]]:
+def _take_statement(
+    where: str, where_params: list[Any], token: uuid.UUID, lease_until: datetime
+) -> tuple[str, list[Any]]:
     meta, quote = Content._meta, connection.ops.quote_name
 
     def field(name: str) -> Field[Any, Any]:
@@ -154,7 +174,7 @@ def _take_statement(pks: Sequence[uuid.UUID | str], token: uuid.UUID, lease_unti
     sql = (
         f"UPDATE {table} SET {status} = %s, {column('lease_token')} = %s, {attempts} = {attempts} + 1, "
         f"{column('lease_until')} = %s "
-        f"WHERE {column('id')} IN ({', '.join(['%s'] * len(pks))}) AND {status} = %s AND {attempts} < %s "
+        f"WHERE {where} AND {status} = %s AND {attempts} < %s "
         f"RETURNING *, (SELECT {stashes}.{quote('config_version')} FROM {stashes} "
         f"WHERE {stashes}.{quote('id')} = {table}.{column('stash')}) AS {quote('stash_version')}"
     )
@@ -162,7 +182,7 @@ def _take_statement(pks: Sequence[uuid.UUID | str], token: uuid.UUID, lease_unti
         Status.PROCESSING,
         value("lease_token", token),
         value("lease_until", lease_until),
-        *(value("id", pk) for pk in pks),
+        *where_params,
         Status.PENDING,
         settings.STASH_MAX_ATTEMPTS,
     ]
