@@ -11,12 +11,15 @@ batch *wakes* its stash. While it waits in the queue or judges its first batch, 
 cache says so, and a save of that stash publishes nothing: it *joins* the message, noting so in a
 second key (on Redis the look at the marker and the note are one script; elsewhere first the note,
 then a second look at the marker: a marker taken down meanwhile is put up by this save, which
-publishes). Once its batch is judged, the worker takes the marker down (a
-save made after that publishes again) and, only if a save joined, claims the stash's items
-waiting for their first run (see ``processing.judging``); while judging them it puts the marker up
-again, so that saves meanwhile join its next batch. A lone save costs its worker no query for
-others. The keys expire after a lease, and a claim that fills its batch wakes the stash again; an
-item whose waking message is lost is sent by the sweeper, as any lost message. Should the cache
+publishes). Once its batch is judged, the worker takes the note (``take_joined``): if a save
+joined, the marker stays up, and the worker claims the stash's items waiting for their first run
+(see ``processing.judging``), batch after batch while saves keep joining; if none did, the marker
+comes down in the same step (on Redis one script), and the next save publishes again. A message
+holds the marker for half a lease at most, then hands what waits to a new one (``hand_over``); a
+batch that fills sends a message beside it (``send_helper``), so that another worker can help. A
+lone save costs its worker no query for others. The keys expire after a lease, and a claim that
+fills its batch wakes the stash again; an item whose waking message is lost is sent by the
+sweeper, as any lost message. Should the cache
 lose the keys instead (flushed, restarted empty), saves that joined wait on a note that is gone:
 each sweeper pass wakes every stash with items waiting for their first run whose marker is down
 (``processing.sweeping.sweep``), so they wait a sweep interval at most, not a lease. The cache must
@@ -156,6 +159,24 @@ def wake(stashes):
     return woken
 
 
+def send_helper(stash, queue):
+    """Send a message that claims the saves of ``stash`` waiting for their first run, whatever its
+    marker says: the message that holds it has more than a batch to claim (``queue``: the stash's
+    field)."""
+    _publish([], queue, wake=stash)
+
+
+def hand_over(stash, queue):
+    """Saves of ``stash`` wait that a message stopping now leaves behind: send a message for
+    them, or, if one already holds the marker, note them for it (``queue``: the stash's field)."""
+    if wake({stash: queue}):
+        return
+    try:
+        cache.set(_joined_key(stash), 1, timeout=settings.STASH_LEASE_SECONDS)
+    except Exception:  # the sweeper wakes the stash once its marker is down
+        logger.exception("Could not note the saves waiting in stash %s.", stash)
+
+
 def moved(stash, queue):
     """``stash`` now has its messages sent to ``queue``: a message that holds its marker may wait
     where no worker reads any more, so the marker comes down and a message on the new queue
@@ -207,6 +228,46 @@ _JOIN = """
 if redis.call('SET', KEYS[1], 1, 'NX', 'EX', ARGV[1]) then return 0 end
 redis.call('SET', KEYS[2], 1, 'EX', ARGV[1])
 return 1
+"""
+
+
+#: What ``take_joined`` found: no save joined (the marker is down); saves joined and the marker
+#: stays up, held by the caller; saves joined but another message holds the marker.
+NONE_JOINED, HOLDING, JOINED = "none", "holding", "joined"
+
+
+def take_joined(stash):
+    """Take the note of saves that joined the message holding the marker of ``stash`` (the
+    caller's). If a save joined, the marker stays up for another lease, still held by the caller:
+    ``HOLDING``. If none did, the marker comes down, and the next save publishes: ``NONE_JOINED``.
+
+    On Redis it is one step (``_NEXT``): a save either joined before it, and is in the note, or
+    comes after, and publishes. Elsewhere the marker comes down, then the note (as
+    ``take_marker_down``), and goes up again if a save joined: ``JOINED`` when another message put
+    it up first. A cache that fails says ``JOINED``: the saves are claimed once, and the keys expire."""
+    try:
+        client = _redis()
+        if client is not None:
+            take = client.register_script(_NEXT)
+            keys = [cache.make_key(_waiting_key(stash)), cache.make_key(_joined_key(stash))]
+            return HOLDING if take(keys=keys, args=[settings.STASH_LEASE_SECONDS]) else NONE_JOINED
+    except Exception:
+        logger.exception("Could not clear the waiting-message marker of stash %s.", stash)
+        return JOINED
+    if not take_marker_down(stash):
+        return NONE_JOINED
+    return HOLDING if put_marker_up(stash) else JOINED
+
+
+# KEYS: the marker, the note of joined saves; ARGV: the lease in seconds. 1: a save joined (the
+# note is gone, the marker is up for a lease more); 0: none did (the marker is down).
+_NEXT = """
+if redis.call('DEL', KEYS[2]) == 1 then
+  redis.call('SET', KEYS[1], 1, 'EX', ARGV[1])
+  return 1
+end
+redis.call('DEL', KEYS[1])
+return 0
 """
 
 

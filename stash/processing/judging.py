@@ -37,7 +37,7 @@ from django.utils import timezone
 
 from stash.core import logs, pipeline
 from stash.db import bulk_sql, publishing, tracing
-from stash.models import Content, PipelineRun, Statement, lease_end
+from stash.models import Content, PipelineRun, Stash, Statement, lease_end
 from stash.processing import after_verdict, callbacks, claiming, review_queue, statements
 from stash.processing.building import item_for, pipeline_for, priority_for
 from stash.processing.time_limits import Clock, time_limit_for
@@ -126,20 +126,32 @@ def _judge_bulk(bulk: list[Content], live: list[Content], token: uuid.UUID, cloc
 
 def _judge_joined(stash: int, token: uuid.UUID, clock: Clock, report: BatchReport) -> None:
     """Judge the saves of ``stash`` that joined this message: made while its marker was up, they
-    published nothing (see ``publishing``). The marker comes down first, so that a save made after
-    the claim publishes; it goes up again, held by this message, while the batch is judged, so
-    that saves meanwhile join the next batch. Under load the batches grow, instead of the
-    messages. Ends when no save joined, a claim finds nothing, another message holds the marker,
-    or after half a lease or of the time left (a batch claimed by then is still judged)."""
+    published nothing (see ``publishing``). While saves keep joining, the marker stays up, held by
+    this message, and each batch claims what joined while the last was judged: under load the
+    batches grow, instead of the messages. A claim that fills its batch is followed by another,
+    and sends a message that claims more beside it.
+    Ends when no save joined (the marker comes down: the next save publishes), another message
+    holds the marker, or after half a lease or of the time left: the marker then comes down, and
+    a message of its own is sent for the saves still waiting (a batch claimed by then is judged)."""
     deadline = time.monotonic() + min(settings.STASH_LEASE_SECONDS, clock.left()) / 2
-    while publishing.take_marker_down(stash):
-        contents = _claim_batch([], [stash], token, clock, report)
-        if not contents:
-            return
-        holding = time.monotonic() < deadline and publishing.put_marker_up(stash)
-        _judge_batch(token, contents, clock, report)
-        if not holding:
-            return
+    while (joined := publishing.take_joined(stash)) != publishing.NONE_JOINED:
+        full = True
+        while full:
+            contents = _claim_batch([], [stash], token, clock, report)
+            full = len(contents) >= settings.STASH_BATCH_SIZE
+            late = time.monotonic() >= deadline
+            queue = contents[0].stash.queue if contents else None
+            if late and ((joined == publishing.HOLDING and publishing.take_marker_down(stash)) or full):
+                publishing.hand_over(stash, _queue_of(stash) if queue is None else queue)
+            elif full:
+                publishing.send_helper(stash, queue)  # another worker may claim what this one cannot
+            _judge_batch(token, contents, clock, report)
+            if late or (joined == publishing.JOINED and not full):
+                return
+
+
+def _queue_of(stash: int) -> str:
+    return Stash.objects.filter(pk=stash).values_list("queue", flat=True).first() or ""
 
 
 def _claim_batch(

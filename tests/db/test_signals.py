@@ -1,8 +1,10 @@
 """Saved items reach the workers after commit, in chunks, and a broken broker never breaks a save."""
 
+import itertools
 import json
 import logging
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 from django.core.cache import cache
@@ -16,6 +18,7 @@ from kombu.exceptions import OperationalError
 from stash import hooks, processing
 from stash.db import publishing
 from stash.models import Content, HookConfig
+from stash.processing import claiming, judging
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -284,7 +287,10 @@ def test_a_claim_that_fills_its_batch_with_waiting_saves_wakes_the_stash_again(a
     items = [submit(audit, text=f"item {n}") for n in range(7)]
     assert len(broker.messages) == 1
 
-    judged = 0
+    first = broker.messages.pop(0)
+    judged = processing.judge(*first["args"], **first["kwargs"]).judged
+    # Each full batch of the saves that joined it sent a message beside it, for another worker.
+    assert [(m["args"], m["kwargs"]) for m in broker.messages] == [([[]], {"wake": audit.pk})] * 2
     while broker.messages:
         message = broker.messages.pop(0)
         judged += processing.judge(*message["args"], **message["kwargs"]).judged
@@ -366,3 +372,54 @@ def test_saves_made_while_a_message_judges_join_its_next_batch(audit, broker, re
     assert (report.claimed, report.judged) == (2, 2)  # the one saved meanwhile, too
     assert len(broker.messages) == 1  # which published nothing: it joined the running message
     assert set(Content.objects.values_list("status", flat=True)) == {"accepted"}
+
+
+def saving_during_claims(monkeypatch, stash, calls, claims_nothing=False):
+    """Make a save of ``stash`` right after the claims numbered ``calls`` (1: a message's first),
+    which, ``claims_nothing``, claim nothing (as when another worker took the items first)."""
+    claim, made, count = claiming.claim, [], itertools.count(1)
+
+    def claim_then_save(*args, **kwargs):
+        number = next(count)
+        claimed = [] if claims_nothing and number in calls else claim(*args, **kwargs)
+        if number in calls:
+            made.append(submit(stash, text=f"saved during claim {len(made) + 1}"))
+        return claimed
+
+    monkeypatch.setattr(claiming, "claim", claim_then_save)
+    return made
+
+
+def test_saves_made_while_a_message_claims_its_next_batch_join_it(audit, broker, monkeypatch):
+    broker.held = True
+    first, joined = submit(audit, text="first"), submit(audit, text="joined")
+    [message] = broker.messages
+    made = saving_during_claims(monkeypatch, audit, calls={2})  # the claim of the saves that joined
+
+    report = processing.judge(*message["args"], **message["kwargs"])
+    assert (report.claimed, report.judged) == (3, 3)
+    assert len(made) == 1 and len(broker.messages) == 1  # the marker stayed up: it joined, too
+    assert Content.objects.filter(pk__in=[first.pk, joined.pk, made[0].pk], status="accepted").count() == 3
+    submit(audit, text="after")
+    assert len(broker.messages) == 2  # no save joined the last batch: the marker came down
+
+
+@pytest.mark.parametrize("claims_nothing", [False, True], ids=["its last claim took some", "it took none"])
+def test_a_message_out_of_time_hands_the_saves_still_waiting_to_a_message_of_their_own(
+    audit, broker, monkeypatch, claims_nothing
+):
+    broker.held = True
+    first, joined = submit(audit, text="first"), submit(audit, text="joined")
+    [message] = broker.messages
+    made = saving_during_claims(monkeypatch, audit, calls={2}, claims_nothing=claims_nothing)
+    # Half its time has gone by the first batch of saves that joined it.
+    ticks = itertools.chain([0.0], itertools.repeat(1e9))
+    monkeypatch.setattr(judging, "time", SimpleNamespace(monotonic=lambda: next(ticks)))
+
+    report = processing.judge(*message["args"], **message["kwargs"])
+    assert (report.claimed, report.judged) == (1, 1) if claims_nothing else (2, 2)
+    [_, handed_over] = broker.messages
+    assert (handed_over["args"], handed_over["kwargs"]) == ([[]], {"wake": audit.pk})
+    monkeypatch.undo()
+    assert processing.judge(*handed_over["args"], **handed_over["kwargs"]).judged == 1 + claims_nothing
+    assert Content.objects.filter(pk__in=[first.pk, joined.pk, made[0].pk], status="accepted").count() == 3
