@@ -18,7 +18,7 @@ from stash import processing
 from stash.admin import guard as admin_guard
 from stash.admin.params import ParamsWidget, error_map, form_schema, indented
 from stash.core import registry
-from stash.core.exceptions import InvalidParams, PayloadTooLarge
+from stash.core.exceptions import InvalidParams, PayloadTooLarge, StashFull
 from stash.models import Content, HookConfig
 from stash.processing import limits, stats
 
@@ -448,6 +448,11 @@ class ContentForm(forms.ModelForm):
                 processing.check_key(self.user, cleaned["idempotency_key"])
             except ValidationError as exc:
                 self.add_error(None, exc)
+        if self.instance._state.adding and cleaned.get("stash") is not None:
+            try:
+                processing.check_room(cleaned["stash"], take=False)  # its save asks again, and takes the room
+            except StashFull as exc:
+                self.add_error("stash", str(exc))
         if cleaned.get("stash") is not None and "payload" in cleaned:
             try:
                 self.canonical = processing.check_payload(cleaned["stash"], cleaned["payload"])

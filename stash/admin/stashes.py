@@ -80,6 +80,7 @@ class StashAdmin(admin_guard.GuardedStashChanges, OneChangePerPost, SortableAdmi
         "allow_anonymous",
         "on_error",
         "max_payload_bytes",
+        "max_waiting",
         "queue",
         "examples_policy",
         "config_version",

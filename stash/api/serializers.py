@@ -86,6 +86,7 @@ class StashSerializer(ModelSerializer):
             "allow_anonymous",
             "on_error",
             "max_payload_bytes",
+            "max_waiting",
             "config_version",
             "queue_head",
             "queue",

@@ -32,6 +32,7 @@ STASH_FIELDS = (
     "allow_anonymous",
     "on_error",
     "max_payload_bytes",
+    "max_waiting",
     "queue",
     "examples_policy",
     "statement_policy",

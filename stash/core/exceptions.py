@@ -39,3 +39,12 @@ class IdempotencyConflict(StashError):
 
 class StaleConfig(StashError):
     """A change was based on a ``config_version`` of the stash that is no longer current."""
+
+
+class StashFull(StashError):
+    """A stash has ``max_waiting`` items waiting to be judged and takes no more for now;
+    ``retry_after``: the seconds to wait before trying again."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

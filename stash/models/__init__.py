@@ -1,5 +1,6 @@
 """Stashes, their configured hooks, submitted content and the runs that judged it: one module per area."""
 
+from stash.models import backpressure
 from stash.models.base import LoadedStateModel
 from stash.models.callbacks import Callback
 from stash.models.choices import ExamplesPolicy, ExpireAction, HookOnError, OnError
@@ -28,6 +29,7 @@ __all__ = [
     "APPEAL_TEXT_MAX",
     "Appeal",
     "asynchronous_titles",
+    "backpressure",
     "Callback",
     "canonical_json",
     "Content",

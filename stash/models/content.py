@@ -11,6 +11,7 @@ from django.db.models import F, Min
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from stash.models import backpressure
 from stash.models.base import LoadedStateModel
 from stash.models.hooks import HookConfig
 from stash.models.stashes import Stash
@@ -254,12 +255,15 @@ class Content(LoadedStateModel):
     def save(self, *args: Any, canonical: bytes | None = None, **kwargs: Any) -> None:
         """Save; a new item or a changed payload becomes a new pending revision.
 
-        Raises ``ValidationError`` for a payload that is not a JSON object. A caller that has
+        Raises ``ValidationError`` for a payload that is not a JSON object, and ``StashFull`` for a
+        new item of a stash that has ``max_waiting`` items waiting to be judged already. A caller that has
         validated the payload already passes what ``validate_payload`` returned as ``canonical``:
         the payload is neither checked nor encoded again (``processing.submit`` does).
         """
         if canonical is None:
             validate_payload(self.payload, None)
+        if self._state.adding:
+            backpressure.check_room(self.stash)  # StashFull past the stash's max_waiting
         bump = False
         if self.needs_judging:
             if not self._state.adding:

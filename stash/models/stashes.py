@@ -3,6 +3,7 @@
 from collections.abc import Iterable
 from typing import Any
 
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import F
 from django.utils.translation import gettext, gettext_lazy as _
@@ -40,6 +41,16 @@ class Stash(LoadedStateModel):
     )
     max_payload_bytes = models.PositiveIntegerField(
         _("max payload bytes"), default=1024 * 1024, help_text=_("Largest payload accepted, as compact JSON.")
+    )
+    max_waiting = models.PositiveIntegerField(
+        _("max waiting"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text=_(
+            "When this many items wait to be judged, new submissions are refused (429 with Retry-After) "
+            "until the workers catch up; blank: never."
+        ),
     )
     queue = models.CharField(
         _("Celery queue"),
@@ -138,6 +149,7 @@ class Stash(LoadedStateModel):
         "allow_anonymous",
         "on_error",
         "max_payload_bytes",
+        "max_waiting",
         "queue",
         "examples_policy",
         "statement_policy",

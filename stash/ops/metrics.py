@@ -26,6 +26,9 @@ eight queries, each bounded by an index or a limit (figures in docs/metrics.md):
   delivered by its own task.
 - ``stash_review_overdue{stash}``: held items waiting longer than their stash's ``review_hours``
   (stashes with a deadline; 0 when none is overdue).
+- ``stash_submissions_refused_total{stash,reason}``: submissions refused with 429 because the
+  stash had ``max_waiting`` items waiting (``reason="max_waiting"``); counted in the cache, so it
+  starts again from 0 when the cache is emptied (``rate()`` reads that as a reset).
 - ``stash_metrics_up``: 1, or 0 (and none of the above) when the database could not be read;
   ``stash_metrics_collect_seconds``: how long reading all of these took.
 """
@@ -49,7 +52,7 @@ from prometheus_client.utils import floatToGoString
 
 from stash.core import registry
 from stash.core.exceptions import NotRegistered
-from stash.models import Content, HookConfig, PipelineRun, Stash
+from stash.models import Content, HookConfig, PipelineRun, Stash, backpressure
 from stash.processing import review_queue, stats, worker_counts
 
 logger = logging.getLogger(__name__)
@@ -105,6 +108,7 @@ def _read():
     yield from _items(stashes)
     yield _queue_lag(stashes)
     yield _review_overdue(stashes)
+    yield _refused_full(stashes)
     yield from _hook_counters(configs)
     yield from _recent_durations(stashes, configs)
     yield from _worker_events(configs)
@@ -148,6 +152,18 @@ def _review_overdue(stashes):
         if stash_id in stashes:
             overdue.add_metric([stashes[stash_id]], n)
     return overdue
+
+
+def _refused_full(stashes):
+    counts = backpressure.refused(list(stashes))
+    refused = CounterMetricFamily(
+        "stash_submissions_refused",
+        "Submissions a stash refused (429) while max_waiting items waited to be judged; kept in the cache.",
+        labels=["stash", "reason"],
+    )
+    for stash_id, slug in stashes.items():
+        refused.add_metric([slug, "max_waiting"], counts.get(stash_id, 0))
+    return refused
 
 
 def _hook_counters(configs):

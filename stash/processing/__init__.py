@@ -32,6 +32,7 @@ rules live here once. Locks are always taken in one order: items, then stashes (
 
 from stash.db import publishing
 from stash.db.versioning import one_change
+from stash.models.backpressure import check_room
 from stash.processing import statements
 from stash.processing.activity import Unsupported as ActivityUnsupported, for_stash as hook_activity
 from stash.processing.appeals import (
@@ -213,6 +214,7 @@ __all__ = [
     "BULK_LIMIT",
     "BULK_SLICE",
     "check_key",
+    "check_room",
     "check_payload",
     "CheckedChange",
     "ChildFailed",

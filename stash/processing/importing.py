@@ -44,6 +44,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "allow_anonymous": (bool,),
     "on_error": (str,),
     "max_payload_bytes": (int,),
+    "max_waiting": (int, type(None)),
     "queue": (str,),
     "examples_policy": (str,),
     "statement_policy": (dict,),

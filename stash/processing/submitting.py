@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 
 from stash.core.exceptions import IdempotencyConflict, PayloadTooLarge
 from stash.db import bulk_sql, compat, publishing
-from stash.models import Content, Stash, content_hash, lease_end, validate_payload
+from stash.models import Content, Stash, backpressure, content_hash, lease_end, validate_payload
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
@@ -296,7 +296,8 @@ def submit_many(
 ) -> list[Content]:
     """Save ``payloads`` as new items of ``stash``, all or none, in one transaction; return them.
 
-    Each payload is checked first (``check_payload``; ``InvalidItems`` names the indexes) and
+    ``StashFull`` when the stash has no room for all of them (``max_waiting``). Each payload is
+    checked first (``check_payload``; ``InvalidItems`` names the indexes) and
     nothing is saved if any fails. One bulk insert sends no ``post_save``, so the ids are handed to the
     workers here: together, after commit, in chunks of ``STASH_BATCH_SIZE``, as bulk work (``Content.bulk``:
     the live saves of the queue are judged ahead of it).
@@ -305,6 +306,7 @@ def submit_many(
         raise ValidationError({"items": _("At most %(limit)d items per request.") % {"limit": BULK_LIMIT}})
     user = _submitter(user)
     _check_open(stash)
+    backpressure.check_room(stash, adding=len(payloads))  # all of the call or none of it
     errors: dict[int, list[str]] = {}
     canonicals: list[bytes] = []
     for index, payload in enumerate(payloads):

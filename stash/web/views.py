@@ -10,7 +10,7 @@ from django.template.loader import render_to_string
 from django.utils.translation import gettext as _, ngettext
 
 from stash import processing
-from stash.core.exceptions import PayloadTooLarge
+from stash.core.exceptions import PayloadTooLarge, StashFull
 from stash.models import Content, Stash
 from stash.ops import access
 from stash.web.appeal_forms import appeal_context
@@ -45,14 +45,15 @@ def submit(request, slug):
             )
             % {"n": wait},
         )
-        response = render(request, "stash/submit.html", {"stash": stash, "form": form}, status=429)
-        response["Retry-After"] = str(wait)
-        return response
+        return _refused(request, stash, form, wait)
     if request.method == "POST" and form.is_valid():
         try:
             content, _created = processing.submit(
                 stash, form.payload, request.user, Content.Source.FORM, canonical=form.canonical
             )
+        except StashFull as exc:  # max_waiting: the workers are behind
+            form.add_error(None, str(exc))
+            return _refused(request, stash, form, exc.retry_after)
         except (ValidationError, PayloadTooLarge) as exc:  # e.g. the stash was closed meanwhile
             form.add_error(None, getattr(exc, "messages", None) or str(exc))
         else:
@@ -60,6 +61,13 @@ def submit(request, slug):
             request.session[SESSION_KEY] = [*submitted, str(content.pk)][-SESSION_LIMIT:]
             return redirect("stash:content", pk=content.pk)
     return render(request, "stash/submit.html", {"stash": stash, "form": form})
+
+
+def _refused(request, stash, form, wait):
+    """The form again, with its error, as 429 with ``Retry-After: wait``."""
+    response = render(request, "stash/submit.html", {"stash": stash, "form": form}, status=429)
+    response["Retry-After"] = str(wait)
+    return response
 
 
 def content(request, pk):

@@ -43,6 +43,7 @@ def test_a_stash_reads_with_its_settings(api, stashes, submitter, settings):
         "allow_anonymous": False,
         "on_error": "reject",
         "max_payload_bytes": 1024 * 1024,
+        "max_waiting": None,
         "config_version": stashes["audit"].config_version,
         "queue_head": 0,
         "queue": "",
