@@ -244,6 +244,7 @@ SPECTACULAR_SETTINGS = {
         "HookConfigOnErrorEnum": "stash.models.HookOnError",
         "StashOnErrorEnum": "stash.models.OnError",
         "AppealStatusEnum": "stash.models.Appeal.Status",
+        "FailureKindEnum": "stash.models.Failure.Kind",
     },
 }
 

@@ -15,7 +15,12 @@ from stash.admin import examples as admin_examples, formatting
 from stash.admin.base import StyledAdmin, hook_title, pretty
 from stash.admin.forms import ContentForm, ReviewActionForm
 from stash.admin.statements import statements_table
-from stash.admin.views import appeals as admin_appeals, review as admin_review, tools as admin_views
+from stash.admin.views import (
+    appeals as admin_appeals,
+    failures as admin_failures,
+    review as admin_review,
+    tools as admin_views,
+)
 from stash.models import Content, Example, HookConfig, PipelineRun
 
 
@@ -118,6 +123,16 @@ class ContentAdmin(StyledAdmin):
                 "appeals/",
                 self.admin_site.admin_view(partial(admin_appeals.appeals, self)),
                 name="stash_content_appeals",
+            ),
+            path(
+                "failures/",
+                self.admin_site.admin_view(partial(admin_failures.failures, self)),
+                name="stash_content_failures",
+            ),
+            path(
+                "failures/<slug:key>/",
+                self.admin_site.admin_view(partial(admin_failures.failure_group, self)),
+                name="stash_content_failure_group",
             ),
             path(
                 "<path:object_id>/decide/",

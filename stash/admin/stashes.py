@@ -115,11 +115,14 @@ class StashAdmin(admin_guard.GuardedStashChanges, OneChangePerPost, SortableAdmi
     @admin.display(description=_("try the hooks"))
     def tools(self, obj):
         return format_html(
-            '<a href="{}">{}</a> · <a href="{}">{}</a>',
+            '<a href="{}">{}</a> · <a href="{}">{}</a> · <a href="{}?stash={}">{}</a>',
             reverse("admin:stash_stash_simulate", args=[obj.pk]),
             _("simulate"),
             reverse("admin:stash_stash_replay", args=[obj.pk]),
             _("replay"),
+            reverse("admin:stash_content_failures"),
+            obj.pk,
+            _("failures"),
         )
 
     def get_urls(self):

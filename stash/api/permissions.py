@@ -41,6 +41,13 @@ class CanBulkSubmit(HasPerm):
     message = "Bulk submissions need the permission to add content."
 
 
+class CanReadFailures(HasPerm):
+    """Reading the failure store (items' trails, hooks' messages) needs ``stash.view_content``."""
+
+    perm = "stash.view_content"
+    message = "Reading the failure store needs the permission to view content."
+
+
 class CanReprocess(HasPerm):
     """Judging an item again needs ``stash.change_content``."""
 

@@ -4,7 +4,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
-from stash.api import appeal_views, callback_views, pipeline_views, review_views, statement_views, views
+from stash.api import appeal_views, callback_views, failure_views, pipeline_views, review_views, statement_views, views
 
 app_name = "api"
 
@@ -29,5 +29,8 @@ urlpatterns = [
     path("contents/<uuid:pk>/claim/", review_views.ClaimView.as_view(), name="content-claim"),
     path("contents/<uuid:pk>/release/", review_views.ReleaseView.as_view(), name="content-release"),
     path("review/", review_views.ReviewQueueView.as_view(), name="review-queue"),
+    path("failures/", failure_views.FailureListView.as_view(), name="failures"),
+    path("failures/<slug:key>/", failure_views.FailureGroupView.as_view(), name="failure-group"),
+    path("failures/<slug:key>/redrive/", failure_views.RedriveView.as_view(), name="failure-redrive"),
     *router.urls,
 ]

@@ -5,6 +5,7 @@ from stash.models.base import LoadedStateModel
 from stash.models.callbacks import Callback
 from stash.models.choices import ExamplesPolicy, ExpireAction, HookOnError, OnError
 from stash.models.content import Content, ContentQuerySet, lease_end
+from stash.models.failures import Failure, group_key
 from stash.models.history import EventCount, Example, PipelineRun, PipelineVersion, Review, asynchronous_titles
 from stash.models.hooks import HookConfig, HookConfigQuerySet
 from stash.models.moderation import APPEAL_TEXT_MAX, Appeal, Statement
@@ -37,8 +38,10 @@ __all__ = [
     "ContentQuerySet",
     "EventCount",
     "Example",
+    "Failure",
     "ExamplesPolicy",
     "ExpireAction",
+    "group_key",
     "HookConfig",
     "HookConfigQuerySet",
     "HookOnError",

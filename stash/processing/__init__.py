@@ -27,13 +27,15 @@ rules live here once. Locks are always taken in one order: items, then stashes (
 - ``examples``, ``guarding``: golden examples, and the guard that keeps a change only if they allow it.
 - ``limits``: how big a stash may grow.
 - ``housekeeping``, ``exporting``: pruning past retention; a stash's items as JSON Lines.
+- ``failures``, ``redriving``: the failure store (hook errors, timeouts, items given up on, by group);
+  judging a group again.
 - ``stats``, ``activity``, ``worker_counts``: per-hook counters and times, the last 24 hours, worker counts.
 """
 
 from stash.db import publishing
 from stash.db.versioning import one_change
 from stash.models.backpressure import check_room
-from stash.processing import statements
+from stash.processing import failures, redriving, statements
 from stash.processing.activity import Unsupported as ActivityUnsupported, for_stash as hook_activity
 from stash.processing.appeals import (
     OUTCOMES as APPEAL_OUTCOMES,
@@ -161,6 +163,8 @@ from stash.processing.versions import VersionDiff, compare as compare_versions, 
 from stash.processing.worker_counts import count_sweep
 
 __all__ = [
+    "failures",
+    "redriving",
     "statements",
     "APPEAL_OUTCOMES",
     "SUBMITTED_SESSION_KEY",

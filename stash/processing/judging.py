@@ -38,7 +38,7 @@ from django.utils import timezone
 from stash.core import logs, pipeline
 from stash.db import bulk_sql, publishing, tracing
 from stash.models import Content, PipelineRun, Stash, Statement, lease_end
-from stash.processing import after_verdict, callbacks, claiming, review_queue, statements
+from stash.processing import after_verdict, callbacks, claiming, failures, review_queue, statements
 from stash.processing.building import item_for, pipeline_for, priority_for
 from stash.processing.time_limits import Clock, time_limit_for
 
@@ -460,6 +460,7 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
         _write_verdicts(decided, now)
         bulk_sql.update_rows(Content, transformed, ["payload", "original_payload"])
         bulk_sql.insert_rows(PipelineRun, runs)
+        failures.record(runs)  # the failure store: only hook errors and timeouts are written
         statements.record(decided, Statement.Kind.HOOK, now=now, decisions=deciding)
         # The shared rows, last: accepted items get their queue numbers under the stash's lock.
         for stash_id in sorted(accepted_by_stash):

@@ -30,6 +30,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from stash.models import Content, HookConfig, lease_end
+from stash.processing import failures
 from stash.processing.judging import PROGRESS_NOTE, BatchReport, _judge, send_alone
 from stash.processing.sweeping import gave_up
 from stash.processing.time_limits import Clock
@@ -71,9 +72,10 @@ def recover(
         if hung and content.decided_by_id is not None and content.reason.startswith(PROGRESS_NOTE):
             stopped.append(content)
         elif content.attempts >= settings.STASH_MAX_ATTEMPTS:
-            Content.objects.filter(pk=content.pk, lease_token=token).update(
+            if Content.objects.filter(pk=content.pk, lease_token=token).update(
                 **gave_up(content.attempts, content.reason if content.reason.startswith(PROGRESS_NOTE) else "", now)
-            )
+            ):
+                failures.record_gave_up([content.pk], now)
         else:
             again.append(content)
     report.released += Content.objects.filter(pk__in=[c.pk for c in again], lease_token=token).update(

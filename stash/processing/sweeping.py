@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from stash.db import publishing
 from stash.models import Content, lease_end
-from stash.processing import callbacks, claiming
+from stash.processing import callbacks, claiming, failures
 from stash.processing.judging import send_by_queue
 
 Status = Content.Status
@@ -40,7 +40,9 @@ def sweep(limit: int = 10_000) -> SweepReport:
     expired = Content.objects.filter(status__in=[Status.PENDING, Status.PROCESSING], lease_until__lt=now)
     exhausted = expired.filter(status=Status.PROCESSING, attempts__gte=settings.STASH_MAX_ATTEMPTS)
     for pk, attempts, note in exhausted.values_list("pk", "attempts", "reason")[:limit]:
-        report.failed += exhausted.filter(pk=pk).update(**gave_up(attempts, note, now))
+        if exhausted.filter(pk=pk).update(**gave_up(attempts, note, now)):
+            report.failed += 1
+            failures.record_gave_up([pk], now)
     # Before the pass below: a resume stopped with its worker goes on from its answer, not from the start.
     waits = callbacks.sweep(now)
     report.timed_out, report.resumed = waits.timed_out, waits.resent

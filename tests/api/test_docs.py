@@ -37,6 +37,9 @@ PATHS = [
     "/api/contents/{id}/claim/",
     "/api/contents/{id}/release/",
     "/api/review/",
+    "/api/failures/",
+    "/api/failures/{key}/",
+    "/api/failures/{key}/redrive/",
 ]
 
 

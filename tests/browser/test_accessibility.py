@@ -21,7 +21,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
 from stash import processing
-from stash.models import Content, Example, HookConfig, PipelineRun
+from stash.models import Content, Example, Failure, HookConfig, PipelineRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -124,6 +124,12 @@ PAGES = [
     Page("held items", lambda demo: reverse("admin:stash_content_changelist") + "?status__exact=held"),
     Page("review queue", of_stash("admin:stash_stash_review")),
     Page("appeals", lambda demo: reverse("admin:stash_content_appeals")),
+    Page("failures", lambda demo: reverse("admin:stash_content_failures")),
+    Page("failures, filtered", lambda demo: reverse("admin:stash_content_failures") + f"?stash={demo.stash.pk}"),
+    Page(
+        "a group of failures",
+        lambda demo: reverse("admin:stash_content_failure_group", args=[Failure.objects.get().group]),
+    ),
     *per_status("item page", "admin:stash_content_change"),
     Page("run page", lambda demo: reverse("admin:stash_pipelinerun_change", args=[demo.run.pk])),
     Page("upload a pipeline", of_stash("admin:stash_stash_upload")),
@@ -195,6 +201,7 @@ def demo(make_stash, admin_user, broker):
     Content.objects.filter(pk=items["failed"].pk).update(
         status="failed", attempts=3, reason="No spam: the worker died 3 times"
     )
+    processing.failures.record_gave_up([items["failed"].pk])
     Example.objects.create(stash=stash, name="plain text", payload={"text": "hello"}, verdict="accepted")
     processing.example_from(items["rejected"], admin_user, verdict="rejected")
     Group.objects.create(name="Reviewers")

@@ -351,7 +351,7 @@ def statuses(items):
 
 
 def test_stash_reprocess_needs_a_selector(judged):
-    with pytest.raises(CommandError, match=r"^Say which items: ids, --stash and/or --status\.$"):
+    with pytest.raises(CommandError, match=r"^Say which items: ids, --stash and/or --status, or --failure-group\.$"):
         run("stash_reprocess")
     assert set(statuses(judged).values()) == {"accepted", "rejected"}
 

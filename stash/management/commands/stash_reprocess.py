@@ -8,13 +8,19 @@ from stash.models import Content, Stash
 
 
 class Command(BaseCommand):
-    help = "Judge items again: by id, by stash and/or by status."
+    help = "Judge items again: by id, by stash and/or by status, or a group of the failure store."
 
     def add_arguments(self, parser):
         parser.add_argument("ids", nargs="*", help="Ids of items.")
         parser.add_argument("--stash", help="Slug of a stash: its items.")
         parser.add_argument(
             "--status", action="append", choices=Content.Status.values, help="Only items with this status (repeatable)."
+        )
+        parser.add_argument(
+            "--failure-group",
+            metavar="KEY",
+            help="The items of this group of the failure store (its key, from the admin's Failures page or "
+            "GET /api/failures/): re-driven on the current pipeline.",
         )
         parser.add_argument(
             "--include-reviewed",
@@ -24,8 +30,12 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        if options["failure_group"]:
+            if options["ids"] or options["stash"] or options["status"]:
+                raise CommandError("--failure-group names its items: give no ids, --stash or --status with it.")
+            return self.redrive(options["failure_group"], options["include_reviewed"])
         if not (options["ids"] or options["stash"] or options["status"]):
-            raise CommandError("Say which items: ids, --stash and/or --status.")
+            raise CommandError("Say which items: ids, --stash and/or --status, or --failure-group.")
         items = Content.objects.all()
         if options["stash"]:
             if not Stash.objects.filter(slug=options["stash"]).exists():
@@ -45,8 +55,22 @@ class Command(BaseCommand):
                 raise CommandError(f"No such item(s): {', '.join(sorted(wanted[pk] for pk in missing))}.")
         people = processing.decided_by_people(items)
         count = processing.reprocess(items, include_reviewed=options["include_reviewed"])
+        self.report(count, people, options["include_reviewed"])
+
+    def redrive(self, key, include_reviewed):
+        group = processing.failures.group(key)
+        if group is None:
+            raise CommandError(f"No group of failures {key!r}.")
+        done = processing.redriving.redrive(key, include_reviewed=include_reviewed)
+        self.stdout.write(
+            f"Failures of {group.label or group.hook or 'no hook'} ({group.error_type}, version "
+            f"{group.config_version}) in {group.stash.slug}: {group.items} item(s)."
+        )
+        self.report(done.sent, done.people, include_reviewed)
+
+    def report(self, count, people, included):
         self.stdout.write(f"{count} item(s) sent to be judged again.")
-        if people and options["include_reviewed"]:
+        if people and included:
             self.stdout.write(
                 f"{people.count} of them decided by people ({people.who()}): their decisions "
                 "are replaced, kept in each item's history."
