@@ -37,7 +37,7 @@ RETRY_AFTER_SECONDS = 5
 
 
 def _count_key(stash_id: int) -> str:
-    return f"stash:waiting:{stash_id}"
+    return f"stash:waiting-count:{stash_id}"
 
 
 def refused_key(stash_id: int) -> str:

@@ -181,3 +181,14 @@ def test_a_cache_that_fails_still_holds_max_waiting(narrow, settings, caplog):
         processing.submit(narrow, {"text": "fourth"})
     assert Content.objects.filter(stash=narrow).count() == 3
     assert "Could not read the waiting count of stash" in caplog.text
+
+
+def test_saves_of_a_stash_with_max_waiting_still_reach_the_workers(
+    make_stash, broker, django_capture_on_commit_callbacks
+):
+    stash = make_stash("counted", max_waiting=10)
+    with django_capture_on_commit_callbacks(execute=True):
+        Content.objects.create(stash=stash, payload={"text": "first"})
+    # A message to claim it: the stash's count is never taken for its waiting-message marker.
+    assert [message["kwargs"].get("wake") for message in broker.messages] == [stash.pk]
+    assert backpressure.waiting(stash) == 1
