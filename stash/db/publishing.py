@@ -210,9 +210,7 @@ def join_waiting_message(stash):
         client = _redis()
         if client is not None:
             join = client.register_script(_JOIN)  # sent by its digest; the script itself only once
-            return bool(
-                join(keys=[cache.make_key(_waiting_key(stash)), cache.make_key(_joined_key(stash))], args=[lease])
-            )
+            return bool(join(keys=_marker_keys(stash), args=[lease]))
         if put_marker_up(stash):
             return False
         cache.set(_joined_key(stash), 1, timeout=lease)
@@ -249,8 +247,7 @@ def take_joined(stash):
         client = _redis()
         if client is not None:
             take = client.register_script(_NEXT)
-            keys = [cache.make_key(_waiting_key(stash)), cache.make_key(_joined_key(stash))]
-            return HOLDING if take(keys=keys, args=[settings.STASH_LEASE_SECONDS]) else NONE_JOINED
+            return HOLDING if take(keys=_marker_keys(stash), args=[settings.STASH_LEASE_SECONDS]) else NONE_JOINED
     except Exception:
         logger.exception("Could not clear the waiting-message marker of stash %s.", stash)
         return JOINED
@@ -320,6 +317,11 @@ def _waiting_key(stash):
 
 def _joined_key(stash):
     return f"stash:joined:{stash}"
+
+
+def _marker_keys(stash):
+    """The Redis keys of the marker of ``stash`` and of its note of joined saves, for a script."""
+    return [cache.make_key(_waiting_key(stash)), cache.make_key(_joined_key(stash))]
 
 
 def recover(task_id, hung, queue=""):
