@@ -55,3 +55,14 @@ def test_setting_the_mode_back_to_enforce_ends_the_warning(admin_client, stash):
     config.refresh_from_db()
     assert config.mode == "enforce" and config.auto_observed_at is None
     assert "switched to observe by the system" not in admin_client.get(hook_page(config)).content.decode()
+
+
+def test_a_duplicated_hook_keeps_its_minimum(admin_client, stash):
+    config = stash.hooks.get()
+    HookConfig.objects.filter(pk=config.pk).update(min_precision=0.7, min_precision_count=8)
+    response = admin_client.post(
+        reverse("admin:stash_hookconfig_changelist"), {"action": "duplicate", "_selected_action": [config.pk]}
+    )
+    assert response.status_code == 302
+    copy = HookConfig.objects.exclude(pk=config.pk).get()
+    assert (copy.min_precision, copy.min_precision_count, copy.enabled) == (0.7, 8, False)
