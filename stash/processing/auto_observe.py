@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -82,29 +83,39 @@ def check(config_id: int, now: datetime | None = None) -> Switch | None:
     """Switch hook config ``config_id`` to observe if its precision (``WINDOW_DAYS``, items judged
     since ``precision_since``) is under its ``min_precision``; returns the ``Switch`` or None.
 
-    Read and written under its stash's row lock, so two checks at once switch it once. A config
-    that is gone, observing or without a minimum is left alone.
+    The precision is read first, with no lock held; the switch is written under the stash's row
+    lock (which every change of its hooks takes first) only while the config is as it was read, so
+    two checks at once switch it once, and a person's change meanwhile wins. A config that is
+    gone, observing or without a minimum is left alone.
     """
     now = now or timezone.now()
-    config = HookConfig.objects.filter(pk=config_id).values_list("stash_id", flat=True).first()
-    if config is None:
+    hook = (
+        HookConfig.objects.select_related("stash")
+        .filter(pk=config_id, mode=HookConfig.Mode.ENFORCE, min_precision__isnull=False)
+        .first()
+    )
+    if hook is None:
         return None
-    with versioning.one_change():
-        Stash.lock([config])
-        hook = HookConfig.objects.filter(pk=config_id, mode=HookConfig.Mode.ENFORCE).first()
-        if hook is None or hook.min_precision is None:
-            return None
-        figure = for_config(hook, days=WINDOW_DAYS, since=hook.precision_since, now=now)
-        if not falls_below(hook, figure):
-            return None
-        note = switch_note(hook, figure)
-        with versioning.one_change(note=note):
-            HookConfig.objects.filter(pk=hook.pk).update(
-                mode=HookConfig.Mode.OBSERVE, auto_observed_at=now, precision_since=now
-            )
-    logger.warning("Hook config %s of stash %s: %s.", hook.pk, hook.stash_id, note)
+    figure = for_config(hook, days=WINDOW_DAYS, since=hook.precision_since, now=now)
+    if not falls_below(hook, figure):
+        return None
+    note = switch_note(hook, figure)
+    as_read = Q(
+        pk=hook.pk,
+        mode=HookConfig.Mode.ENFORCE,
+        min_precision=hook.min_precision,
+        min_precision_count=hook.min_precision_count,
+    ) & (Q(precision_since__isnull=True) if hook.precision_since is None else Q(precision_since=hook.precision_since))
+    with versioning.one_change(note=note):
+        Stash.lock([hook.stash_id])
+        switched = HookConfig.objects.filter(as_read).update(
+            mode=HookConfig.Mode.OBSERVE, auto_observed_at=now, precision_since=now
+        )
+    if not switched:
+        return None
+    logger.warning("Stash %s, hook config %s: %s.", hook.stash.slug, hook.pk, note)
     worker_counts.add(worker_counts.HOOK_AUTO_OBSERVED, config_id=hook.pk)
-    return Switch(config_id=hook.pk, title=hook.title, precision=figure, minimum=hook.min_precision, note=note)
+    return Switch(config_id=hook.pk, title=hook.title, precision=figure, minimum=hook.min_precision or 0.0, note=note)
 
 
 def switch_note(config: HookConfig, figure: Precision) -> str:
