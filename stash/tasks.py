@@ -177,6 +177,13 @@ def give_feedback(config_id, content_id, verdict):
     processing.give_feedback(config_id, content_id, verdict)
 
 
+@shared_task(name="stash.tasks.check_precision")
+def check_precision(config_id):
+    """Switch hook config ``config_id`` to observe if people's decisions put its precision under its
+    minimum (``processing.check_precision``); sent after each such decision commits."""
+    processing.check_precision(config_id)
+
+
 #: Seconds the daily prune may run; it starts no batch in its last minute, and what it leaves
 #: (each batch commits on its own) is taken by the next.
 PRUNE_TIME_LIMIT = 3600

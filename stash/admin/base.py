@@ -66,13 +66,13 @@ def hook_title(config):
 
 
 def counters(config):
-    """Counters of one configured hook, and its recent times."""
+    """Counters of one configured hook, its recent times and (enforcing) its precision."""
     hook_stats = getattr(config, "stats", None)
     if config.pk is None or hook_stats is None:
         return "–"
     return format_html(
         '<span class="stash-counters">{} runs · {} kept · {} dropped · {} held<br>{} errors · {} overturned<br>'
-        '<span class="quiet">p50 {} · p95 {} · mean {}</span></span>',
+        '<span class="quiet">p50 {} · p95 {} · mean {}</span>{}</span>',
         hook_stats.runs,
         hook_stats.kept,
         hook_stats.dropped,
@@ -82,6 +82,24 @@ def counters(config):
         formatting.duration(hook_stats.p50_ms),
         formatting.duration(hook_stats.p95_ms),
         formatting.duration(hook_stats.mean_ms),
+        precision_line(hook_stats.precision),
+    )
+
+
+def precision_line(figures):
+    """ "precision 7 d 0.80 of 10 · 30 d 0.75 of 20" (``stats.HookStats.precision``); nothing for none."""
+    if not figures:
+        return ""
+    parts = [
+        _("%(days)d d %(value)s of %(count)d")
+        % {"days": days, "value": "–" if figure.value is None else f"{figure.value:.2f}", "count": figure.decisions}
+        for days, figure in sorted(figures.items())
+    ]
+    return format_html(
+        '<br><span class="stash-precision" title="{}">{} {}</span>',
+        _("Of the items it rejected or held that people decided: the share they kept rejected, and how many."),
+        _("precision"),
+        " · ".join(parts),
     )
 
 

@@ -144,6 +144,8 @@ class HookConfigForm(forms.ModelForm):
             "condition",
             "timeout_ms",
             "cache_seconds",
+            "min_precision",
+            "min_precision_count",
         ]
 
     class Media:
@@ -153,8 +155,9 @@ class HookConfigForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["hook"].choices = hook_choices(self.instance.hook)
-        if "cache_seconds" in self.fields:
-            self.fields["cache_seconds"].required = False  # left out or blank: as it is
+        for name in ("cache_seconds", "min_precision_count"):
+            if name in self.fields:
+                self.fields[name].required = False  # left out or blank: as it is
         if self.instance.pk is not None:
             # Secrets are written, never shown: the editor starts without them.
             self.initial["params"] = registry.shown_params(self.instance.hook, self.instance.params)
@@ -176,6 +179,10 @@ class HookConfigForm(forms.ModelForm):
     def clean_cache_seconds(self):
         value = self.cleaned_data.get("cache_seconds")
         return self.instance.cache_seconds if value is None else value
+
+    def clean_min_precision_count(self):
+        value = self.cleaned_data.get("min_precision_count")
+        return self.instance.min_precision_count if value is None else value
 
     def clean_params(self):
         params = self.cleaned_data.get("params")

@@ -43,6 +43,7 @@ class HookConfigAdmin(
     fieldsets = [
         (None, {"fields": ["stash", "hook", "label", "enabled", "mode"]}),
         (_("Settings"), {"fields": ["params", "condition", "on_error", "timeout_ms", "cache_seconds"]}),
+        (_("Precision"), {"fields": ["min_precision", "min_precision_count"]}),
         (_("Statistics"), {"fields": ["position", "statistics"]}),
     ]
 
@@ -62,7 +63,7 @@ class HookConfigAdmin(
 
     def get_fieldsets(self, request, obj=None):
         if obj is None:
-            return self.fieldsets[:2]
+            return self.fieldsets[:3]
         return self.fieldsets if self.has_change_permission(request, obj) else without_secrets(self.fieldsets)
 
     def get_actions(self, request):
@@ -97,6 +98,8 @@ class HookConfigAdmin(
                 % {"hook": config.hook},
                 messages.WARNING,
             )
+        if request.method == "GET" and config is not None and processing.auto_observed_notice(config):
+            self.message_user(request, processing.auto_observed_notice(config), messages.WARNING)
         return super().change_view(request, object_id, form_url, extra_context)
 
     def save_model(self, request, obj, form, change):

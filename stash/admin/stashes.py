@@ -162,6 +162,8 @@ class StashAdmin(admin_guard.GuardedStashChanges, OneChangePerPost, SortableAdmi
                         % {"title": config.title, "hook": config.hook},
                         messages.WARNING,
                     )
+                if processing.auto_observed_notice(config):
+                    self.message_user(request, processing.auto_observed_notice(config), messages.WARNING)
             extra_context = {**activity_context(stash, configs), **(extra_context or {})}
         if stash is not None:
             extra_context = {"pipeline_tools": admin_pipelines.tools(self, request, stash), **(extra_context or {})}

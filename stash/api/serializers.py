@@ -4,7 +4,7 @@ import functools
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import models as dj_models
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.exceptions import NotFound
@@ -373,12 +373,36 @@ class SimulationSerializer(serializers.Serializer):
     trail = SimulatedStepSerializer(many=True)
 
 
+class PrecisionSerializer(serializers.Serializer):
+    """People's decisions on the items a hook rejected or held, over one window."""
+
+    precision = serializers.FloatField(allow_null=True, help_text="confirmed / decisions; null with no decision.")
+    decisions = serializers.IntegerField(help_text="Items people decided in the window: confirmed + reversed.")
+    confirmed = serializers.IntegerField(help_text="Left rejected: a held item rejected, a rejection upheld on appeal.")
+    reversed = serializers.IntegerField(help_text="Accepted: a held item approved, an overturn, an appeal reversed.")
+
+
+class HookConfigListSerializer(serializers.ListSerializer):
+    """The hooks of a stash, their precision read for them all in one query."""
+
+    def to_representation(self, data):
+        configs = list(data.all() if isinstance(data, dj_models.manager.BaseManager) else data)
+        figures = processing.hook_precision(configs)
+        for config in configs:
+            config.precision_figures = figures.get(config.pk)
+        return super().to_representation(configs)
+
+
 class HookConfigSerializer(ModelSerializer):
     """One configured hook of a stash. ``hook`` is one of the registered names."""
 
     params = ParamsField(required=False)
     missing = serializers.BooleanField(
         source="is_missing", read_only=True, help_text="The hook's name is no longer registered."
+    )
+    precision = serializers.SerializerMethodField(
+        help_text="For an enforcing hook, people's decisions on the items it rejected or held over the last 7 "
+        "and 30 days (docs/hooks.md, Precision); null for an observing hook."
     )
 
     class Meta:
@@ -395,6 +419,10 @@ class HookConfigSerializer(ModelSerializer):
             "condition",
             "timeout_ms",
             "cache_seconds",
+            "min_precision",
+            "min_precision_count",
+            "auto_observed_at",
+            "precision",
             "missing",
             "runs_count",
             "kept_count",
@@ -406,7 +434,30 @@ class HookConfigSerializer(ModelSerializer):
             "created_at",
             "updated_at",
         ]
-        read_only_fields = ["id", "position", *HookConfig.COUNTER_FIELDS, "created_at", "updated_at"]
+        read_only_fields = [
+            "id",
+            "position",
+            *HookConfig.COUNTER_FIELDS,
+            "auto_observed_at",
+            "created_at",
+            "updated_at",
+        ]
+        list_serializer_class = HookConfigListSerializer
+
+    @extend_schema_field(
+        inline_serializer(
+            "PrecisionWindows", {"7d": PrecisionSerializer(), "30d": PrecisionSerializer()}, allow_null=True
+        )
+    )
+    def get_precision(self, obj):
+        if obj.pk is None:
+            return None
+        figures = getattr(obj, "precision_figures", None)
+        if not hasattr(obj, "precision_figures"):
+            figures = processing.hook_precision([obj]).get(obj.pk)
+        if not figures:
+            return None
+        return {f"{days}d": figure.as_dict() for days, figure in sorted(figures.items())}
 
     def get_fields(self):
         fields = super().get_fields()

@@ -4,7 +4,8 @@
      "stash": {"slug": "audit", "name": "Audit", ..., "examples_policy": "block"},
      "hooks": [{"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]},
                 "enabled": true, "mode": "enforce", "position": 1, "on_error": "inherit",
-                "condition": "", "timeout_ms": 2000, "cache_seconds": 0}, ...],
+                "condition": "", "timeout_ms": 2000, "cache_seconds": 0,
+                "min_precision": null, "min_precision_count": 20}, ...],
      "examples": [{"name": "plain text", "payload": {"text": "hi"}, "verdict": "accepted",
                    "reason_code": "", "hook": "", "service_answers": {}}, ...]}
 
@@ -55,9 +56,11 @@ HOOK_FIELDS = (
     "condition",
     "timeout_ms",
     "cache_seconds",
+    "min_precision",
+    "min_precision_count",
 )
 #: The value a hook field has when a document (from before the field) leaves it out.
-HOOK_DEFAULTS: dict[str, Any] = {"cache_seconds": 0}
+HOOK_DEFAULTS: dict[str, Any] = {"cache_seconds": 0, "min_precision": None, "min_precision_count": 20}
 #: Each golden example's fields.
 EXAMPLE_FIELDS = ("name", "payload", "verdict", "reason_code", "hook", "service_answers")
 #: The value an example field has when a document leaves it out (the text fields: blank).

@@ -472,3 +472,18 @@ def send_feedback(feedback):
                 )
         except Exception:
             logger.exception("Could not publish the %s feedback on %s to hook config %s.", *one.args[::-1])
+
+
+PRECISION_TASK = "stash.tasks.check_precision"
+
+
+def send_precision_checks(checks):
+    """Publish one precision check per ``(config id, stash queue)`` of ``checks``, on the sink queue
+    as feedback goes; failures are logged (the hook's next decided item sends one again)."""
+    for config_id, queue in checks:
+        try:
+            current_app.send_task(
+                PRECISION_TASK, args=[config_id], queue=sink_queue(queue), retry=True, retry_policy=_RETRY_POLICY
+            )
+        except Exception:
+            logger.exception("Could not publish the precision check of hook config %s.", config_id)

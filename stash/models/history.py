@@ -272,6 +272,12 @@ class Review(models.Model):
         verbose_name = _("review")
         verbose_name_plural = _("reviews")
         ordering = ["-created_at", "-pk"]
+        # The decisions that still stand, by when they were made: what hooks' precision reads (a window).
+        indexes = [
+            models.Index(
+                fields=["created_at"], condition=models.Q(replaced_at__isnull=True), name="stash_review_standing"
+            )
+        ]
 
     def __str__(self) -> str:
         return gettext("%(decision)s by %(reviewer)s") % {

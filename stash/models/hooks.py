@@ -5,6 +5,7 @@ from typing import Any, Self
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import F, Max
 from django.utils.translation import gettext, gettext_lazy as _
@@ -17,6 +18,12 @@ from stash.models.base import LoadedStateModel
 from stash.models.choices import HookOnError
 from stash.models.stashes import Stash
 from stash.models.validators import unstorable
+
+
+def validate_precision(value: float) -> None:
+    """A minimum precision is above 0 and at most 1."""
+    if not 0 < value <= 1:
+        raise ValidationError(_("A precision above 0 and at most 1, e.g. 0.8."), code="precision")
 
 
 class HookConfigQuerySet(models.QuerySet["HookConfig"]):
@@ -119,6 +126,38 @@ class HookConfig(LoadedStateModel):
             "changes. 0: never. For hooks that are slow or costly and give the same answer to the same content."
         ),
     )
+    min_precision = models.FloatField(
+        _("minimum precision"),
+        null=True,
+        blank=True,
+        validators=[validate_precision],
+        help_text=_(
+            "Above 0, at most 1; blank: off. When people's decisions on the items this enforcing hook "
+            "rejected or held show a lower precision over 30 days (with at least the minimum count of "
+            "decisions), it is switched to observe."
+        ),
+    )
+    min_precision_count = models.PositiveIntegerField(
+        _("minimum decisions"),
+        default=20,
+        db_default=20,
+        validators=[MinValueValidator(1)],
+        help_text=_("How many human decisions on its items the minimum precision needs before it switches the hook."),
+    )
+    auto_observed_at = models.DateTimeField(
+        _("switched to observe"),
+        null=True,
+        blank=True,
+        editable=False,
+        help_text=_("When the system last switched it to observe for its precision; cleared when its mode is set."),
+    )
+    precision_since = models.DateTimeField(
+        _("precision counted since"),
+        null=True,
+        blank=True,
+        editable=False,
+        help_text=_("Only items it judged after this count toward the minimum precision (its last automatic switch)."),
+    )
     runs_count = models.PositiveBigIntegerField(_("runs"), default=0, editable=False)
     kept_count = models.PositiveBigIntegerField(_("kept"), default=0, editable=False)
     dropped_count = models.PositiveBigIntegerField(_("dropped"), default=0, editable=False)
@@ -165,6 +204,8 @@ class HookConfig(LoadedStateModel):
         "condition",
         "timeout_ms",
         "cache_seconds",
+        "min_precision",
+        "min_precision_count",
     )
     CONFIG_FIELDS = ("hook", "params", "condition", "timeout_ms")
     # Not a field: its ``processing.stats.HookStats``, which ``stats.attach`` sets for the pages that
@@ -239,6 +280,11 @@ class HookConfig(LoadedStateModel):
             # New or changed configuration must be valid; an untouched config whose hook has
             # gone missing can still be saved (to disable or relabel it).
             self.validate_hook()
+        if not self._state.adding and self.auto_observed_at is not None and self._changed(["mode"]):
+            # A person set its mode: the system's switch is no longer what the hook is in.
+            self.auto_observed_at = None
+            if update_fields is not None and "mode" in update_fields:
+                kwargs["update_fields"] = [*update_fields, "auto_observed_at"]
         if loaded is not None and kwargs.get("update_fields") is None and not self._state.adding:
             # Counters belong to the workers: a save never writes them back from memory.
             skip = {*self.COUNTER_FIELDS, "created_at"}

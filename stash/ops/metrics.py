@@ -5,7 +5,7 @@
 The workers write everything these series count (verdicts, hook counters, pipeline runs, the
 counts of ``processing.worker_counts``) to the database they share, wherever they run; so a scrape of
 any web process reads the same figures, and none is lost when a process restarts. A scrape costs
-eight queries, each bounded by an index or a limit (figures in docs/metrics.md):
+nine queries, each bounded by an index or a limit (figures in docs/metrics.md):
 
 - ``stash_items{stash,status}``: items per stash and status (gauge; every status, zeros too).
 - ``stash_queue_lag_seconds{stash}``: age of the stash's oldest pending or processing item,
@@ -19,6 +19,11 @@ eight queries, each bounded by an index or a limit (figures in docs/metrics.md):
   histograms of the hooks' and whole runs' times in the latest ``stats.WINDOW`` pipeline runs
   (of all stashes). The window is a gauge histogram: read its quantiles with
   ``histogram_quantile(0.95, stash_hook_recent_duration_seconds_bucket)``, not with ``rate()``.
+- ``stash_hook_precision{stash,config,hook,window}`` (``window`` ``7d`` or ``30d``) and
+  ``stash_hook_precision_decisions{...}``: of the items an enforcing hook rejected or held, the share
+  people kept rejected, and how many they decided, in the window (``processing.precision``; one
+  grouped query; a hook no one decided on in 30 days has no precision series, only 0 decisions);
+  ``stash_hook_auto_observed_total{stash,config,hook}``: times the system switched it to observe.
 - ``stash_sweeper_recovered_total``, ``stash_sweeper_failed_total``: items the sweeper sent
   again, and items it set failed (out of attempts).
 - ``stash_sink_deliveries_total{stash,config,hook,outcome}`` (``delivered`` or ``failed``: given
@@ -53,7 +58,7 @@ from prometheus_client.utils import floatToGoString
 from stash.core import registry
 from stash.core.exceptions import NotRegistered
 from stash.models import Content, HookConfig, PipelineRun, Stash, backpressure
-from stash.processing import review_queue, stats, worker_counts
+from stash.processing import precision, review_queue, stats, worker_counts
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +69,7 @@ _CONFIG_FIELDS = (
     "pk",
     "stash_id",
     "hook",
+    "mode",
     "kept_count",
     "dropped_count",
     "held_count",
@@ -111,7 +117,9 @@ def _read():
     yield _refused_full(stashes)
     yield from _hook_counters(configs)
     yield from _recent_durations(stashes, configs)
-    yield from _worker_events(configs)
+    totals = worker_counts.totals()
+    yield from _worker_events(configs, totals)
+    yield from _precision(configs, totals)
 
 
 def _items(stashes):
@@ -222,8 +230,7 @@ def _add_histogram(family, labels, values):
     family.add_metric(labels, [*buckets, ("+Inf", len(ordered))], gsum_value=sum(ordered))
 
 
-def _worker_events(configs):
-    totals = worker_counts.totals()
+def _worker_events(configs, totals):
     for name, help_text in (
         (worker_counts.SWEEP_RECOVERED, "Items the sweeper sent again (a lost message, a dead worker)."),
         (worker_counts.SWEEP_FAILED, "Items the sweeper set failed: out of attempts."),
@@ -251,6 +258,41 @@ def _worker_events(configs):
         deliveries.add_metric([*config["labels"], "failed"], counts[worker_counts.SINK_FAILED])
         retries.add_metric(config["labels"], counts[worker_counts.SINK_RETRIED])
     yield from (deliveries, retries)
+
+
+def _precision(configs, totals):
+    """Precision gauges of the enforcing hooks (one grouped query); how often the system switched
+    each hook to observe (of ``totals``, the worker counts)."""
+    figures = precision.for_enforcing()
+    value = GaugeMetricFamily(
+        "stash_hook_precision",
+        "Of the items an enforcing hook rejected or held that people decided in the window: the share kept rejected.",
+        labels=[*HOOK_LABELS, "window"],
+    )
+    count = GaugeMetricFamily(
+        "stash_hook_precision_decisions",
+        "Items an enforcing hook rejected or held that people decided in the window.",
+        labels=[*HOOK_LABELS, "window"],
+    )
+    switched = CounterMetricFamily(
+        "stash_hook_auto_observed",
+        "Times the system switched the hook to observe: its precision fell below its minimum.",
+        labels=HOOK_LABELS,
+    )
+    for config in configs:
+        times = totals.get((worker_counts.HOOK_AUTO_OBSERVED, config["pk"]), 0)
+        if times:
+            switched.add_metric(config["labels"], times)
+        if config["mode"] != "enforce":
+            continue
+        windows = figures.get(config["pk"], {})
+        for days in precision.WINDOWS:
+            figure = windows.get(days, precision.Precision())
+            labels = [*config["labels"], f"{days}d"]
+            count.add_metric(labels, figure.decisions)
+            if figure.value is not None:
+                value.add_metric(labels, figure.value)
+    yield from (value, count, switched)
 
 
 def _delivered_by_task(hook_name) -> bool:

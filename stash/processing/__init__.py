@@ -13,6 +13,8 @@ rules live here once. Locks are always taken in one order: items, then stashes (
 - ``rejudging``: ``reprocess``, judging again, leaving out what people decided unless told otherwise.
 - ``delivering``: ``deliver``, one sink for one verdict; ``delivery_slots``: how many at once per hook.
 - ``feedback``: a person's decision on an item a hook decided, sent to that hook's ``feedback``.
+- ``precision``, ``auto_observe``: how often people agreed with a hook's verdicts; a hook under its
+  ``min_precision`` switched to observe.
 - ``slowness``, ``slots``, ``cache_slots``: a slow stash's share of the judging processes.
 - ``child_process``: hooks run where a hang cannot hold the caller (simulate, replay, examples).
 - ``simulating``: a stash's hooks, or a draft, over a payload or an item; nothing saved.
@@ -58,6 +60,7 @@ from stash.processing.appeals import (
     open_appeals,
     refusal as appeal_refusal,
 )
+from stash.processing.auto_observe import check as check_precision, notice as auto_observed_notice
 from stash.processing.building import build_pipeline, build_step, forget_cached, item_for, pipeline_for
 from stash.processing.child_process import ChildFailed, DeadlineExceeded, Unanswered
 from stash.processing.configuring import (
@@ -96,6 +99,7 @@ from stash.processing.importing import (
 )
 from stash.processing.judging import BULK_SLICE, BatchReport, judge
 from stash.processing.ordering import arrange_hooks, move_hooks, place_dragged_hooks, place_hooks, reorder_hooks
+from stash.processing.precision import Precision, for_configs as hook_precision
 from stash.processing.recovering import recover, token_for
 from stash.processing.rejudging import PeoplesDecisions, decided_by_people, reprocess
 from stash.processing.resuming import resume
@@ -242,6 +246,10 @@ __all__ = [
     "DeliveryError",
     "FeedbackError",
     "give_feedback",
+    "check_precision",
+    "auto_observed_notice",
+    "hook_precision",
+    "Precision",
     "drafted_hooks",
     "duplicate_hooks",
     "edit_payload",

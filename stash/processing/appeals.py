@@ -23,7 +23,7 @@ from stash.core import pipeline
 from stash.db import bulk_sql, publishing
 from stash.models import Appeal, Content, HookConfig, Review, Stash, Statement
 from stash.models.moderation import APPEAL_TEXT_MAX
-from stash.processing import after_verdict, feedback, statements
+from stash.processing import after_verdict, auto_observe, feedback, statements
 from stash.processing.building import item_for, pipeline_for
 
 if TYPE_CHECKING:
@@ -230,6 +230,7 @@ def decide_appeal(appeal_id: int, outcome: str, note: str, user: User) -> str:
         )
         appeal.status, appeal.note, appeal.decided_by, appeal.decided_at = outcome, note, user, now
         appeal.save(update_fields=["status", "note", "decided_by", "decided_at"])
+        auto_observe.after_decisions([content])  # upheld or reversed: the rejecting hook's precision moved
         # Nothing slow under the locks: the sinks and the email go once the decision is committed.
         transaction.on_commit(lambda: _after_decision(content, appeal, reversing))
     return outcome

@@ -104,6 +104,8 @@ def duplicate_hooks(configs: QuerySet[HookConfig]) -> tuple[int, int]:
                     condition=config.condition,
                     timeout_ms=config.timeout_ms,
                     cache_seconds=config.cache_seconds,
+                    min_precision=config.min_precision,
+                    min_precision_count=config.min_precision_count,
                 )
                 arrange_hooks(config.stash, partial(_after, original=config.pk, copy=copy.pk))
             copied += 1

@@ -64,12 +64,21 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "condition": (str,),
     "timeout_ms": (int,),
     "cache_seconds": (int,),
+    "min_precision": (float, int, type(None)),
+    "min_precision_count": (int,),
     "payload": (dict,),
     "verdict": (str,),
     "reason_code": (str,),
     "service_answers": (dict,),
 }
-_TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", dict: "a JSON object", list: "a list"}
+_TYPE_NAMES = {
+    str: "a string",
+    bool: "true or false",
+    int: "an integer",
+    float: "a number",
+    dict: "a JSON object",
+    list: "a list",
+}
 
 #: What importing any document (or restoring a version) needs: it changes the stash's settings and
 #: adds, changes and removes its hooks.

@@ -19,7 +19,7 @@ from django.utils import timezone
 from stash.core import pipeline
 from stash.db import bulk_sql, publishing
 from stash.models import Content, Review, Stash, Statement
-from stash.processing import after_verdict, feedback, review_queue, statements
+from stash.processing import after_verdict, auto_observe, feedback, review_queue, statements
 from stash.processing.building import item_for, pipeline_for
 from stash.processing.child_process import call_with_deadline
 from stash.processing.judging import Status
@@ -306,6 +306,7 @@ def _review(
             ]
         )
         feedback.send([] if automated else items)  # to the hooks that decided them: a person's word
+        auto_observe.after_decisions([] if automated else items)  # their precision, checked after commit
         statements.end([item for item in items if item.status == Status.ACCEPTED], now)  # a restriction lifted
         kind = Statement.Kind.EXPIRY if automated else Statement.Kind.REVIEWER
         statements.record(items, kind, reviewer=user, note=note, now=now)

@@ -1,4 +1,5 @@
-"""Per-hook statistics: the durable counters of each HookConfig, and p50/p95 time from stored trails.
+"""Per-hook statistics: the durable counters of each HookConfig, p50/p95 time from stored trails, and
+the precision people's decisions give an enforcing hook over the last 7 and 30 days (``precision``).
 
     stats.for_configs(stash.hooks.all())   # {config id: HookStats(runs=..., p50_ms=..., ...)}
 
@@ -11,11 +12,12 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, TypeVar
 
 from stash.core import pipeline
 from stash.models import HookConfig, PipelineRun
+from stash.processing.precision import Precision, for_configs as precision_of
 
 #: How many of the latest runs the time percentiles are read from.
 WINDOW = 1000
@@ -37,6 +39,8 @@ class HookStats:
     p50_ms: float | None
     p95_ms: float | None
     samples: int
+    #: {days: Precision} over ``precision.WINDOWS``; empty for an observing hook (it decides nothing).
+    precision: dict[int, Precision] = field(default_factory=dict)
 
 
 def percentile(values: Iterable[float], q: float) -> float | None:
@@ -72,9 +76,10 @@ def durations_by_config(trails: Iterable[Iterable[Mapping[str, Any]]]) -> dict[i
 
 
 def for_configs(configs: Iterable[HookConfig], window: int = WINDOW) -> dict[int, HookStats]:
-    """``HookStats`` of each of ``configs`` (HookConfig instances), by id, in one query."""
+    """``HookStats`` of each of ``configs`` (HookConfig instances), by id, in two queries."""
     configs = list(configs)
     durations = recent_durations({config.stash_id for config in configs}, window) if configs else {}
+    precisions = precision_of(configs)
     result = {}
     for config in configs:
         times = durations.get(config.pk, [])
@@ -89,6 +94,7 @@ def for_configs(configs: Iterable[HookConfig], window: int = WINDOW) -> dict[int
             p50_ms=percentile(times, 50),
             p95_ms=percentile(times, 95),
             samples=len(times),
+            precision=precisions.get(config.pk, {}),
         )
     return result
 

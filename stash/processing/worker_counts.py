@@ -1,4 +1,5 @@
-"""Counts of what the workers do that leaves no row behind: sweeper recoveries, sink deliveries.
+"""Counts of what the workers do that leaves no row behind: sweeper recoveries, sink deliveries,
+hooks switched to observe.
 
     worker_counts.add(worker_counts.SINK_DELIVERED, config_id=7)
     worker_counts.count_sweep(report)            # after a sweeper pass
@@ -29,6 +30,8 @@ SWEEP_FAILED = "sweep_failed"
 SINK_DELIVERED = "sink_delivered"
 SINK_RETRIED = "sink_retried"
 SINK_FAILED = "sink_failed"
+#: A hook the system switched to observe for its precision (``auto_observe``).
+HOOK_AUTO_OBSERVED = "hook_auto_observed"
 
 
 def add(name: str, n: int = 1, config_id: int | None = None) -> None:

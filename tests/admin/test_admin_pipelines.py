@@ -333,6 +333,8 @@ def test_a_version_is_shown_in_the_formats_key_order_whatever_order_the_database
         "condition",
         "timeout_ms",
         "cache_seconds",
+        "min_precision",
+        "min_precision_count",
     ]
 
 

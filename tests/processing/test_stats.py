@@ -95,10 +95,10 @@ def test_times_come_from_the_latest_runs_only(audit):
 
 
 @pytest.mark.django_db
-def test_stats_of_any_number_of_configs_take_one_query(make_stash, django_assert_num_queries):
+def test_stats_of_any_number_of_configs_take_two_queries(make_stash, django_assert_num_queries):
     for index in range(4):
         make_stash(f"s{index}", hooks=[("require_fields", {"fields": ["a"]})] * 3)
     configs = list(HookConfig.objects.all())
-    with django_assert_num_queries(1):
+    with django_assert_num_queries(2):  # the times from the trails, the precision from the reviews
         stats.attach(configs)
     assert len({config.stats.runs for config in configs}) == 1 and len(configs) == 12
