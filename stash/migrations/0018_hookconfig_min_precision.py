@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("stash", "0016_max_waiting"), migrations.swappable_dependency(settings.AUTH_USER_MODEL)]
+    dependencies = [("stash", "0017_failure"), migrations.swappable_dependency(settings.AUTH_USER_MODEL)]
 
     operations = [
         migrations.AddField(
