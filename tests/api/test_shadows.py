@@ -2,9 +2,10 @@
 
 import pytest
 
-from stash import processing, tasks
-from stash.db import publishing
-from stash.models import Content, Example, PipelineVersion, Shadow
+from stash import processing
+from stash.models import Example, PipelineVersion, Shadow
+
+from ..support.shadows import run_shadow_messages, save_and_judge
 
 pytestmark = pytest.mark.django_db
 
@@ -49,13 +50,8 @@ def test_start_list_read_stop(api, audit, operator, broker, django_capture_on_co
         "disagreements": [],
         "time": {"mean_ms": None, "p95_ms": None},
     }
-    with django_capture_on_commit_callbacks(execute=True):
-        items = [Content.objects.create(stash=audit, payload={"text": t}) for t in ("hi", "eggs", "spam")]
-    with django_capture_on_commit_callbacks(execute=True):
-        processing.judge([item.pk for item in items])
-    for message in broker.messages:
-        if message["name"] == publishing.SHADOW_TASK:
-            tasks.run_shadow.apply(args=message["args"])
+    save_and_judge(audit, [{"text": t} for t in ("hi", "eggs", "spam")], django_capture_on_commit_callbacks)
+    assert run_shadow_messages(broker) == 3
 
     (listed,) = client.get(url()).json()
     assert listed["report"]["matrix"] == {"accepted/accepted": 1, "accepted/rejected": 1, "rejected/rejected": 1}

@@ -8,7 +8,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from stash import processing
-from stash.models import Content, PipelineVersion, Shadow
+from stash.models import PipelineVersion, Shadow
+
+from ..support.shadows import run_shadow_messages, save_and_judge
 
 pytestmark = pytest.mark.django_db
 
@@ -39,12 +41,8 @@ def test_start_status_stop(audit, draft_file, broker, django_capture_on_commit_c
     said = run("start", "audit", "--document", draft_file, "--percent", "100", "--count", "10")
     assert "shadow" in said and "a draft on 100% of live saves, until 10 items" in said
 
-    with django_capture_on_commit_callbacks(execute=True):
-        item = Content.objects.create(stash=audit, payload={"text": "eggs"})
-    with django_capture_on_commit_callbacks(execute=True):
-        processing.judge([item.pk])
-    (message,) = [m for m in broker.messages if m["name"] == "stash.tasks.run_shadow"]
-    processing.run_shadow(*message["args"])
+    save_and_judge(audit, [{"text": "eggs"}], django_capture_on_commit_callbacks)
+    assert run_shadow_messages(broker) == 1
 
     status = run("status", "audit")
     assert "running" in status and "items 1, agreed 0, disagreed 1" in status

@@ -9,11 +9,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from stash import processing, tasks
+from stash import processing
 from stash.core import documents
 from stash.db import publishing
 from stash.models import Content, Example, PipelineVersion, Shadow, ShadowRun
 from stash.processing import shadow_runs
+
+from ..support.shadows import run_shadow_messages, save_and_judge
 
 pytestmark = pytest.mark.django_db
 
@@ -38,24 +40,6 @@ def draft(stash, words=("spam", "eggs"), extra=()):
             hook["params"]["words"] = list(words)
     document["hooks"] += [dict(hook, position=len(document["hooks"]) + index) for index, hook in enumerate(extra, 1)]
     return document
-
-
-def save_and_judge(stash, payloads, captured):
-    """Save ``payloads`` live and judge them as a worker would, running the messages sent after commit."""
-    with captured(execute=True):
-        items = [Content.objects.create(stash=stash, payload=payload) for payload in payloads]
-    with captured(execute=True):
-        processing.judge([item.pk for item in items])
-    return items
-
-
-def run_shadow_messages(broker):
-    """Run the shadow messages the broker holds, as the shadow's task would; returns how many items they carried."""
-    sent = [message for message in broker.messages if message["name"] == publishing.SHADOW_TASK]
-    for message in sent:
-        tasks.run_shadow.apply(args=message["args"])
-    broker.messages = [message for message in broker.messages if message["name"] != publishing.SHADOW_TASK]
-    return sum(len(message["args"][1]) for message in sent)
 
 
 PAYLOADS = [{"text": "hello"}, {"text": "spam here"}, {"text": "eggs and ham"}, {"title": "no text"}] * 5
