@@ -155,3 +155,12 @@ def test_promote_that_breaks_a_golden_example_is_refused_with_it(api, audit, ope
     assert response.status_code == 409
     assert [example["name"] for example in response.json()["examples"]] == ["eggs pass"]
     assert Shadow.objects.get(pk=shadow.pk).status == "running"
+
+
+def test_a_document_over_the_limit_is_a_413(api, audit, operator, settings):
+    settings.STASH_MAX_DOCUMENT_BYTES = 200
+
+    response = api(operator).post(url(), {"document": draft(audit), "percent": 5, "count": 5}, format="json")
+
+    assert response.status_code == 413 and "STASH_MAX_DOCUMENT_BYTES" in response.json()["detail"]
+    assert not Shadow.objects.exists()

@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from stash import processing
+from stash import processing, tasks
 from stash.core import documents
 from stash.db import publishing
 from stash.models import Content, Example, PipelineVersion, Shadow, ShadowRun
@@ -280,3 +280,13 @@ def test_a_shadow_of_a_version_runs_that_version(audit, broker, django_capture_o
         "accepted": "rejected",
     }
     assert documents.FORMAT == Shadow.objects.get().document["format"]
+
+
+def test_the_sweeper_ends_a_shadow_past_its_time(audit):
+    shadow = processing.start_shadow(audit, document=draft(audit), percent=10, minutes=1)
+    Shadow.objects.filter(pk=shadow.pk).update(ends_at=timezone.now() - datetime.timedelta(seconds=1))
+
+    tasks.sweep.apply()
+
+    shadow.refresh_from_db()
+    assert (shadow.status, shadow.ended_at is not None) == ("finished", True)
