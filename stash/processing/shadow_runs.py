@@ -37,7 +37,7 @@ from stash.core import pipeline
 from stash.db import publishing
 from stash.models import Content, Shadow, ShadowRun
 from stash.processing.building import document_pipeline, item_for, submitted_payload
-from stash.processing.time_limits import Clock
+from stash.processing.time_limits import Clock, time_limit_for
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +146,8 @@ def run(shadow_id: int, rows: Sequence[Sequence[Any]], clock: Clock | None = Non
 
     Nothing is done for a shadow that no longer runs, an item gone or edited since (its new revision
     has a live run of its own), or one recorded already (a duplicate message). Items whose hooks' time
-    no longer fits in ``clock`` are published again, in a message of their own. A hook that fails is
+    no longer fits in ``clock`` are published again, in a message of their own (each alone, with a time
+    limit its hooks fit in, when they fit in no message of this one). A hook that fails is
     handled by its ``on_error``, as in any run: it never fails the task.
     """
     clock = clock or Clock()
@@ -164,7 +165,7 @@ def run(shadow_id: int, rows: Sequence[Sequence[Any]], clock: Clock | None = Non
     outcomes: list[ShadowRun] = []
     for index, (pk, revision, live_verdict, live_decider) in enumerate(rows):
         if not clock.fits(shadow_pipeline.budget, first=index == 0):
-            publishing.send_shadow(shadow.pk, [list(row) for row in rows[index:]], queue=shadow.stash.queue)
+            _send_again(shadow, rows[index:], shadow_pipeline.budget, alone=index == 0)
             break
         content = contents.get(str(pk))
         if content is None or content.revision != revision:
@@ -187,6 +188,16 @@ def run(shadow_id: int, rows: Sequence[Sequence[Any]], clock: Clock | None = Non
             )
         )
     return record(shadow.pk, outcomes)
+
+
+def _send_again(shadow: Shadow, rows: Sequence[Sequence[Any]], budget: float, alone: bool) -> None:
+    """Publish ``rows`` again: together, or (``alone``: they fit in no message of this time limit) each in a
+    message of its own, with a limit its hooks' budget fits in."""
+    if not alone:
+        publishing.send_shadow(shadow.pk, [list(row) for row in rows], queue=shadow.stash.queue)
+        return
+    for row in rows:
+        publishing.send_shadow(shadow.pk, [list(row)], queue=shadow.stash.queue, time_limit=time_limit_for(budget))
 
 
 def record(shadow_id: int, outcomes: list[ShadowRun]) -> int:

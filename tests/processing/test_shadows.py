@@ -13,7 +13,7 @@ from stash import processing, tasks
 from stash.core import documents
 from stash.db import publishing
 from stash.models import Content, Example, PipelineVersion, Shadow, ShadowRun
-from stash.processing import shadow_runs
+from stash.processing import Clock, shadow_runs
 
 from ..support.shadows import run_shadow_messages, save_and_judge
 
@@ -290,3 +290,20 @@ def test_the_sweeper_ends_a_shadow_past_its_time(audit):
 
     shadow.refresh_from_db()
     assert (shadow.status, shadow.ended_at is not None) == ("finished", True)
+
+
+def test_items_that_no_longer_fit_in_the_message_are_sent_again(
+    audit, broker, django_capture_on_commit_callbacks, settings
+):
+    settings.STASH_TIME_LIMIT_MARGIN = 1
+    shadow = processing.start_shadow(audit, document=draft(audit), percent=100, count=100)
+    save_and_judge(audit, PAYLOADS[:3], django_capture_on_commit_callbacks)
+    (message,) = [m for m in broker.messages if m["name"] == publishing.SHADOW_TASK]
+    broker.messages.clear()
+    budget = 4.0  # the two hooks' default timeouts, 2 s each
+
+    # A message whose limit no item ever fits in: each sent alone, with a limit it fits in.
+    assert processing.run_shadow(*message["args"], clock=Clock(limit=budget)) == 0
+    assert [(len(m["args"][1]), m["time_limit"]) for m in broker.messages] == [(1, budget + 1)] * 3
+    assert processing.run_shadow(*broker.messages[0]["args"], clock=Clock(limit=budget + 1)) == 1
+    assert Shadow.objects.get(pk=shadow.pk).items == 1
