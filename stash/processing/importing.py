@@ -215,7 +215,13 @@ def planned_document(stash: Stash, document: Any) -> dict[str, Any]:
     parsed = _check_shape(document)
     with transaction.atomic():
         planned = _plan(stash.slug, parsed)
-    recorded = documents.pipeline_document(planned.plan.stash, planned.configs, ids=True)
+    return draft_document(planned.plan.stash, planned.configs)
+
+
+def draft_document(stash: Stash, configs: list[HookConfig]) -> dict[str, Any]:
+    """The document of ``stash`` (its settings as they are on the instance) with the hook ``configs``, saved or
+    not, in run order: each with its config id if it has one, positions 1..n (the admin's drafts give such)."""
+    recorded = documents.pipeline_document(stash, configs, ids=True)
     for position, hook in enumerate(recorded["hooks"], start=1):
         hook["position"] = position
         if hook["id"] is None:

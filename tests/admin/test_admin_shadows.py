@@ -10,8 +10,9 @@ from stash import processing
 from stash.models import HookConfig, ShadowRun
 
 from ..support.shadows import run_shadow_messages, save_and_judge
-from .test_admin import change_url, staff
+from .test_admin import change_url, rows_of, staff
 from .test_admin_pipelines import EDITOR, HOOKS, VIEWER, said, url
+from .test_admin_simulate import draft_post
 
 pytestmark = pytest.mark.django_db
 
@@ -93,3 +94,37 @@ def test_a_viewer_sees_shadows_but_may_not_start_stop_or_promote_one(django_user
     editor = staff(django_user_model, "editor", *EDITOR)
     assert "Start the shadow" in editor.get(url("shadows", audit)).content.decode()
     assert client.get(url("shadow", audit, shadow.pk + 1)).status_code == 404
+
+
+def test_a_shadow_of_the_simulate_pages_draft(admin_client, audit):
+    rows = rows_of(audit)
+    rows[1]["params"] = {"words": ["spam", "eggs"]}
+    rows.append({"hook": "max_size", "label": "Tiny", "params": {"max_bytes": 100}, "position": ""})
+    simulated = admin_client.post(url("simulate", audit), draft_post(audit, rows))
+    page = simulated.content.decode()
+    assert 'action="' + url("shadows", audit) + '" id="shadow-draft"' in page
+
+    started = admin_client.post(
+        url("shadows", audit), {**draft_post(audit, rows), "percent": 20, "count": 50}, follow=True
+    )
+
+    shadow = audit.shadows.get()
+    assert said(started) == [f"Shadow {shadow.pk} started."]
+    assert (shadow.version, shadow.percent, shadow.count) == (None, 20, 50)
+    hooks = shadow.document["hooks"]
+    assert [(hook.get("id"), hook["label"] or hook["hook"]) for hook in hooks] == [
+        *((row["id"], row["label"]) for row in rows[:2]),
+        (None, "Tiny"),
+    ]
+    assert hooks[1]["params"]["words"] == ["spam", "eggs"]
+    assert HookConfig.objects.get(stash=audit, label="No spam").params["words"] == ["spam"]  # nothing saved
+
+
+def test_a_draft_that_a_save_would_refuse_starts_nothing(admin_client, audit):
+    rows = rows_of(audit)
+    rows[1]["params"] = {"words": "spam"}
+
+    response = admin_client.post(url("shadows", audit), {**draft_post(audit, rows), "percent": 20, "count": 50})
+
+    assert response.status_code == 400 and "is not of type" in response.content.decode()
+    assert not audit.shadows.exists()

@@ -1,5 +1,6 @@
-"""A stash's shadows in the admin: the list with a form to start one (a saved version, or a pipeline file), and
-a page per shadow with its agreement report, the disagreeing items' two trails side by side, Stop and Promote."""
+"""A stash's shadows in the admin: the list with a form to start one (a saved version, a pipeline file, or the
+simulate page's draft: the hooks as edited on the stash's page, not saved), and a page per shadow with its
+agreement report, the disagreeing items' two trails side by side, Stop and Promote."""
 
 from django import forms
 from django.contrib import messages
@@ -12,6 +13,7 @@ from django.utils.translation import gettext as _, gettext_lazy
 
 from stash import processing
 from stash.admin import guard as admin_guard
+from stash.admin.drafts import DRAFT, read_draft
 from stash.admin.views.pipelines import may_change, parse_document, pipeline_stash
 from stash.admin.views.tools import stash_context
 from stash.core import documents
@@ -62,13 +64,17 @@ def shadows(model_admin, request, object_id):
     form = StartForm(initial={"version": request.GET.get("version") or stash.config_version})
     if request.method == "POST":
         form = StartForm(request.POST, request.FILES)
-        if form.is_valid():
+        draft = read_draft(model_admin, request, stash) if DRAFT in request.POST else None
+        if draft is not None and not draft.valid:
+            form.add_error(None, draft.errors)
+        elif form.is_valid():
             data = form.cleaned_data
+            document = data["document"] if draft is None else processing.draft_document(draft.stash, draft.hooks)
             try:
                 shadow = processing.start_shadow(
                     stash,
-                    document=data["document"],
-                    version=data["version"] if data["document"] is None else None,
+                    document=document,
+                    version=data["version"] if document is None else None,
                     percent=data["percent"],
                     count=data["count"],
                     minutes=data["minutes"],
