@@ -157,6 +157,8 @@ def run(shadow_id: int, rows: Sequence[Sequence[Any]], clock: Clock | None = Non
     if shadow.ends_at is not None and shadow.ends_at <= timezone.now():
         finish_expired()
         return 0
+    if shadow.count is not None:
+        rows = rows[: max(0, shadow.count - shadow.items)]  # no more than it may still record (``record`` decides)
     shadow_pipeline = pipeline_of(shadow)
     contents = {
         str(content.pk): content
