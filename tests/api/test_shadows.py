@@ -100,6 +100,9 @@ def test_a_second_shadow_while_one_runs_is_a_conflict(api, audit, operator):
         ({"version": 1, "document": {}, "percent": 5, "count": 5}, "document"),
         ({"version": 99, "percent": 5, "count": 5}, "version"),
         ({"version": "one", "percent": 5, "count": 5}, "version"),
+        ({"version": 10**30, "percent": 5, "count": 5}, "version"),
+        ({"version": 1, "percent": [50], "count": 5}, "percent"),
+        ({"version": 1, "percent": 5, "count": 10**30}, "count"),
         ({"document": {"format": "other"}, "percent": 5, "count": 5}, "format"),
         ({"document": "text", "percent": 5, "count": 5}, "document"),
         ({"version": 1, "percent": 5, "count": 5, "sinks": True}, "sinks"),
@@ -129,6 +132,7 @@ def test_permissions(api, audit, reader, operator):
     assert api(reader).post(url("audit", shadow.pk, "promote")).status_code == 403
     assert api(operator).get(url("nope")).status_code == 404
     assert api(operator).get(url("audit", shadow.pk + 1)).status_code == 404
+    assert api(operator).post(url("audit", 10**30, "stop")).status_code == 404
 
 
 def test_promote_makes_one_version(api, audit, operator):
