@@ -7,7 +7,7 @@ the shapes for the schema and the answers.
 from rest_framework import serializers
 
 from stash import processing
-from stash.api.pipeline_serializers import PipelineDocumentSerializer
+from stash.api.pipeline_serializers import ExampleResultSerializer, PipelineDocumentSerializer
 
 
 class ShadowStartSerializer(serializers.Serializer):
@@ -88,3 +88,12 @@ class ShadowSerializer(serializers.Serializer):
 class PromotedSerializer(serializers.Serializer):
     shadow = ShadowSerializer()
     plan = serializers.DictField(help_text="The import that made it live: changes, examples, the new version.")
+
+
+class PromoteRefusedSerializer(serializers.Serializer):
+    """A promotion refused: the golden examples it breaks (``examples``), or a shadow promoted already."""
+
+    detail = serializers.CharField()
+    examples = ExampleResultSerializer(
+        many=True, required=False, help_text="The examples it breaks; left out when it was promoted already."
+    )

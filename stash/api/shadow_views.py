@@ -2,7 +2,7 @@
 report, stop it, promote it; each a call into ``stash.processing``."""
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import IsAuthenticated
@@ -11,8 +11,13 @@ from rest_framework.response import Response
 from stash import processing
 from stash.api import permissions
 from stash.api.pipeline_views import CHANGE_PERMISSIONS, DocumentBodyLimit
-from stash.api.schema import BROKEN, SLOW, errors
-from stash.api.shadow_serializers import PromotedSerializer, ShadowSerializer, ShadowStartSerializer
+from stash.api.schema import SLOW, errors
+from stash.api.shadow_serializers import (
+    PromotedSerializer,
+    PromoteRefusedSerializer,
+    ShadowSerializer,
+    ShadowStartSerializer,
+)
 from stash.api.views import STASH_SLUG, StashScoped
 
 SHADOW_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="The shadow's id.")
@@ -66,9 +71,10 @@ class ShadowViewSet(DocumentBodyLimit, StashScoped, viewsets.ViewSet):
     def create(self, request, stash_slug=None):
         if not isinstance(request.data, dict):
             raise exceptions.ValidationError({"non_field_errors": ["Send a JSON object."]})
-        unknown = sorted(set(request.data) - set(_FIELDS))
-        if unknown:
-            raise exceptions.ValidationError({name: ["Unknown field."] for name in unknown})
+        refused = {name: ["Unknown field."] for name in sorted(set(request.data) - set(_FIELDS))}
+        refused.update({name: ["This field may not be null."] for name in _FIELDS if request.data.get(name, 0) is None})
+        if refused:
+            raise exceptions.ValidationError(refused)
         shadow = processing.start_shadow(
             self.stash, **{name: request.data.get(name) for name in _FIELDS}, user=request.user
         )
@@ -94,7 +100,16 @@ class ShadowViewSet(DocumentBodyLimit, StashScoped, viewsets.ViewSet):
         f"changes). A running shadow ends. Promoting one twice is a 409. Needs {CHANGE_PERMISSIONS}.",
         parameters=[STASH_SLUG, SHADOW_ID],
         request=None,
-        responses={200: PromotedSerializer, **errors(400, 401, 403, 404), **BROKEN, **SLOW},
+        responses={
+            200: PromotedSerializer,
+            **errors(400, 401, 403, 404),
+            409: OpenApiResponse(
+                PromoteRefusedSerializer,
+                description="It breaks golden examples of a stash that refuses such changes (`examples`: the broken "
+                "ones; nothing changed), or it was promoted already.",
+            ),
+            **SLOW,
+        },
     )
     @action(detail=True, methods=["post"])
     def promote(self, request, stash_slug=None, pk=None):

@@ -106,6 +106,8 @@ def test_a_second_shadow_while_one_runs_is_a_conflict(api, audit, operator):
         ({"document": {"format": "other"}, "percent": 5, "count": 5}, "format"),
         ({"document": "text", "percent": 5, "count": 5}, "document"),
         ({"version": 1, "percent": 5, "count": 5, "sinks": True}, "sinks"),
+        ({"version": 1, "document": None, "percent": 5, "count": 5}, "document"),
+        ({"version": 1, "percent": 5, "count": None, "minutes": 5}, "count"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field(api, audit, operator, body, field):
