@@ -18,7 +18,7 @@ from celery import current_app
 from django.conf import settings
 from django.db import connection
 
-from . import hooks, neighbours, profiling, scenarios, tracing
+from . import hooks, neighbours, profiling, scenarios, shadows, tracing
 from .errors import BenchError
 from .processes import WebServer, Worker
 from .sides import HandSide, StashSide
@@ -165,6 +165,8 @@ ROWS = {
         ),
         own_stashes=True,
     ),
+    # Stash only: save → verdict without, then with, a 100% shadow of the same five filters.
+    "shadow": Row(False, shadows.with_and_without, lambda ctx: ctx.sizes.latency),
     # Stash only, last: it restarts the worker twice (with tracing, then without).
     "tracing": Row(False, tracing.on_and_off, lambda ctx: ctx.sizes.latency),
 }
@@ -182,9 +184,10 @@ BACKEND_ROWS = {
         "profanity",
         "moderation",
         "moderation_async",
+        "shadow",
         "tracing",
     ],
-    "embedded": ["single", "latency", "quick_posts", "live_under_bulk", "slow_neighbour", "tracing"],
+    "embedded": ["single", "latency", "quick_posts", "live_under_bulk", "slow_neighbour", "shadow", "tracing"],
     "rabbitmq": ["live_under_bulk", "slow_neighbour"],
 }
 

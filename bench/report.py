@@ -270,6 +270,25 @@ def tracing_rows(backend, sizes):
         )
 
 
+def shadow_rows(backend, sizes):
+    """Save → verdict p99 with a 100% shadow of the same five filters ÷ without (``bench.shadows``): stash
+    only, the figure without in the second column; met while the shadow slows it by no more than its own
+    hooks' time per item (p95)."""
+    figures = backend["rows"].get("shadow", {}).get("stash") or []
+    on = statistics.median(f["on"]["p99"] for f in figures) if figures else None
+    off = statistics.median(f["off"]["p99"] for f in figures) if figures else None
+    own = statistics.median(f["shadow_p95_ms"] or 0 for f in figures) if figures else None
+    yield cells(
+        f"save → verdict p99 with a 100% shadow of the same five filters vs without ({sizes['latency']:,} items "
+        "each, one at a time; stash only; ratio with ÷ without)",
+        f"with: {ms(on)}",
+        f"— (without: {ms(off)})",
+        times(ratio(on, off)),
+        f"≤ without + the shadow's own time per item (p95: {ms(own)})",
+        met(on, maximum=off + own) if figures else "—",
+    )
+
+
 def slow_neighbour_rows(backend, sizes):
     path = (
         f"a fast stash while another's webhook receiver takes {sizes['slow_delay']:g} s: a save to each every "
@@ -368,10 +387,19 @@ ROWS = {
         slow_neighbour_rows,
         hook_rows,
         moderation_async_rows,
+        shadow_rows,
         tracing_rows,
         memory_row,
     ],
-    "embedded": [single_row, latency_rows, quick_posts_row, live_under_bulk_rows, slow_neighbour_rows, tracing_rows],
+    "embedded": [
+        single_row,
+        latency_rows,
+        quick_posts_row,
+        live_under_bulk_rows,
+        slow_neighbour_rows,
+        shadow_rows,
+        tracing_rows,
+    ],
     "rabbitmq": [live_under_bulk_rows, slow_neighbour_rows],
 }
 

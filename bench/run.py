@@ -39,6 +39,7 @@ ROW_NAMES = (
     "profanity",
     "moderation",
     "moderation_async",
+    "shadow",
     "tracing",
     "memory",
 )

@@ -102,6 +102,7 @@ def sweep():
     """One sweeper pass (scheduled by beat)."""
     report = processing.sweep()
     processing.count_sweep(report)  # for /metrics
+    processing.finish_expired_shadows()  # a shadow ends on time even when nothing is judged
     if report.requeued or report.failed or report.woken or report.timed_out or report.resumed:
         logger.info(
             "sweep: %d sent again, %d failed, %d stashes woken, %d waits timed out, %d resumes sent again",
@@ -201,3 +202,12 @@ def prune():
         report.batches,
         "" if report.finished else "; stopped at its time limit",
     )
+
+
+@shared_task(bind=True, name="stash.tasks.run_shadow")
+def run_shadow(self, shadow_id, rows):
+    """Judge the items ``rows`` (sent after their live verdicts) through shadow ``shadow_id``'s pipeline,
+    sinks off, and record both outcomes (``processing.run_shadow``); a duplicate message records nothing."""
+    clock = processing.Clock((self.request.timelimit or (None, None))[0] or self.app.conf.task_time_limit)
+    recorded = processing.run_shadow(shadow_id, rows, clock=clock)
+    logger.info("shadow %s: %d of %d items recorded", shadow_id, recorded, len(rows))

@@ -9,6 +9,7 @@ from stash import processing
 from stash.core import testing
 from stash.db import publishing
 from stash.models import HookConfig, Stash
+from stash.processing import shadow_runs
 
 from .support.worker import (  # noqa: F401 - fixtures
     _session_sink_worker,
@@ -89,5 +90,7 @@ def _fresh_cache():
 def _fresh_pipeline_cache():
     """Rolled-back tests reuse stash ids and versions: never let one test see another's stash or pipeline."""
     processing.forget_cached()
+    shadow_runs.forget()
     yield
     processing.forget_cached()
+    shadow_runs.forget()

@@ -26,6 +26,7 @@ from stash.admin.forms import HookConfigInlineForm, HookConfigInlineFormSet
 from stash.admin.views import (
     pipelines as admin_pipelines,
     review as admin_review,
+    shadows as admin_shadows,
     statements as admin_statements,
     tools as admin_views,
     versions as admin_versions,
@@ -144,6 +145,10 @@ class StashAdmin(admin_guard.GuardedStashChanges, OneChangePerPost, SortableAdmi
             view(admin_versions.version, "versions/<int:number>/", "version"),
             view(admin_versions.restore, "versions/<int:number>/restore/", "restore"),
             view(admin_examples.examples, "examples/", "examples"),
+            view(admin_shadows.shadows, "shadows/", "shadows"),
+            view(admin_shadows.shadow, "shadows/<int:shadow_id>/", "shadow"),
+            view(admin_shadows.stop, "shadows/<int:shadow_id>/stop/", "shadow_stop"),
+            view(admin_shadows.promote, "shadows/<int:shadow_id>/promote/", "shadow_promote"),
             view(admin_statements.statement_policy, "statements/", "statements"),
         ] + super().get_urls()
 

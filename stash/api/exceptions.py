@@ -2,8 +2,8 @@
 
 ``exception_handler`` is DRF's ``EXCEPTION_HANDLER``: on top of DRF's own it answers a body over
 ``DATA_UPLOAD_MAX_MEMORY_SIZE`` or a payload over its stash's limit with 413, a reused
-idempotency key or a stale ``config_version`` with 409, a stash past its ``max_waiting`` with 429
-and ``Retry-After``, a model ``ValidationError`` or a pipeline
+idempotency key, a stale ``config_version`` or a shadow that conflicts (a second one running) with 409,
+a stash past its ``max_waiting`` with 429 and ``Retry-After``, a model ``ValidationError`` or a pipeline
 document that cannot be imported with 400 per field, a change that breaks golden examples with
 409 and the broken ones, and hooks that outlast simulate's deadline with 503. ``bad_request``,
 ``page_not_found`` and ``server_error`` are the project's error views (``handler400`` and so on):
@@ -24,7 +24,7 @@ from rest_framework.views import exception_handler as drf_exception_handler, set
 from stash.core.exceptions import IdempotencyConflict, PayloadTooLarge, StaleConfig, StashFull
 from stash.models import PipelineVersion
 from stash.ops.access import API_PREFIX
-from stash.processing import ExamplesBroken, InvalidDocument, InvalidItems, PipelineChanged, Unanswered
+from stash.processing import ExamplesBroken, InvalidDocument, InvalidItems, PipelineChanged, ShadowConflict, Unanswered
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def as_api_exception(exc):
         full = exceptions.Throttled(detail=str(exc))
         full.wait = exc.retry_after  # Retry-After, without DRF's "Expected available in"
         return full
-    if isinstance(exc, (IdempotencyConflict, StaleConfig, PipelineChanged)):
+    if isinstance(exc, (IdempotencyConflict, StaleConfig, PipelineChanged, ShadowConflict)):
         return Conflict(str(exc))
     if isinstance(exc, Unanswered):
         return Unavailable(str(exc))

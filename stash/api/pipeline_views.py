@@ -37,10 +37,28 @@ CHANGE_PERMISSIONS = (
 )
 
 
-class PipelineView(StashScoped, GenericAPIView):
+class DocumentBodyLimit:
+    """A view whose ``document_methods`` take a pipeline document: a body over the documents' limit is
+    refused by its length, before anything parses it (the permission checks read the body)."""
+
+    document_methods = ("PUT", "POST")
+
+    def initial(self, request, *args, **kwargs):
+        if request.method in self.document_methods:
+            try:
+                limits.check_document_bytes(int(request.headers.get("content-length") or 0))
+            except ValueError:
+                pass  # no length: Django reads no body
+            except ValidationError as exc:
+                raise RequestTooLarge(" ".join(exc.messages)) from exc
+        super().initial(request, *args, **kwargs)
+
+
+class PipelineView(DocumentBodyLimit, StashScoped, GenericAPIView):
     """A stash's pipeline as one document: read it, or make the stash what one says."""
 
     serializer_class = PipelineDocumentSerializer
+    document_methods = ("PUT",)
 
     def get_permissions(self):
         if self.request.method == "PUT":
@@ -49,18 +67,6 @@ class PipelineView(StashScoped, GenericAPIView):
 
     def get_object(self):
         return self.stash  # what OPTIONS checks the PUT permission on
-
-    def initial(self, request, *args, **kwargs):
-        # A document over the limit is refused by its length, before anything parses it (the
-        # permission checks read the body).
-        if request.method == "PUT":
-            try:
-                limits.check_document_bytes(int(request.headers.get("content-length") or 0))
-            except ValueError:
-                pass  # no length: Django reads no body
-            except ValidationError as exc:
-                raise RequestTooLarge(" ".join(exc.messages)) from exc
-        super().initial(request, *args, **kwargs)
 
     @extend_schema(
         summary="Read a stash's pipeline document",

@@ -4,7 +4,16 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
-from stash.api import appeal_views, callback_views, failure_views, pipeline_views, review_views, statement_views, views
+from stash.api import (
+    appeal_views,
+    callback_views,
+    failure_views,
+    pipeline_views,
+    review_views,
+    shadow_views,
+    statement_views,
+    views,
+)
 
 app_name = "api"
 
@@ -14,6 +23,7 @@ router.register("stashes", views.StashViewSet, basename="stash")
 router.register(r"stashes/(?P<stash_slug>[-a-zA-Z0-9_]+)/hooks", views.HookConfigViewSet, basename="hookconfig")
 router.register(r"stashes/(?P<stash_slug>[-a-zA-Z0-9_]+)/versions", pipeline_views.VersionViewSet, basename="version")
 router.register(r"stashes/(?P<stash_slug>[-a-zA-Z0-9_]+)/examples", pipeline_views.ExampleViewSet, basename="example")
+router.register(r"stashes/(?P<stash_slug>[-a-zA-Z0-9_]+)/shadows", shadow_views.ShadowViewSet, basename="shadow")
 router.register("hooks", views.HookTypeViewSet, basename="hook")
 router.register("statements", statement_views.StatementViewSet, basename="statement")
 router.register("appeals", appeal_views.AppealViewSet, basename="appeal")

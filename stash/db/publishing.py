@@ -487,3 +487,33 @@ def send_precision_checks(checks):
             )
         except Exception:
             logger.exception("Could not publish the precision check of hook config %s.", config_id)
+
+
+SHADOW_TASK = "stash.tasks.run_shadow"
+
+
+def send_shadow_on_commit(shadow_id, rows, queue=""):
+    """Publish the items ``rows`` (``[id, revision, live verdict, live decider]`` each) for shadow
+    ``shadow_id`` to judge, on ``queue`` (its stash's ``queue`` field), once the verdicts' transaction
+    commits (now, outside one); a publish that fails is logged: a shadow is a sample, and the item's
+    live verdict stands whatever becomes of it."""
+    rows = list(rows)
+    if rows:
+        transaction.on_commit(lambda: send_shadow(shadow_id, rows, queue))
+
+
+def send_shadow(shadow_id, rows, queue="", time_limit=None):
+    """Publish ``rows`` for shadow ``shadow_id`` now (see ``send_shadow_on_commit``); False if the broker refused."""
+    try:
+        current_app.send_task(
+            SHADOW_TASK,
+            args=[shadow_id, rows],
+            queue=queue_name(queue),
+            retry=True,
+            retry_policy=_RETRY_POLICY,
+            time_limit=time_limit or settings.STASH_TIME_LIMIT,
+        )
+    except Exception:
+        logger.exception("Could not publish %d item(s) for shadow %s; they are not shadowed.", len(rows), shadow_id)
+        return False
+    return True

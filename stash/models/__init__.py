@@ -9,6 +9,7 @@ from stash.models.failures import Failure, group_key
 from stash.models.history import EventCount, Example, PipelineRun, PipelineVersion, Review, asynchronous_titles
 from stash.models.hooks import HookConfig, HookConfigQuerySet
 from stash.models.moderation import APPEAL_TEXT_MAX, Appeal, Statement
+from stash.models.shadows import Shadow, ShadowRun
 from stash.models.stashes import Stash
 from stash.models.validators import (
     MAX_INTEGER_DIGITS,
@@ -55,6 +56,8 @@ __all__ = [
     "QUEUE_NAME_MAX",
     "Review",
     "SERVICE_OUTCOMES",
+    "Shadow",
+    "ShadowRun",
     "Stash",
     "Statement",
     "unstorable",

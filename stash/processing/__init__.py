@@ -18,6 +18,8 @@ rules live here once. Locks are always taken in one order: items, then stashes (
 - ``slowness``, ``slots``, ``cache_slots``: a slow stash's share of the judging processes.
 - ``child_process``: hooks run where a hang cannot hold the caller (simulate, replay, examples).
 - ``simulating``: a stash's hooks, or a draft, over a payload or an item; nothing saved.
+- ``shadows``, ``shadow_runs``, ``shadow_reports``: a draft or a version judged beside the live pipeline
+  on a share of live saves, its sinks off; what it found; promoting it.
 - ``reviewing``: a person's decisions on items, the held items awaiting them, replay.
 - ``statements``: the statement of reasons of each rejected or held item, from its stash's policy.
 - ``appeals``: a submitter's appeal of a rejection (DSA Art. 20) and a second person's decision on it.
@@ -91,6 +93,7 @@ from stash.processing.importing import (
     PIPELINE_PERMISSIONS,
     ImportPlan,
     InvalidDocument,
+    draft_document,
     export_document,
     import_document,
     import_permissions,
@@ -142,6 +145,18 @@ from stash.processing.reviewing import (
     reject,
     replay,
     with_held_counts,
+)
+from stash.processing.shadow_reports import described as described_shadow, report as shadow_report
+from stash.processing.shadow_runs import finish_expired as finish_expired_shadows, run as run_shadow
+from stash.processing.shadows import (
+    MAX_COUNT as SHADOW_MAX_COUNT,
+    MAX_MINUTES as SHADOW_MAX_MINUTES,
+    ShadowConflict,
+    promote as promote_shadow,
+    running_shadow,
+    shadows_of,
+    start as start_shadow,
+    stop as stop_shadow,
 )
 from stash.processing.simulating import CONTENT_FIELD, drafted_hooks, simulate, simulation_item
 from stash.processing.slots import Slot, judging_slot
@@ -250,6 +265,7 @@ __all__ = [
     "auto_observed_notice",
     "hook_precision",
     "Precision",
+    "draft_document",
     "drafted_hooks",
     "duplicate_hooks",
     "edit_payload",
@@ -305,6 +321,18 @@ __all__ = [
     "scheduled_prune",
     "set_enabled",
     "shown_version",
+    "described_shadow",
+    "finish_expired_shadows",
+    "promote_shadow",
+    "run_shadow",
+    "running_shadow",
+    "shadow_report",
+    "SHADOW_MAX_COUNT",
+    "SHADOW_MAX_MINUTES",
+    "ShadowConflict",
+    "shadows_of",
+    "start_shadow",
+    "stop_shadow",
     "simulate",
     "simulation_item",
     "Slot",

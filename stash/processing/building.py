@@ -96,15 +96,23 @@ def build_pipeline(stash: Stash, version: int | None = None) -> pipeline.Pipelin
     )  # unique: no LIMIT
     if document is None:
         configs = list(HookConfig.objects.filter(stash_id=stash.pk).enabled().in_order())
-    else:
-        stash = Stash(pk=stash.pk, slug=stash.slug, on_error=document["stash"]["on_error"])
-        configs = [
-            # A field newer than the version has its default.
-            HookConfig(pk=hook["id"], stash_id=stash.pk, **{name: hook[name] for name in HOOK_FIELDS if name in hook})
-            for hook in document["hooks"]
-            if hook["enabled"]
-        ]
-    return pipeline.Pipeline([build_step(config, stash) for config in configs], cache=shared_cache, version=version)
+        return pipeline.Pipeline([build_step(config, stash) for config in configs], cache=shared_cache, version=version)
+    return document_pipeline(stash, document, cache=shared_cache, version=version)
+
+
+def document_pipeline(
+    stash: Stash, document: Mapping[str, Any], *, cache: Any = None, version: int = 0
+) -> pipeline.Pipeline:
+    """A pipeline of the enabled hooks of ``document`` (as a version records one: each hook with its
+    config ``id``, or none for a hook not saved yet; in run order), with the stash's ``on_error`` it names."""
+    stash = Stash(pk=stash.pk, slug=stash.slug, on_error=document["stash"].get("on_error", stash.on_error))
+    configs = [
+        # A field newer than the version has its default.
+        HookConfig(pk=hook.get("id"), stash_id=stash.pk, **{name: hook[name] for name in HOOK_FIELDS if name in hook})
+        for hook in document["hooks"]
+        if hook["enabled"]
+    ]
+    return pipeline.Pipeline([build_step(config, stash) for config in configs], cache=cache, version=version)
 
 
 def forget_cached() -> None:
@@ -159,3 +167,8 @@ def item_for(content: Content) -> pipeline.Item:
         created_at=content.created_at,
         content_hash=content.content_hash,
     )
+
+
+def submitted_payload(content: Content) -> dict[str, Any]:
+    """The payload ``content`` was submitted with: before the transforms that changed it, if any."""
+    return content.payload if content.original_payload is None else content.original_payload

@@ -216,6 +216,28 @@ def import_document(target: Stash | str, document: Any, *, dry_run: bool = False
     raise PipelineChanged([slug])
 
 
+def planned_document(stash: Stash, document: Any) -> dict[str, Any]:
+    """``document`` as importing it into ``stash`` would make its version record it, nothing written:
+    checked as an import checks it, its hooks matched to the stash's (a matched hook keeps its config
+    id and its stored secrets), in run order, without golden examples. ``InvalidDocument`` names
+    each fault. A shadow runs such a document (``shadows``), and promoting it imports it."""
+    parsed = _check_shape(document)
+    with transaction.atomic():
+        planned = _plan(stash.slug, parsed)
+    return draft_document(planned.plan.stash, planned.configs)
+
+
+def draft_document(stash: Stash, configs: list[HookConfig]) -> dict[str, Any]:
+    """The document of ``stash`` (its settings as they are on the instance) with the hook ``configs``, saved or
+    not, in run order: each with its config id if it has one, positions 1..n (the admin's drafts give such)."""
+    recorded = documents.pipeline_document(stash, configs, ids=True)
+    for position, hook in enumerate(recorded["hooks"], start=1):
+        hook["position"] = position
+        if hook["id"] is None:
+            del hook["id"]
+    return recorded
+
+
 @dataclass
 class _Planned:
     plan: ImportPlan

@@ -38,7 +38,7 @@ from django.utils import timezone
 from stash.core import logs, pipeline
 from stash.db import bulk_sql, publishing, tracing
 from stash.models import Content, PipelineRun, Stash, Statement, lease_end
-from stash.processing import after_verdict, callbacks, claiming, failures, review_queue, statements
+from stash.processing import after_verdict, callbacks, claiming, failures, review_queue, shadow_runs, statements
 from stash.processing.building import item_for, pipeline_for, priority_for
 from stash.processing.time_limits import Clock, time_limit_for
 
@@ -411,6 +411,7 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
             .values_list("pk", flat=True)
         )
         runs, decided, transformed = [], [], []
+        recorded: list[tuple[Content, pipeline.Result]] = []  # what a running shadow may sample
         deciding: dict[uuid.UUID, dict[str, Any]] = {}
         counters = after_verdict.new_counters()
         accepted_by_stash = defaultdict(list)
@@ -449,6 +450,7 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
                     trail=[entry.as_dict() for entry in result.trail],
                 )
             )
+            recorded.append((content, result))
             _count(counters, result.trail)
             report.verdicts[result.verdict] = report.verdicts.get(result.verdict, 0) + 1
         if waiting or finished_async:
@@ -468,6 +470,7 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
             _write_verdicts(accepted_by_stash[stash_id], now)
         after_verdict.add_counters(counters)
     report.judged += len(runs) + len(waiting)
+    shadow_runs.offer(recorded)  # published after the verdicts commit; no hook runs here
 
 
 def _write_waiting(waiting: list[tuple[Content, pipeline.Result]], now: datetime) -> None:

@@ -20,7 +20,7 @@ from stash.core import pipeline
 from stash.db import bulk_sql, publishing
 from stash.models import Content, Review, Stash, Statement
 from stash.processing import after_verdict, auto_observe, feedback, review_queue, statements
-from stash.processing.building import item_for, pipeline_for
+from stash.processing.building import item_for, pipeline_for, submitted_payload
 from stash.processing.child_process import call_with_deadline
 from stash.processing.judging import Status
 from stash.processing.rejudging import reprocess
@@ -440,8 +440,3 @@ def replay(stash: Stash, last_n: int) -> ReplayReport:
         if result.verdict != content.status:
             report.changes.append(ReplayChange(content=content, before=content.status, result=result))
     return report
-
-
-def submitted_payload(content: Content) -> dict[str, Any]:
-    """The payload ``content`` was submitted with: before the transforms that changed it, if any."""
-    return content.payload if content.original_payload is None else content.original_payload

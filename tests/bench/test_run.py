@@ -37,6 +37,7 @@ ROWS = {
         "| … save → verdict p95",
         "| … save → verdict p99 |",
         "| … save → verdict p99, 10 saves one at a time",
+        "| save → verdict p99 with a 100% shadow of the same five filters",
         "| tracing on vs off: single saves",
         "| tracing on vs off: save → verdict p99",
         "| worker RSS",
@@ -51,6 +52,7 @@ ROWS = {
         "| … bulk items still open",
         "| a fast stash while another's webhook receiver takes",
         "| … the slow stash's deliveries",
+        "| save → verdict p99 with a 100% shadow of the same five filters",
         "| tracing on vs off: single saves",
         "| tracing on vs off: save → verdict p99",
     ],
@@ -136,6 +138,16 @@ def test_the_tracing_row_measures_both_phases_and_its_spans_reach_the_collector(
     for phase in ("on", "off"):
         assert figures[phase]["single"] > 0 and 0 < figures[phase]["p50"] <= figures[phase]["p99"], figures
     assert figures["posts"] > 0, "the worker and the runner exported their spans"
+
+
+@pytest.mark.integration
+def test_the_shadow_row_measures_both_phases_and_the_shadow_judged_every_live_save(quick_run):
+    _backend, results, _report = quick_run
+    (figures,) = results["rows"]["shadow"]["stash"]
+    for phase in ("on", "off"):
+        assert 0 < figures[phase]["p50"] <= figures[phase]["p99"], figures
+    assert figures["shadowed"] == results["sizes"]["latency"] and figures["disagreed"] == 0, figures
+    assert figures["shadow_mean_ms"] > 0, figures
 
 
 @pytest.mark.integration
