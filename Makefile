@@ -120,7 +120,7 @@ screenshots: venv browsers
 	env -u DATABASE_URL -u CELERY_BROKER_URL -u CACHE_URL STASH_VAR_DIR=$(CURDIR)/var/test-embedded \
 		STASH_SCREENSHOTS=$(CURDIR)/docs/img $(BIN)/pytest tests/browser/test_admin.py tests/browser/test_review.py \
 		tests/browser/test_examples.py tests/browser/test_statement_policy.py tests/browser/test_appeal.py \
-		tests/browser/test_review_team.py tests/browser/test_failures.py -q
+		tests/browser/test_review_team.py tests/browser/test_failures.py tests/browser/test_shadows.py -q
 
 clean:
 	rm -rf var

@@ -46,7 +46,7 @@ def test_start_from_a_file_see_the_report_and_both_trails_then_stop(
 
     page = admin_client.get(url("shadow", audit, shadow.pk)).content.decode()
 
-    assert "1 items: 0 agreed, 1 disagreed." in page
+    assert "1 item: 0 agreed, 1 disagreed." in page
     assert "accepted/rejected" in page
     assert str(item.pk) in page and "dropped" in page and "kept" in page
     assert 'action="' + url("shadow_stop", audit, shadow.pk) in page

@@ -125,6 +125,11 @@ PAGES = [
     Page("review queue", of_stash("admin:stash_stash_review")),
     Page("appeals", lambda demo: reverse("admin:stash_content_appeals")),
     Page("failures", lambda demo: reverse("admin:stash_content_failures")),
+    Page("shadows", of_stash("admin:stash_stash_shadows")),
+    Page(
+        "a shadow and its report",
+        lambda demo: reverse("admin:stash_stash_shadow", args=[demo.stash.pk, demo.stash.shadows.get().pk]),
+    ),
     Page("failures, filtered", lambda demo: reverse("admin:stash_content_failures") + f"?stash={demo.stash.pk}"),
     Page(
         "a group of failures",
@@ -202,6 +207,7 @@ def demo(make_stash, admin_user, broker):
         status="failed", attempts=3, reason="No spam: the worker died 3 times"
     )
     processing.failures.record_gave_up([items["failed"].pk])
+    processing.start_shadow(stash, version=stash.config_version, percent=50, count=100, user=admin_user)
     Example.objects.create(stash=stash, name="plain text", payload={"text": "hello"}, verdict="accepted")
     processing.example_from(items["rejected"], admin_user, verdict="rejected")
     Group.objects.create(name="Reviewers")
