@@ -127,7 +127,8 @@ def test_two_reviewers_asking_at_once_never_get_the_same_item(make_stash, regist
     assert not set(got[0]) & set(got[1])
     assert set(got[0]) | set(got[1]) == items
     holders = dict(Content.objects.filter(pk__in=items).values_list("pk", "claimed_by"))
-    assert {holders[pk] for pk in got[0]} == {users[0].pk}
+    # Each holds what it got (one may get them all, should the other start late).
+    assert all(holders[pk] == users[seed].pk for seed in (0, 1) for pk in got[seed])
 
 
 def test_deciding_an_item_someone_else_holds_is_refused_naming_them(team, alice, bob):
