@@ -147,7 +147,11 @@ from stash.processing.reviewing import (
     with_held_counts,
 )
 from stash.processing.shadow_reports import described as described_shadow, report as shadow_report
-from stash.processing.shadow_runs import finish_expired as finish_expired_shadows, run as run_shadow
+from stash.processing.shadow_runs import (
+    finish_expired as finish_expired_shadows,
+    gathered as gathered_shadow_rows,
+    run as run_shadow,
+)
 from stash.processing.shadows import (
     MAX_COUNT as SHADOW_MAX_COUNT,
     MAX_MINUTES as SHADOW_MAX_MINUTES,
@@ -325,6 +329,7 @@ __all__ = [
     "finish_expired_shadows",
     "promote_shadow",
     "run_shadow",
+    "gathered_shadow_rows",
     "running_shadow",
     "shadow_report",
     "SHADOW_MAX_COUNT",

@@ -5,7 +5,9 @@ pipeline in a task of their own, beside the live one, changing nothing.
     run(shadow_id, rows, clock)          # the shadow's task: its pipeline over each item as submitted
 
 ``offer`` never runs a hook: it picks the items (``sampled``: by a hash of the shadow and the item, so
-the same item gets the same answer every time) and publishes them after the verdicts commit. With no
+the same item gets the same answer every time) and publishes them after the verdicts commit: on Redis
+into the shadow's list, which one message a second takes (``gathered``), so that a shadow costs
+about its hooks' time per item rather than a message's; elsewhere in a message per batch. With no
 shadow running, the live path pays a dictionary look-up per batch: which shadows run is read once a
 second per worker process at most (``LOOKUP_SECONDS``), and at once in a process that starts or stops
 one. A worker may so offer items for up to a second after a stop: ``run`` reads the shadow's status
@@ -116,6 +118,12 @@ def offer(recorded: Sequence[tuple[Content, pipeline.Result]]) -> int:
     for shadow_id, offered in rows.items():
         publishing.send_shadow_on_commit(shadow_id, offered, queue=queues[shadow_id])
     return sum(len(offered) for offered in rows.values())
+
+
+def gathered(shadow_id: int) -> list[list[Any]]:
+    """The rows offered to shadow ``shadow_id`` since its last message took them (on Redis, live
+    batches' rows are gathered for one message a second: ``publishing.gather_shadow_rows``)."""
+    return publishing.take_shadow_rows(shadow_id)
 
 
 def pipeline_of(shadow: Shadow) -> pipeline.Pipeline:

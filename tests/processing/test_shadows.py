@@ -15,7 +15,7 @@ from stash.db import publishing
 from stash.models import Content, Example, PipelineVersion, Shadow, ShadowRun
 from stash.processing import Clock, shadow_runs
 
-from ..support.shadows import run_shadow_messages, save_and_judge
+from ..support.shadows import message_args, run_shadow_messages, save_and_judge
 
 pytestmark = pytest.mark.django_db
 
@@ -119,9 +119,10 @@ def test_a_duplicate_message_records_nothing(audit, broker, django_capture_on_co
     shadow = processing.start_shadow(audit, document=draft(audit), percent=100, count=100)
     save_and_judge(audit, PAYLOADS[:4], django_capture_on_commit_callbacks)
     (message,) = [m for m in broker.messages if m["name"] == publishing.SHADOW_TASK]
+    args = message_args(message)
 
-    assert processing.run_shadow(*message["args"]) == 4
-    assert processing.run_shadow(*message["args"]) == 0
+    assert processing.run_shadow(*args) == 4
+    assert processing.run_shadow(*args) == 0
     shadow.refresh_from_db()
     assert shadow.items == ShadowRun.objects.filter(shadow=shadow).count() == 4
 
@@ -299,11 +300,12 @@ def test_items_that_no_longer_fit_in_the_message_are_sent_again(
     shadow = processing.start_shadow(audit, document=draft(audit), percent=100, count=100)
     save_and_judge(audit, PAYLOADS[:3], django_capture_on_commit_callbacks)
     (message,) = [m for m in broker.messages if m["name"] == publishing.SHADOW_TASK]
+    args = message_args(message)
     broker.messages.clear()
     budget = 4.0  # the two hooks' default timeouts, 2 s each
 
     # A message whose limit no item ever fits in: each sent alone, with a limit it fits in.
-    assert processing.run_shadow(*message["args"], clock=Clock(limit=budget)) == 0
+    assert processing.run_shadow(*args, clock=Clock(limit=budget)) == 0
     assert [(len(m["args"][1]), m["time_limit"]) for m in broker.messages] == [(1, budget + 1)] * 3
     assert processing.run_shadow(*broker.messages[0]["args"], clock=Clock(limit=budget + 1)) == 1
     assert Shadow.objects.get(pk=shadow.pk).items == 1
