@@ -113,7 +113,7 @@ def test_a_draft_of_the_hooks_runs_from_the_stash_page_and_saves_nothing(logged_
     expect(trail_rows(draft)).to_have_count(3)
 
     draft.fill("#id_payload", json.dumps({"text": "goodbye"}))
-    draft.click("input[type=submit]")
+    draft.click(".submit-row input[type=submit]")  # "Simulate the draft" (the shadow form has its own)
     expect(draft.locator("#simulation h2")).to_have_text("Verdict: accepted")
     expect(trail_rows(draft)).to_have_count(3)  # still the draft: the transform stays off
 
