@@ -278,9 +278,10 @@ def shadow_rows(backend, sizes):
     on = statistics.median(f["on"]["p99"] for f in figures) if figures else None
     off = statistics.median(f["off"]["p99"] for f in figures) if figures else None
     own = statistics.median(f["shadow_p95_ms"] or 0 for f in figures) if figures else None
+    blocks = figures[0].get("blocks", 1) if figures else "—"
     yield cells(
-        f"save → verdict p99 with a 100% shadow of the same five filters vs without ({sizes['latency']:,} items "
-        "each, one at a time; stash only; ratio with ÷ without)",
+        f"save → verdict p99 with a 100% shadow of the same five filters vs without ({blocks} blocks of "
+        f"{sizes['latency']:,} items each way, in turn, one at a time; stash only; ratio with ÷ without)",
         f"with: {ms(on)}",
         f"— (without: {ms(off)})",
         times(ratio(on, off)),

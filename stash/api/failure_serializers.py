@@ -6,6 +6,7 @@ from rest_framework import serializers
 from stash.api.fields import StashSlugField
 from stash.api.serializers import QueryParamsSerializer, TrailEntrySerializer
 from stash.models import Failure
+from stash.processing.failures import check_window
 from stash.processing.redriving import OUTCOMES
 
 
@@ -17,8 +18,7 @@ class FailureFiltersSerializer(QueryParamsSerializer):
     until = serializers.DateTimeField(required=False, help_text="Only failures seen at or before this time (ISO 8601).")
 
     def validate(self, attrs):
-        if attrs.get("since") and attrs.get("until") and attrs["since"] > attrs["until"]:
-            raise serializers.ValidationError({"until": ["Must not come before since."]})
+        check_window(attrs.get("since"), attrs.get("until"))
         return attrs
 
 

@@ -3,6 +3,7 @@
     failures.record(runs)                        # judging: the errors and timeouts of a batch's trails
     failures.record_gave_up(ids, now)            # the sweeper and recovery: items out of attempts
     failures.groups(stash=s, since=t)            # [FailureGroup]: counts, first and last seen, an example
+    failures.check_window(since, until)          # the faces' filters: since after until is refused
 
 A group is one hook config (or hook name), error type and pipeline version of one stash (see
 ``models.failures.group_key``); ``redriving`` judges a group again. Every face (the admin's page,
@@ -16,10 +17,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db.models import Count, Max, Min, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from stash.core import pipeline
 from stash.models import Content, Failure, PipelineRun, Stash, group_key
@@ -91,8 +95,11 @@ def record(runs: Iterable[PipelineRun]) -> int:
 
 def record_gave_up(content_ids: Iterable[Any], now: datetime | None = None) -> int:
     """Keep a failure for each of these items, given up on (set ``failed``) just now."""
+    content_ids = list(content_ids)
+    if not content_ids:
+        return 0
     now = now or timezone.now()
-    rows = Content.objects.filter(pk__in=list(content_ids), status=Status.FAILED).values_list(
+    rows = Content.objects.filter(pk__in=content_ids, status=Status.FAILED).values_list(
         "pk", "stash_id", "revision", "stash__config_version", "reason"
     )
     found = [
@@ -116,6 +123,12 @@ def record_gave_up(content_ids: Iterable[Any], now: datetime | None = None) -> i
 
 
 # --- reading -------------------------------------------------------------------------------
+
+
+def check_window(since: datetime | None, until: datetime | None) -> None:
+    """Refuse a time window that ends before it starts (every face's filters: ``ValidationError`` on ``until``)."""
+    if since is not None and until is not None and since > until:
+        raise ValidationError({"until": _("“Until” must not come before “since”.")})
 
 
 def selected(
@@ -151,7 +164,7 @@ class FailureGroup:
     example: Failure
     redriven_at: datetime | None = None
 
-    @property
+    @cached_property
     def example_run(self) -> PipelineRun | None:
         """The run that failed (its trail: a failure is kept with its run's time), if it is still kept."""
         example = self.example

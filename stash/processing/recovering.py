@@ -66,7 +66,7 @@ def recover(
         Content.objects.filter(lease_token=token).select_related("stash", "decided_by").order_by("created_at", "pk")
     )
     now = timezone.now()
-    again, stopped = [], []
+    again, stopped, given_up = [], [], []
     for content in contents:
         # A hook known to hang gives its verdict whatever the attempts: they count crashes.
         if hung and content.decided_by_id is not None and content.reason.startswith(PROGRESS_NOTE):
@@ -75,9 +75,10 @@ def recover(
             if Content.objects.filter(pk=content.pk, lease_token=token).update(
                 **gave_up(content.attempts, content.reason if content.reason.startswith(PROGRESS_NOTE) else "", now)
             ):
-                failures.record_gave_up([content.pk], now)
+                given_up.append(content.pk)
         else:
             again.append(content)
+    failures.record_gave_up(given_up, now)
     report.released += Content.objects.filter(pk__in=[c.pk for c in again], lease_token=token).update(
         status=Status.PENDING, lease_token=None, lease_until=lease_end()
     )

@@ -27,7 +27,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -36,9 +36,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from stash.core import pipeline
-from stash.db import publishing
+from stash.db import bulk_sql, publishing
 from stash.models import Content, Shadow, ShadowRun
-from stash.processing.building import document_pipeline, item_for, submitted_payload
+from stash.processing.building import document_pipeline, submitted_items
 from stash.processing.time_limits import Clock, time_limit_for
 
 logger = logging.getLogger(__name__)
@@ -168,24 +168,20 @@ def run(shadow_id: int, rows: Sequence[Sequence[Any]], clock: Clock | None = Non
     if shadow.count is not None:
         rows = rows[: max(0, shadow.count - shadow.items)]  # no more than it may still record (``record`` decides)
     shadow_pipeline = pipeline_of(shadow)
-    contents = {
-        str(content.pk): content
-        for content in Content.objects.select_related("stash").filter(pk__in=[row[0] for row in rows])
-    }
+    items = submitted_items(shadow.stash, [row[0] for row in rows])
     outcomes: list[ShadowRun] = []
     for index, (pk, revision, live_verdict, live_decider) in enumerate(rows):
         if not clock.fits(shadow_pipeline.budget, first=index == 0):
             _send_again(shadow, rows[index:], shadow_pipeline.budget, alone=index == 0)
             break
-        content = contents.get(str(pk))
-        if content is None or content.revision != revision:
+        item = items.get(str(pk))
+        if item is None or item.revision != revision:
             continue
-        item = replace(item_for(content), payload=submitted_payload(content))
         result = shadow_pipeline.looking().run(item)
         outcomes.append(
             ShadowRun(
                 shadow=shadow,
-                content=content,
+                content_id=uuid.UUID(item.id),
                 revision=revision,
                 live_verdict=live_verdict,
                 live_decider=live_decider[:200],
@@ -236,7 +232,7 @@ def record(shadow_id: int, outcomes: list[ShadowRun]) -> int:
         now = timezone.now()
         for outcome in fresh:
             outcome.created_at = now
-        ShadowRun.objects.bulk_create(fresh)
+        bulk_sql.insert_rows(ShadowRun, fresh)  # COPY: bulk_create quotes each trail into an array literal
         matrix = dict(shadow.matrix)
         for outcome in fresh:
             key = f"{outcome.live_verdict}/{outcome.shadow_verdict}"

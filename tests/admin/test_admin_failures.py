@@ -40,6 +40,12 @@ def test_the_list_filters_by_stash_and_time(fussy, admin_client, make_stash):
     assert refused.status_code == 200 and "Enter a valid date/time." in refused.content.decode()
 
 
+def test_a_window_that_ends_before_it_starts_is_refused_on_until(fussy, admin_client):
+    page = admin_client.get(LIST, {"since": "2026-01-02T00:00", "until": "2026-01-01T00:00"}).content.decode()
+    assert "“Until” must not come before “since”." in page
+    assert "ValueError" not in page  # nothing listed for a window that cannot hold anything
+
+
 def test_the_stash_page_links_its_failures(fussy, admin_client):
     page = admin_client.get(f"/admin/stash/stash/{fussy.pk}/change/").content.decode()
     assert f"/admin/stash/content/failures/?stash={fussy.pk}" in page

@@ -44,18 +44,16 @@ class FailureFilterForm(forms.Form):
 
     def clean(self):
         cleaned = super().clean()
-        since, until = cleaned.get("since"), cleaned.get("until")
-        if since and until and since > until:
-            raise forms.ValidationError(_("“Seen since” must come before “Seen until”."))
+        processing.failures.check_window(cleaned.get("since"), cleaned.get("until"))
         return cleaned
 
 
 def failures(model_admin, request):
     """The groups of failures, the latest seen first, as the filters (GET) pick them."""
     _check_view(model_admin, request)
-    form = FailureFilterForm(request.GET or None)
-    valid = form.is_valid() if request.GET else True
-    filters = form.cleaned_data if request.GET and valid else {}
+    form = FailureFilterForm(request.GET)  # no filter is a valid filter: every stash, any time
+    valid = form.is_valid()
+    filters = {name: value for name, value in form.cleaned_data.items() if value is not None} if valid else {}
     groups = processing.failures.groups(**filters) if valid else []
     context = {
         **model_admin.admin_site.each_context(request),
