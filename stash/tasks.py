@@ -206,10 +206,14 @@ def prune():
 
 @shared_task(bind=True, name="stash.tasks.run_shadow")
 def run_shadow(self, shadow_id, rows):
-    """Judge the items ``rows`` (sent after their live verdicts; none: those gathered for the shadow
-    since its last message, on Redis) through shadow ``shadow_id``'s pipeline, sinks off, and record
-    both outcomes (``processing.run_shadow``); a duplicate message records nothing."""
+    """Judge the items ``rows`` (those whose hooks did not fit in their live message) through shadow
+    ``shadow_id``'s pipeline, sinks off, and record both outcomes (``processing.run_shadow``); with no
+    rows, write the runs live workers judged and gathered for it since its last message (on Redis). A
+    duplicate message records nothing."""
+    if not rows:
+        recorded = processing.record_gathered_shadow_runs(shadow_id)
+        logger.info("shadow %s: %d gathered runs recorded", shadow_id, recorded)
+        return
     clock = processing.Clock((self.request.timelimit or (None, None))[0] or self.app.conf.task_time_limit)
-    rows = rows or processing.gathered_shadow_rows(shadow_id)  # none sent: those gathered meanwhile
     recorded = processing.run_shadow(shadow_id, rows, clock=clock)
     logger.info("shadow %s: %d of %d items recorded", shadow_id, recorded, len(rows))

@@ -493,73 +493,66 @@ def send_precision_checks(checks):
 SHADOW_TASK = "stash.tasks.run_shadow"
 
 
-#: Seconds a shadow's message waits before it takes the rows offered meanwhile (on Redis): one message
-#: judges the items of many live batches, so a shadow adds about its hooks' time per item, not a message's.
+#: Seconds a shadow's message waits before it takes the runs gathered meanwhile (on Redis): one message
+#: writes the runs of many live batches, so a shadow costs about its hooks' time per item, not a write.
 SHADOW_GATHER_SECONDS = 1
 
 
-def send_shadow_on_commit(shadow_id, rows, queue=""):
-    """Offer the items ``rows`` (``[id, revision, live verdict, live decider]`` each) for shadow
-    ``shadow_id`` to judge, on ``queue`` (its stash's ``queue`` field), once the verdicts' transaction
-    commits (now, outside one): ``gather_shadow_rows``, else a message of their own. A publish that
-    fails is logged: a shadow is a sample, and the item's live verdict stands whatever becomes of it."""
-    rows = list(rows)
-    if rows:
-        transaction.on_commit(lambda: gather_shadow_rows(shadow_id, rows, queue) or send_shadow(shadow_id, rows, queue))
+def gather_shadow_runs(shadow_id, runs, queue=""):
+    """On Redis, add ``runs`` (a shadow's runs judged in a live worker, as JSON-ready dicts) to shadow
+    ``shadow_id``'s list and, unless a message is on its way for it, send one (``run_shadow`` with no
+    rows) that takes the list in ``SHADOW_GATHER_SECONDS`` (``take_shadow_runs``) and writes it. False
+    elsewhere, or if the cache failed: the caller writes the runs itself.
 
-
-def gather_shadow_rows(shadow_id, rows, queue=""):
-    """On Redis, add ``rows`` to shadow ``shadow_id``'s list and, unless a message is on its way for it,
-    send one that takes the list in ``SHADOW_GATHER_SECONDS`` (``take_shadow_rows``). False elsewhere, or
-    if the cache failed: the caller sends the rows in a message of their own.
-
-    The rows go in before the message's marker is asked for, and the message takes its marker down
-    before it takes the list: a row is either in the list a message takes, or finds the marker down and
-    sends a message. Rows whose message is lost wait until the marker expires (a lease) and the
+    The runs go in before the message's marker is asked for, and the message takes its marker down
+    before it takes the list: a run is either in the list a message takes, or finds the marker down and
+    sends a message. Runs whose message is lost wait until the marker expires (a lease) and the
     shadow's next live batch sends one."""
     client = _redis()
     if client is None:
         return False
-    rows_key, marker = _shadow_keys(shadow_id)
+    runs_key, marker = _shadow_keys(shadow_id)
     try:
         pipeline = client.pipeline(transaction=False)
-        pipeline.rpush(rows_key, *[json.dumps(row) for row in rows])
-        pipeline.expire(rows_key, settings.STASH_LEASE_SECONDS * 10)
+        pipeline.rpush(runs_key, *[json.dumps(run) for run in runs])
+        pipeline.expire(runs_key, settings.STASH_LEASE_SECONDS * 10)
         pipeline.set(marker, 1, nx=True, ex=settings.STASH_LEASE_SECONDS)
         first = pipeline.execute()[-1]
     except Exception:
-        logger.exception("Could not gather %d item(s) for shadow %s; sending them now.", len(rows), shadow_id)
+        logger.exception("Could not gather %d run(s) of shadow %s; writing them now.", len(runs), shadow_id)
         return False
     if first:
         send_shadow(shadow_id, [], queue, countdown=SHADOW_GATHER_SECONDS)
     return True
 
 
-def take_shadow_rows(shadow_id):
-    """The rows gathered for shadow ``shadow_id`` (``gather_shadow_rows``), taken off its list, its
-    marker down first (in one transaction): rows offered from now on send a message of their own."""
+def take_shadow_runs(shadow_id):
+    """The runs gathered for shadow ``shadow_id`` (``gather_shadow_runs``), taken off its list, its
+    marker down first (in one transaction): runs gathered from now on send a message of their own."""
     client = _redis()
     if client is None:
         return []
-    rows_key, marker = _shadow_keys(shadow_id)
+    runs_key, marker = _shadow_keys(shadow_id)
     try:
         pipeline = client.pipeline(transaction=True)
         pipeline.delete(marker)
-        pipeline.lrange(rows_key, 0, -1)
-        pipeline.delete(rows_key)
+        pipeline.lrange(runs_key, 0, -1)
+        pipeline.delete(runs_key)
         taken = pipeline.execute()[1]
     except Exception:  # the marker expires: the next live batch sends a message that takes them
-        logger.exception("Could not take the items gathered for shadow %s.", shadow_id)
+        logger.exception("Could not take the runs gathered for shadow %s.", shadow_id)
         return []
-    return [json.loads(row) for row in taken]
+    return [json.loads(run) for run in taken]
 
 
 def _shadow_keys(shadow_id):
-    return cache.make_key(f"stash:shadow-rows:{shadow_id}"), cache.make_key(f"stash:shadow-message:{shadow_id}")
+    return cache.make_key(f"stash:shadow-runs:{shadow_id}"), cache.make_key(f"stash:shadow-message:{shadow_id}")
 
 
 def send_shadow(shadow_id, rows, queue="", time_limit=None, countdown=None):
-    """Publish ``rows`` for shadow ``shadow_id`` now (see ``send_shadow_on_commit``); False if the broker refused."""
+    """Publish ``rows`` (``[id, revision, live verdict, live decider]`` each) for shadow ``shadow_id`` to
+    judge, now; none: the message writes the runs gathered for it (``gather_shadow_runs``). False if the
+    broker refused: logged, as a shadow is a sample and the items' live verdicts stand."""
     try:
         current_app.send_task(
             SHADOW_TASK,

@@ -149,7 +149,7 @@ from stash.processing.reviewing import (
 from stash.processing.shadow_reports import described as described_shadow, report as shadow_report
 from stash.processing.shadow_runs import (
     finish_expired as finish_expired_shadows,
-    gathered as gathered_shadow_rows,
+    record_gathered as record_gathered_shadow_runs,
     run as run_shadow,
 )
 from stash.processing.shadows import (
@@ -329,7 +329,7 @@ __all__ = [
     "finish_expired_shadows",
     "promote_shadow",
     "run_shadow",
-    "gathered_shadow_rows",
+    "record_gathered_shadow_runs",
     "running_shadow",
     "shadow_report",
     "SHADOW_MAX_COUNT",

@@ -234,7 +234,7 @@ def _judge(
     judged: list[_Judged] = []
     later: list[Content] = []
     _run(contents, token, report, clock, judged, later, note_progress, stopped)
-    _finish(judged, later, token, report)
+    _finish(judged, later, token, report, clock)
 
 
 @tracing.judging
@@ -338,11 +338,15 @@ def _run_together(
     return [(content, item_pipeline, result, started) for content, result in zip(contents, results, strict=True)]
 
 
-def _finish(judged: list[_Judged], later: list[Content], token: uuid.UUID, report: BatchReport) -> None:
-    """Send ``later`` back, record the verdicts of ``judged`` and send their sink deliveries."""
+def _finish(
+    judged: list[_Judged], later: list[Content], token: uuid.UUID, report: BatchReport, clock: Clock | None = None
+) -> None:
+    """Send ``later`` back, record the verdicts of ``judged``, send their sink deliveries, and judge what
+    a running shadow samples of them (after all that: the live verdicts never wait for a shadow)."""
     _release(later, token, report)
-    _record(judged, token, report)
+    recorded = _record(judged, token, report)
     _notify_sinks(judged, report)
+    shadow_runs.offer(recorded, clock)  # its hooks' time per item, within this message's time limit
 
 
 def record_resumed(
@@ -389,8 +393,9 @@ def _note(content: Content, token: uuid.UUID, step: pipeline.Step | None) -> Non
     Content.objects.filter(pk=content.pk, lease_token=token).update(**note)
 
 
-def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> None:
-    """Write verdicts, runs and counters for ``judged``, skipping items whose claim was lost.
+def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> list[tuple[Content, pipeline.Result]]:
+    """Write verdicts, runs and counters for ``judged``, skipping items whose claim was lost; returns
+    the items given a verdict, each with its result (what a running shadow may sample).
 
     Locks are taken in one order everywhere: items, then stashes (by id), then hook configs, so
     a worker and an admin reordering hooks never wait on each other in a cycle. The rows every
@@ -458,7 +463,7 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
             callbacks.record_waits(waiting, finished_async, now)
         if not runs:
             report.judged += len(waiting)
-            return
+            return []
         _write_verdicts(decided, now)
         bulk_sql.update_rows(Content, transformed, ["payload", "original_payload"])
         bulk_sql.insert_rows(PipelineRun, runs)
@@ -470,7 +475,7 @@ def _record(judged: list[_Judged], token: uuid.UUID, report: BatchReport) -> Non
             _write_verdicts(accepted_by_stash[stash_id], now)
         after_verdict.add_counters(counters)
     report.judged += len(runs) + len(waiting)
-    shadow_runs.offer(recorded)  # published after the verdicts commit; no hook runs here
+    return recorded
 
 
 def _write_waiting(waiting: list[tuple[Content, pipeline.Result]], now: datetime) -> None:

@@ -1,33 +1,38 @@
 """Shadow runs: the live verdicts a running shadow samples, and those items judged again by the shadow's
-pipeline in a task of their own, beside the live one, changing nothing.
+pipeline, beside the live one, changing nothing.
 
-    offer([(content, result), ...])     # judging, once a batch's verdicts are written
-    run(shadow_id, rows, clock)          # the shadow's task: its pipeline over each item as submitted
+    offer([(content, result), ...], clock)  # judging, once a batch's verdicts and deliveries are out
+    run(shadow_id, rows, clock)              # a shadow's message: its pipeline over each item as submitted
+    record_gathered(shadow_id)               # a shadow's message with no rows: write what was gathered
 
-``offer`` never runs a hook: it picks the items (``sampled``: by a hash of the shadow and the item, so
-the same item gets the same answer every time) and publishes them after the verdicts commit: on Redis
-into the shadow's list, which one message a second takes (``gathered``), so that a shadow costs
-about its hooks' time per item rather than a message's; elsewhere in a message per batch. With no
-shadow running, the live path pays a dictionary look-up per batch: which shadows run is read once a
-second per worker process at most (``LOOKUP_SECONDS``), and at once in a process that starts or stops
-one. A worker may so offer items for up to a second after a stop: ``run`` reads the shadow's status
-and records nothing for one that no longer runs.
+``offer`` picks the items (``sampled``: by a hash of the shadow and the item, so the same item gets the
+same answer every time) and, once the verdicts are committed, judges them right there in the live worker,
+after its sink deliveries are sent: a shadow costs a live message its hooks' time per item and nothing
+more (its items are in memory, and no message carries them). On Redis the runs are gathered in the
+shadow's list, which one message a second writes (``publishing.gather_shadow_runs``); elsewhere they are
+written at once. Items whose hooks no longer fit in the live message's time limit, and a bulk import's
+(live saves may wait behind it), go to a message of their own, which ``run`` judges. With no shadow
+running, the live path pays a dictionary look-up per batch: which shadows run is read once a second per
+worker process at most (``LOOKUP_SECONDS``), and at once in a process that starts or stops one. A worker
+may so judge items for up to a second after a stop: ``record`` reads the shadow's status and writes
+nothing for one that no longer runs.
 
-``run`` judges each item on the payload it was submitted with (before the live transforms), through
+Each item is judged on the payload it was submitted with (before the live transforms), through
 ``Pipeline.looking()``: no sink is called, hooks with side effects work on scratch state, outcomes are
 not cached, asynchronous hooks are not asked (the item would wait), and nothing of the item is
-written. It records one ``ShadowRun`` per item and adds to the shadow's counters in one UPDATE, under
-the shadow's row lock; the shadow finishes at its ``count`` or ``ends_at``.
+written. ``record`` writes one ``ShadowRun`` per item and adds to the shadow's counters in one UPDATE,
+under the shadow's row lock; the shadow finishes at its ``count`` or ``ends_at``.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -38,7 +43,7 @@ from django.utils import timezone
 from stash.core import pipeline
 from stash.db import bulk_sql, publishing
 from stash.models import Content, Shadow, ShadowRun
-from stash.processing.building import document_pipeline, submitted_items
+from stash.processing.building import document_pipeline, item_for, submitted_items, submitted_payload
 from stash.processing.time_limits import Clock, time_limit_for
 
 logger = logging.getLogger(__name__)
@@ -95,35 +100,127 @@ def decider(trail: Iterable[pipeline.TrailEntry]) -> str:
     return next((entry.title for entry in trail if entry.stopped), "")
 
 
-def offer(recorded: Sequence[tuple[Content, pipeline.Result]]) -> int:
-    """Publish, once the current transaction commits, the items of ``recorded`` (each with its live
-    result, as just written) that their stash's running shadow samples; returns how many."""
+def offer(recorded: Sequence[tuple[Content, pipeline.Result]], clock: Clock | None = None) -> int:
+    """Judge through their stash's running shadow the items of ``recorded`` (each with its live result,
+    as just written) that it samples, once the current transaction commits (now, outside one): here,
+    in the live worker, while each item's hooks fit in ``clock``; the rest, and all of them without a
+    clock (a bulk import's, a resumed run's: live saves may be waiting behind them), in a message of
+    their own (``run``). Returns how many were sampled. Nothing here touches an item or its verdict."""
     if not recorded:
         return 0
     shadows = running()
     if not shadows:
         return 0
     now = timezone.now()
-    rows: dict[int, list[list[Any]]] = {}
-    queues: dict[int, str] = {}
+    picked: dict[int, list[tuple[Content, list[Any]]]] = {}
     for content, result in recorded:
         shadow = shadows.get(content.stash_id)
         if shadow is None or (shadow.ends_at is not None and shadow.ends_at <= now):
             continue
         if sampled(shadow.id, content.pk, shadow.percent):
-            rows.setdefault(shadow.id, []).append(
-                [str(content.pk), content.revision, result.verdict, decider(result.trail)]
-            )
-            queues[shadow.id] = content.stash.queue
-    for shadow_id, offered in rows.items():
-        publishing.send_shadow_on_commit(shadow_id, offered, queue=queues[shadow_id])
-    return sum(len(offered) for offered in rows.values())
+            row = [str(content.pk), content.revision, result.verdict, decider(result.trail)]
+            picked.setdefault(shadow.id, []).append((content, row))
+    for shadow_id, items in picked.items():
+        if clock is None:
+            rows = [row for _content, row in items]
+            queue = items[0][0].stash.queue
+            transaction.on_commit(functools.partial(publishing.send_shadow, shadow_id, rows, queue=queue))
+        else:
+            transaction.on_commit(functools.partial(_judge_here, shadow_id, items, clock))
+    return sum(len(items) for items in picked.values())
 
 
-def gathered(shadow_id: int) -> list[list[Any]]:
-    """The rows offered to shadow ``shadow_id`` since its last message took them (on Redis, live
-    batches' rows are gathered for one message a second: ``publishing.gather_shadow_rows``)."""
-    return publishing.take_shadow_rows(shadow_id)
+def _judge_here(shadow_id: int, picked: Sequence[tuple[Content, list[Any]]], clock: Clock) -> None:
+    """``offer``'s work once the verdicts are committed: judge ``picked`` here while their hooks fit in
+    ``clock`` and keep their runs (``publishing.gather_shadow_runs``: on Redis for one message a
+    second to write, elsewhere written now); send the rest to be judged in a message. A failure is
+    logged: a shadow is a sample, and the live verdicts stand whatever becomes of it."""
+    queue = picked[0][0].stash.queue
+    try:
+        shadow_pipeline = _pipeline_by_id(shadow_id)
+        if shadow_pipeline is None:
+            return
+        outcomes: list[ShadowRun] = []
+        for index, (content, row) in enumerate(picked):
+            if not clock.fits(shadow_pipeline.budget, first=False):
+                publishing.send_shadow(shadow_id, [row for _content, row in picked[index:]], queue=queue)
+                break
+            item = replace(item_for(content), payload=submitted_payload(content))
+            outcomes.append(_outcome(shadow_id, shadow_pipeline, item, *row))
+        if outcomes and not publishing.gather_shadow_runs(shadow_id, [_as_json(run) for run in outcomes], queue):
+            record(shadow_id, outcomes)
+    except Exception:
+        logger.exception("Shadow %s could not judge %d item(s); they are not shadowed.", shadow_id, len(picked))
+
+
+def _outcome(
+    shadow_id: int,
+    shadow_pipeline: pipeline.Pipeline,
+    item: pipeline.Item,
+    pk: Any,
+    revision: int,
+    live_verdict: str,
+    live_decider: str,
+) -> ShadowRun:
+    """The shadow's run of ``item`` (as submitted) beside its live verdict, not yet written."""
+    result = shadow_pipeline.looking().run(item)
+    return ShadowRun(
+        shadow_id=shadow_id,
+        content_id=uuid.UUID(str(pk)),
+        revision=revision,
+        live_verdict=live_verdict,
+        live_decider=live_decider[:200],
+        shadow_verdict=result.verdict,
+        shadow_decider=decider(result.trail)[:200],
+        shadow_reason=result.reason,
+        shadow_trail=[entry.as_dict() for entry in result.trail],
+        agreed=live_verdict == result.verdict,
+        duration_ms=result.duration_ms,
+    )
+
+
+_GATHERED_FIELDS = (
+    "revision",
+    "live_verdict",
+    "live_decider",
+    "shadow_verdict",
+    "shadow_decider",
+    "shadow_reason",
+    "shadow_trail",
+    "agreed",
+    "duration_ms",
+)
+
+
+def _as_json(run: ShadowRun) -> dict[str, Any]:
+    return {"content_id": str(run.content_id), **{name: getattr(run, name) for name in _GATHERED_FIELDS}}
+
+
+def gathered(shadow_id: int) -> list[ShadowRun]:
+    """The runs judged for shadow ``shadow_id`` since its last message took them (on Redis, live
+    workers' runs are gathered for one message a second to write: ``publishing.gather_shadow_runs``)."""
+    return [
+        ShadowRun(
+            shadow_id=shadow_id,
+            content_id=uuid.UUID(data["content_id"]),
+            **{name: data[name] for name in _GATHERED_FIELDS},
+        )
+        for data in publishing.take_shadow_runs(shadow_id)
+    ]
+
+
+def record_gathered(shadow_id: int) -> int:
+    """Write the runs gathered for shadow ``shadow_id`` (``gathered``); returns how many were written."""
+    return record(shadow_id, gathered(shadow_id))
+
+
+def _pipeline_by_id(shadow_id: int) -> pipeline.Pipeline | None:
+    """``pipeline_of`` the shadow ``shadow_id`` (read once per process), None if it no longer runs."""
+    built = _pipelines.get(shadow_id)
+    if built is not None:
+        return built
+    shadow = Shadow.objects.select_related("stash").filter(pk=shadow_id, status=Running).first()
+    return pipeline_of(shadow) if shadow is not None else None
 
 
 def pipeline_of(shadow: Shadow) -> pipeline.Pipeline:
@@ -170,29 +267,14 @@ def run(shadow_id: int, rows: Sequence[Sequence[Any]], clock: Clock | None = Non
     shadow_pipeline = pipeline_of(shadow)
     items = submitted_items(shadow.stash, [row[0] for row in rows])
     outcomes: list[ShadowRun] = []
-    for index, (pk, revision, live_verdict, live_decider) in enumerate(rows):
+    for index, row in enumerate(rows):
         if not clock.fits(shadow_pipeline.budget, first=index == 0):
             _send_again(shadow, rows[index:], shadow_pipeline.budget, alone=index == 0)
             break
-        item = items.get(str(pk))
-        if item is None or item.revision != revision:
+        item = items.get(str(row[0]))
+        if item is None or item.revision != row[1]:
             continue
-        result = shadow_pipeline.looking().run(item)
-        outcomes.append(
-            ShadowRun(
-                shadow=shadow,
-                content_id=uuid.UUID(item.id),
-                revision=revision,
-                live_verdict=live_verdict,
-                live_decider=live_decider[:200],
-                shadow_verdict=result.verdict,
-                shadow_decider=decider(result.trail)[:200],
-                shadow_reason=result.reason,
-                shadow_trail=[entry.as_dict() for entry in result.trail],
-                agreed=live_verdict == result.verdict,
-                duration_ms=result.duration_ms,
-            )
-        )
+        outcomes.append(_outcome(shadow.pk, shadow_pipeline, item, *row))
     return record(shadow.pk, outcomes)
 
 

@@ -51,7 +51,7 @@ def test_start_list_read_stop(api, audit, operator, broker, django_capture_on_co
         "time": {"mean_ms": None, "p95_ms": None},
     }
     save_and_judge(audit, [{"text": t} for t in ("hi", "eggs", "spam")], django_capture_on_commit_callbacks)
-    assert run_shadow_messages(broker) == 3
+    assert run_shadow_messages(broker) == 0  # judged by the live worker: no message carries an item
 
     (listed,) = client.get(url()).json()
     assert listed["report"]["matrix"] == {"accepted/accepted": 1, "accepted/rejected": 1, "rejected/rejected": 1}

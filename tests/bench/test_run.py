@@ -146,7 +146,7 @@ def test_the_shadow_row_measures_both_phases_and_the_shadow_judged_every_live_sa
     (figures,) = results["rows"]["shadow"]["stash"]
     for phase in ("on", "off"):
         assert 0 < figures[phase]["p50"] <= figures[phase]["p99"], figures
-    assert figures["shadowed"] == results["sizes"]["latency"] and figures["disagreed"] == 0, figures
+    assert figures["shadowed"] == figures["blocks"] * results["sizes"]["latency"] and figures["disagreed"] == 0, figures
     assert figures["shadow_mean_ms"] > 0, figures
 
 

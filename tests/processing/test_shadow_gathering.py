@@ -1,5 +1,5 @@
-"""On Redis, the rows a shadow is offered are gathered for one message, sent once and taken a second
-later: a shadow costs about its hooks' time per item, not a message per live batch."""
+"""On Redis, the runs live workers judge for a shadow are gathered for one message, sent once and taken a
+second later to be written: a shadow costs a live message its hooks' time per item, not a write."""
 
 import pytest
 
@@ -36,18 +36,20 @@ def shadow_messages(broker):
     return [message for message in broker.messages if message["name"] == publishing.SHADOW_TASK]
 
 
-def test_the_rows_of_many_batches_go_in_one_message_taken_a_second_later(
+def test_the_runs_of_many_batches_are_written_by_one_message_a_second_later(
     on_redis, audit, broker, django_capture_on_commit_callbacks
 ):
     shadow = processing.start_shadow(audit, document=draft(audit), percent=100, count=100)
-    for start in range(0, 6, 2):  # three live batches
+    for start in range(0, 6, 2):  # three live batches, each judged by the shadow right after its verdicts
         save_and_judge(audit, PAYLOADS[start : start + 2], django_capture_on_commit_callbacks)
 
     (message,) = shadow_messages(broker)
     assert message["args"] == [shadow.pk, []] and message["countdown"] == publishing.SHADOW_GATHER_SECONDS
+    assert Shadow.objects.get(pk=shadow.pk).items == 0  # judged, not yet written
     broker.messages.clear()
-    tasks.run_shadow.apply(args=message["args"])  # as the worker runs it: it takes what was gathered
-    assert Shadow.objects.get(pk=shadow.pk).items == 6
+    tasks.run_shadow.apply(args=message["args"])  # as the worker runs it: it writes what was gathered
+    shadow.refresh_from_db()
+    assert (shadow.items, shadow.disagreed) == (6, 1)  # "eggs and ham": accepted live, rejected by the draft
 
     save_and_judge(audit, PAYLOADS[6:8], django_capture_on_commit_callbacks)
     (again,) = shadow_messages(broker)  # the message took its marker down: the next batch sends one
@@ -55,9 +57,10 @@ def test_the_rows_of_many_batches_go_in_one_message_taken_a_second_later(
     assert Shadow.objects.get(pk=shadow.pk).items == 8
 
 
-def test_without_redis_each_batch_sends_its_rows(audit, broker, django_capture_on_commit_callbacks, settings):
+def test_without_redis_each_batch_writes_its_runs_at_once(audit, broker, django_capture_on_commit_callbacks, settings):
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-    processing.start_shadow(audit, document=draft(audit), percent=100, count=100)
+    shadow = processing.start_shadow(audit, document=draft(audit), percent=100, count=100)
     for start in range(0, 4, 2):
         save_and_judge(audit, PAYLOADS[start : start + 2], django_capture_on_commit_callbacks)
-    assert [len(message["args"][1]) for message in shadow_messages(broker)] == [2, 2]
+    assert shadow_messages(broker) == []
+    assert Shadow.objects.get(pk=shadow.pk).items == 4

@@ -15,7 +15,7 @@ from stash.db import publishing
 from stash.models import Content, Example, PipelineVersion, Shadow, ShadowRun
 from stash.processing import Clock, shadow_runs
 
-from ..support.shadows import message_args, run_shadow_messages, save_and_judge
+from ..support.shadows import rows_of, run_shadow_messages, save_and_judge
 
 pytestmark = pytest.mark.django_db
 
@@ -52,7 +52,8 @@ def test_a_shadow_of_a_draft_reports_where_it_disagrees_and_changes_no_verdict(
     items = save_and_judge(audit, PAYLOADS, django_capture_on_commit_callbacks)
     live = {item.pk: (item.status, item.payload) for item in Content.objects.filter(stash=audit)}
 
-    assert run_shadow_messages(broker) == len(PAYLOADS)
+    # Judged in the live worker after the verdicts: no message carries an item (on Redis, one writes the runs).
+    assert run_shadow_messages(broker) == 0
 
     shadow.refresh_from_db()
     report = processing.shadow_report(shadow)
@@ -104,22 +105,23 @@ def test_a_shadow_ends_at_its_time_even_when_nothing_is_judged(audit):
 
 def test_a_stopped_shadow_records_nothing_more(audit, broker, django_capture_on_commit_callbacks):
     shadow = processing.start_shadow(audit, document=draft(audit), percent=100, count=100)
-    save_and_judge(audit, PAYLOADS[:4], django_capture_on_commit_callbacks)
+    items = save_and_judge(audit, PAYLOADS[:4], django_capture_on_commit_callbacks)
+    run_shadow_messages(broker)  # on Redis: the gathered runs written
     processing.stop_shadow(shadow)
 
-    run_shadow_messages(broker)  # sent before the stop, run after it
+    save_and_judge(audit, PAYLOADS[4:8], django_capture_on_commit_callbacks)
+    assert processing.run_shadow(shadow.pk, rows_of(items)) == 0  # a message sent before the stop, run after it
 
     shadow.refresh_from_db()
-    assert (shadow.status, shadow.items) == ("stopped", 0)
+    assert (shadow.status, shadow.items) == ("stopped", 4)
     with pytest.raises(processing.ShadowConflict, match="not running: it is stopped"):
         processing.stop_shadow(shadow)
 
 
 def test_a_duplicate_message_records_nothing(audit, broker, django_capture_on_commit_callbacks):
+    items = save_and_judge(audit, PAYLOADS[:4], django_capture_on_commit_callbacks)
     shadow = processing.start_shadow(audit, document=draft(audit), percent=100, count=100)
-    save_and_judge(audit, PAYLOADS[:4], django_capture_on_commit_callbacks)
-    (message,) = [m for m in broker.messages if m["name"] == publishing.SHADOW_TASK]
-    args = message_args(message)
+    args = [shadow.pk, rows_of(items)]
 
     assert processing.run_shadow(*args) == 4
     assert processing.run_shadow(*args) == 0
@@ -155,9 +157,7 @@ def test_a_shadow_judges_the_payload_as_submitted_before_live_transforms(
 def test_a_shadows_sinks_are_off(audit, broker, django_capture_on_commit_callbacks):
     shadow = processing.start_shadow(audit, document=draft(audit, extra=[WEBHOOK]), percent=100, count=100)
     save_and_judge(audit, PAYLOADS[:4], django_capture_on_commit_callbacks)
-    assert [m["name"] for m in broker.messages] == [publishing.PROCESS_TASK, publishing.SHADOW_TASK]
-
-    run_shadow_messages(broker)
+    run_shadow_messages(broker)  # on Redis: the gathered runs written
 
     assert [m["name"] for m in broker.messages] == [publishing.PROCESS_TASK]  # no delivery
     assert Shadow.objects.get(pk=shadow.pk).items == 4
@@ -297,10 +297,9 @@ def test_items_that_no_longer_fit_in_the_message_are_sent_again(
     audit, broker, django_capture_on_commit_callbacks, settings
 ):
     settings.STASH_TIME_LIMIT_MARGIN = 1
+    items = save_and_judge(audit, PAYLOADS[:3], django_capture_on_commit_callbacks)
     shadow = processing.start_shadow(audit, document=draft(audit), percent=100, count=100)
-    save_and_judge(audit, PAYLOADS[:3], django_capture_on_commit_callbacks)
-    (message,) = [m for m in broker.messages if m["name"] == publishing.SHADOW_TASK]
-    args = message_args(message)
+    args = [shadow.pk, rows_of(items)]
     broker.messages.clear()
     budget = 4.0  # the two hooks' default timeouts, 2 s each
 
@@ -309,3 +308,24 @@ def test_items_that_no_longer_fit_in_the_message_are_sent_again(
     assert [(len(m["args"][1]), m["time_limit"]) for m in broker.messages] == [(1, budget + 1)] * 3
     assert processing.run_shadow(*broker.messages[0]["args"], clock=Clock(limit=budget + 1)) == 1
     assert Shadow.objects.get(pk=shadow.pk).items == 1
+
+
+def test_items_whose_shadow_no_longer_fits_in_the_live_message_go_to_a_message_of_their_own(
+    audit, broker, django_capture_on_commit_callbacks, settings
+):
+    settings.STASH_TIME_LIMIT_MARGIN = 1
+    shadow = processing.start_shadow(audit, document=draft(audit), percent=100, count=100)
+    with django_capture_on_commit_callbacks(execute=True):
+        item = Content.objects.create(stash=audit, payload={"text": "eggs"})
+    broker.messages.clear()
+    # The live hooks' budget (4 s) and the margin fill a 5 s message: its verdict is given, and the shadow's
+    # hooks, which would need as much again, are left to a message.
+    with django_capture_on_commit_callbacks(execute=True):
+        processing.judge([item.pk], clock=Clock(limit=5.0))
+
+    assert Content.objects.get(pk=item.pk).status == "accepted"
+    (message,) = [m for m in broker.messages if m["name"] == publishing.SHADOW_TASK]
+    assert message["args"] == [shadow.pk, [[str(item.pk), item.revision, "accepted", ""]]]
+    assert Shadow.objects.get(pk=shadow.pk).items == 0
+    run_shadow_messages(broker)
+    assert ShadowRun.objects.get(shadow=shadow).shadow_verdict == "rejected"  # "eggs" is on the draft's list

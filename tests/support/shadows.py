@@ -15,20 +15,18 @@ def save_and_judge(stash, payloads, captured):
     return items
 
 
-def message_args(message):
-    """A shadow message's ``[shadow id, rows]``, its rows taken from what was gathered for it when it
-    carries none (on Redis)."""
-    shadow_id, rows = message["args"]
-    return [shadow_id, rows or processing.gathered_shadow_rows(shadow_id)]
+def rows_of(items):
+    """The rows a shadow's message carries for ``items`` (judged live; the live decider left blank)."""
+    return [[str(item.pk), item.revision, Content.objects.get(pk=item.pk).status, ""] for item in items]
 
 
 def run_shadow_messages(broker):
     """Run the shadow messages ``broker`` holds through the task, and take them off it; returns how many
-    items they carried (or took from what was gathered for them, on Redis)."""
+    items they carried to judge (a message with none writes what was gathered, on Redis)."""
     sent = [message for message in broker.messages if message["name"] == publishing.SHADOW_TASK]
     carried = 0
     for message in sent:
-        args = message_args(message)
+        args = list(message["args"])
         tasks.run_shadow.apply(args=args)
         carried += len(args[1])
     broker.messages = [message for message in broker.messages if message["name"] != publishing.SHADOW_TASK]
