@@ -20,8 +20,9 @@ nothing for one that no longer runs.
 Each item is judged on the payload it was submitted with (before the live transforms), through
 ``Pipeline.looking()``: no sink is called, hooks with side effects work on scratch state, outcomes are
 not cached, asynchronous hooks are not asked (the item would wait), and nothing of the item is
-written. ``record`` writes one ``ShadowRun`` per item (with the shadow's trail where the verdicts differ) and adds to the shadow's counters in one UPDATE,
-under the shadow's row lock; the shadow finishes at its ``count`` or ``ends_at``.
+written. ``record`` writes one ``ShadowRun`` per item (with the shadow's trail where the verdicts
+differ) and adds to the shadow's counters in one UPDATE, under the shadow's row lock; the shadow
+finishes at its ``count`` or ``ends_at``.
 """
 
 from __future__ import annotations
