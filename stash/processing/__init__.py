@@ -102,6 +102,7 @@ from stash.processing.importing import (
 )
 from stash.processing.judging import BULK_SLICE, BatchReport, judge
 from stash.processing.ordering import arrange_hooks, move_hooks, place_dragged_hooks, place_hooks, reorder_hooks
+from stash.processing.payload_schemas import payload_schema
 from stash.processing.precision import Precision, for_configs as hook_precision
 from stash.processing.recovering import recover, token_for
 from stash.processing.rejudging import PeoplesDecisions, decided_by_people, reprocess
@@ -300,6 +301,7 @@ __all__ = [
     "one_change",
     "overturn",
     "PeoplesDecisions",
+    "payload_schema",
     "pipeline_for",
     "PipelineChanged",
     "place_dragged_hooks",
