@@ -84,7 +84,7 @@ from stash.processing.examples import (
     run_examples,
 )
 from stash.processing.expiring import ExpiryReport, expire_reviews
-from stash.processing.exporting import export_rows, write_jsonl
+from stash.processing.exporting import export_count, export_rows, write_jsonl
 from stash.processing.feedback import FeedbackError, give as give_feedback
 from stash.processing.guarding import CheckedChange, PipelineChanged, run_checked
 from stash.processing.housekeeping import BATCH_SIZE as PRUNE_BATCH_SIZE, PruneReport, prune, scheduled_prune
@@ -278,6 +278,7 @@ __all__ = [
     "ExampleResult",
     "ExamplesBroken",
     "export_document",
+    "export_count",
     "export_rows",
     "forget_cached",
     "held_counts",
