@@ -65,7 +65,7 @@ def form_field(field, required):
         values = field["enum"]
         choices = [(json.dumps(value), _shown(value)) for value in values]
         return forms.TypedChoiceField(
-            choices=choices if required else [("", "—"), *choices],
+            choices=[("", "—"), *choices],  # chosen on purpose, never by leaving the first
             coerce=json.loads,
             empty_value=None,
             required=required,
