@@ -228,7 +228,7 @@ class ContentAdmin(StyledAdmin):
             return admin_views.confirm_judge_again(self, request, people)
         include = bool(people) and admin_views.INCLUDE_REVIEWED in request.POST
         count = processing.reprocess(queryset, include_reviewed=include)
-        self.message_user(request, admin_views.sent_again(count), messages.SUCCESS if count else messages.WARNING)
+        admin_views.say_sent_again(self, request, count)
         admin_views.say_decided_by_people(self, request, people, include)
 
     @admin.action(description=_("Approve selected held items"), permissions=["change"])
