@@ -42,8 +42,10 @@ class Command(BaseCommand):
                 raise CommandError("--after is a queue number: use it with --status accepted alone.")
         rows = processing.export_rows(stash, statuses=statuses, after=after)
         total = processing.export_count(stash, statuses=statuses, after=after)
-        # On standard error: standard output may be the items themselves.
-        with Progress(self.stderr, f"export {stash.slug}", total, options["verbosity"]) as progress:
+        # On standard error: standard output may be the items themselves. Items scrolling on a
+        # terminal are their own progress: a bar would be drawn through them.
+        verbosity = 0 if options["output"] is None and self.stdout.isatty() else options["verbosity"]
+        with Progress(self.stderr, f"export {stash.slug}", total, verbosity) as progress:
             if options["output"] is None:
                 processing.write_jsonl(progress.wrap(rows), self.stdout)
                 return
