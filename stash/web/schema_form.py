@@ -18,7 +18,8 @@ from django.utils.translation import gettext as _
 from stash.core import schema_fields
 from stash.web.forms import PayloadForm
 
-# A property's name as the form field's, when it can be (else "field_<n>": names are free in JSON).
+# A property's name as the form field's, when it can be (else "_<n>", which no such name is: names
+# are free in JSON).
 _PLAIN_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,62}$")
 # A string longer than this may be typed on several lines.
 _LONG_TEXT = 200
@@ -36,7 +37,7 @@ class SchemaSubmitForm(PayloadForm):
         self.keys = {}  # form field -> payload key
         for index, (key, field) in enumerate(schema_fields.fields(schema).items()):
             spec = schema["properties"][key]
-            name = key if _PLAIN_NAME.match(key) and key not in self.fields else f"field_{index}"
+            name = key if _PLAIN_NAME.match(key) else f"_{index}"
             self.fields[name] = form_field(field, key in needed)
             self.fields[name].label = spec.get("title") if isinstance(spec.get("title"), str) else key
             help_texts = [spec["description"]] if isinstance(spec.get("description"), str) else []

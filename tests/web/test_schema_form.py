@@ -102,6 +102,18 @@ def test_a_required_field_left_empty_is_told_on_the_field(shop, client):
     assert not Content.objects.exists()
 
 
+def test_any_property_name_gets_a_field_of_its_own(make_stash, client):
+    properties = {"_1": {"type": "string"}, "a b": {"type": "string"}, "plain": {"type": "string"}}
+    make_stash(
+        "shop", allow_anonymous=True, hooks=[("json_schema", {"schema": {"type": "object", "properties": properties}})]
+    )
+    html = client.get("/s/shop/submit/").content.decode()
+    for field, label in [("_0", "_1"), ("_1", "a b"), ("plain", "plain")]:
+        assert f'<label for="id_payload-{field}">{label}</label>' in html
+    client.post("/s/shop/submit/", {"payload-_0": "first", "payload-_1": "second", "payload-plain": "third"})
+    assert Content.objects.get().payload == {"_1": "first", "a b": "second", "plain": "third"}
+
+
 def test_the_payload_check_of_the_api_still_applies(make_stash, client):
     schema = {"type": "object", "properties": {"body": {"type": "string"}}}
     make_stash("shop", allow_anonymous=True, max_payload_bytes=64, hooks=[("json_schema", {"schema": schema})])
@@ -128,3 +140,20 @@ def test_the_status_page_shows_the_properties_and_its_json_the_payload_as_stored
     assert "<dt>title</dt><dd>&lt;b&gt;Lamp&lt;/b&gt;</dd>" in html
     Content.objects.filter(pk=content.pk).update(payload={"title": "Lamp (edited)", "channel": "web"})
     assert "<dt>title</dt><dd>Lamp (edited)</dd>" in client.get(f"/c/{content.pk}/status/").json()["payload_html"]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"score": "inf", "copies": "1e400"},
+        {"score": "nan", "copies": "1.5"},
+        {"colours": ['"purple"', "not json"]},
+        {"sizes": "1\n\x00"},
+        {"sizes": "1.5\n-0"},
+    ],
+)
+def test_odd_input_is_refused_on_its_field_never_a_server_error(shop, client, fields):
+    response = post(client, title="Lamp", channel='"web"', **fields)
+    assert response.status_code == 200
+    assert 'class="errors"' in response.content.decode()
+    assert not Content.objects.exists()
