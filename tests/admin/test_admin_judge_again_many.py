@@ -19,9 +19,11 @@ def items(make_stash, broker):
     return made
 
 
-def judge_again(client, items):
+def judge_again(client, items, query=""):
     response = client.post(
-        reverse(CHANGELIST), {"action": "reprocess", "_selected_action": [item.pk for item in items]}, follow=True
+        reverse(CHANGELIST) + query,
+        {"action": "reprocess", "_selected_action": [item.pk for item in items]},
+        follow=True,
     )
     return [str(message) for message in response.context["messages"]]
 
@@ -41,6 +43,13 @@ def test_past_a_batch_the_admin_links_to_the_items_still_waiting(admin_client, i
     processing.judge([item.pk for item in items])
     assert list(admin_client.get(link).context["cl"].result_list) == []
     assert set(Content.objects.values_list("status", flat=True)) == {"accepted"}
+
+
+def test_the_link_keeps_the_lists_stash(admin_client, items, settings):
+    settings.STASH_BATCH_SIZE = 2
+    stash = items[0].stash
+    said = judge_again(admin_client, items, f"?stash__id__exact={stash.pk}")
+    assert f'?status__in=pending%2Cprocessing&amp;stash__id__exact={stash.pk}"' in said[1]
 
 
 def test_a_batch_or_less_is_only_counted(admin_client, items):

@@ -4,7 +4,6 @@ hooks), and the endpoint that drag and drop in the hooks list posts to."""
 import json
 import uuid
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.utils import unquote
@@ -18,9 +17,6 @@ from django.http import (
     HttpResponseRedirect,
 )
 from django.template.response import TemplateResponse
-from django.urls import reverse
-from django.utils.html import format_html
-from django.utils.http import urlencode
 from django.utils.translation import gettext as _, gettext_lazy, ngettext
 
 from stash import processing
@@ -190,7 +186,7 @@ def _judge_again(model_admin, request, object_id):
     include = bool(people) and INCLUDE_REVIEWED in request.POST
     left = len(set(ids)) - items.count()
     count = processing.reprocess(items, include_reviewed=include)
-    say_sent_again(model_admin, request, count, stash)
+    model_admin.message_user(request, sent_again(count), messages.SUCCESS if count else messages.WARNING)
     say_decided_by_people(model_admin, request, people, include)
     if left:
         model_admin.message_user(
@@ -209,28 +205,6 @@ def _judge_again(model_admin, request, object_id):
 def sent_again(count):
     """What the admin says after sending ``count`` items to be judged again."""
     return ngettext("%d item sent to be judged again.", "%d items sent to be judged again.", count) % count
-
-
-def say_sent_again(model_admin, request, count, stash=None):
-    """Say that ``count`` items were sent to be judged again; past a batch (``STASH_BATCH_SIZE``),
-    where they are judged over a while, link to the items still waiting (of ``stash``, if given)."""
-    model_admin.message_user(request, sent_again(count), messages.SUCCESS if count else messages.WARNING)
-    if count <= settings.STASH_BATCH_SIZE:
-        return
-    query = {"status__in": f"{Content.Status.PENDING},{Content.Status.PROCESSING}"}
-    if stash is not None:
-        query["stash__id__exact"] = stash.pk
-    url = f"{reverse('admin:stash_content_changelist')}?{urlencode(query)}"
-    model_admin.message_user(
-        request,
-        format_html(
-            '{} <a href="{}">{}</a>',
-            _("They are judged over a while, a batch at a time."),
-            url,
-            _("Follow the items still waiting to be judged"),
-        ),
-        messages.INFO,
-    )
 
 
 def include_reviewed_label(people):
