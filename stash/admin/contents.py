@@ -4,11 +4,13 @@ again."""
 import uuid
 from functools import partial
 
+from django.conf import settings
 from django.contrib import admin, messages
 from django.template.loader import render_to_string
 from django.urls import path, reverse
 from django.utils.html import format_html
-from django.utils.translation import gettext_lazy as _, ngettext
+from django.utils.http import urlencode
+from django.utils.translation import gettext, gettext_lazy as _, ngettext
 
 from stash import processing
 from stash.admin import examples as admin_examples, formatting
@@ -229,6 +231,8 @@ class ContentAdmin(StyledAdmin):
         include = bool(people) and admin_views.INCLUDE_REVIEWED in request.POST
         count = processing.reprocess(queryset, include_reviewed=include)
         self.message_user(request, admin_views.sent_again(count), messages.SUCCESS if count else messages.WARNING)
+        if count > settings.STASH_BATCH_SIZE:
+            self.message_user(request, _follow_link(request), messages.INFO)
         admin_views.say_decided_by_people(self, request, people, include)
 
     @admin.action(description=_("Approve selected held items"), permissions=["change"])
@@ -316,3 +320,17 @@ class PipelineRunAdmin(StyledAdmin):
     @admin.display(description=_("hooks version"))
     def hooks_version(self, obj):
         return version_link(obj)
+
+
+def _follow_link(request):
+    """More than a batch sent to be judged again is judged over a while: a link to the items still
+    waiting (of the stash the list was filtered by, if any)."""
+    query = {"status__in": f"{Content.Status.PENDING},{Content.Status.PROCESSING}"}
+    if request.GET.get("stash__id__exact"):
+        query["stash__id__exact"] = request.GET["stash__id__exact"]
+    return format_html(
+        '{} <a href="{}">{}</a>',
+        gettext("They are judged over a while, a batch at a time."),
+        f"{reverse('admin:stash_content_changelist')}?{urlencode(query)}",
+        gettext("Follow the items still waiting to be judged"),
+    )
