@@ -140,3 +140,10 @@ def test_the_buttons_say_in_words_what_approve_and_overturn_do(admin_client, adm
     page = admin_client.get(review_url(audit)).content.decode()
     assert "Precision of Links over 30 days: 0% of 1 decision by people confirmed its verdict." in page
     assert "Approving or overturning lowers it (its hold not confirmed); rejecting raises it." in page
+
+
+def test_the_queue_of_every_stash_says_when_nothing_awaits_review(admin_client, audit, zoo):
+    page = admin_client.get(ALL).content.decode()
+    assert "Nothing awaiting review." in page
+    assert f'<a href="{reverse("admin:stash_content_changelist")}?status__exact=held">All items</a>' in page
+    assert "Review every stash in one queue" not in panel_of(admin_client)

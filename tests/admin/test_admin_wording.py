@@ -1,11 +1,12 @@
 """The admin's words: the site is stash, a stash's name never gets a possessive "'s" built onto it, and
 a golden example's mismatch says "no hook decided" rather than quoting "no hook" as a hook's name."""
 
+from dataclasses import replace
+
 import pytest
 from django.urls import reverse
 
-from stash import processing
-from stash.models import Example
+from stash.processing.examples import ExampleResult
 
 pytestmark = pytest.mark.django_db
 
@@ -30,20 +31,17 @@ def test_a_stash_named_in_a_sentence_gets_no_possessive(admin_client, make_stash
     assert "of comments" in page
 
 
-def test_an_example_no_hook_decided_says_so_in_words(make_stash):
-    audit = make_stash(
-        "audit", hooks=[{"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"]}}]
+def test_an_example_no_hook_decided_says_so_in_words():
+    nobody = ExampleResult(
+        name="fine", expected="rejected", verdict="accepted", expected_code="blocked_word", expected_hook="No spam"
     )
-    Example.objects.create(
-        stash=audit,
-        name="fine",
-        payload={"text": "fine"},
-        verdict="accepted",
-        reason_code="blocked_word",
-        hook="No spam",
-    )
-    (result,) = processing.run_examples(audit)
-    assert result.problems == [
+    assert nobody.problems == [
+        "expected rejected, got accepted",
         "expected reason code 'blocked_word', got none",
         "expected 'No spam' to decide, but no hook decided",
+    ]
+    other = replace(nobody, verdict="rejected", code="too_long", hook="At most 10 B")
+    assert other.problems == [
+        "expected reason code 'blocked_word', got 'too_long'",
+        "expected 'No spam' to decide, got 'At most 10 B'",
     ]
