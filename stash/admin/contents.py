@@ -191,19 +191,7 @@ class ContentAdmin(StyledAdmin):
     @admin.display(description=_("full id"))
     def copy_id(self, obj):
         """A button that copies the item's whole id (``copy-id.js``): the list shows only its start."""
-        short = str(obj.pk)[:8]
-        return format_html(
-            '<button type="button" class="button stash-copy" data-copy="{}" data-word="{}" data-copied="{}" '
-            'data-copied-said="{}" data-failed="{}"><span class="stash-copy-word">{}</span>'
-            '<span class="visually-hidden"> {}</span></button>',
-            obj.pk,
-            _("Copy"),
-            _("Copied"),
-            _("Copied the full id of item %(item)s.") % {"item": short},
-            _("Not copied: select the id on the item's page."),
-            _("Copy"),
-            _("the full id of item %(item)s") % {"item": short},
-        )
+        return render_to_string("admin/stash/copy_id.html", {"item": obj})
 
     @admin.display(description=_("status"), ordering="status")
     def status_badge(self, obj):

@@ -156,6 +156,13 @@ def test_the_review_pages_have_no_accessibility_violation_and_say_what_each_deci
     hook_link = page.locator(".stash-review-reason a")
     assert "underline" in hook_link.evaluate("link => getComputedStyle(link).textDecorationLine")
 
+    # The item's whole id, copied from its title.
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
+    short = str(held[0].pk)[:8]
+    page.get_by_role("button", name=f"Copy the full id of item {short}").click()
+    expect(page.get_by_role("status")).to_have_text(f"Copied the full id of item {short}.")
+    assert page.evaluate("navigator.clipboard.readText()") == str(held[0].pk)
+
 
 def test_the_items_list_copies_an_items_whole_id_from_the_keyboard(logged_in, live_server, held):
     page = logged_in
