@@ -1,6 +1,7 @@
-"""The admin's review queue: a stash's held items one at a time, in the queue's order (priority, then
-the oldest), each claimed by the reviewer who opens it, and a person's decisions on an item (approve,
-reject, overturn, judge again) from that page or the item's own."""
+"""The admin's review queue: a stash's held items (or those of every stash, in one queue) one at a time, in
+the queue's order (priority, then the oldest), each claimed by the reviewer who opens it, and a person's
+decisions on an item (approve, reject, overturn, judge again, each said in words) from that page or the
+item's own."""
 
 import uuid
 from dataclasses import dataclass, replace
