@@ -123,6 +123,7 @@ PAGES = [
     Page("hook config page", lambda demo: reverse("admin:stash_hookconfig_change", args=[demo.config.pk])),
     Page("held items", lambda demo: reverse("admin:stash_content_changelist") + "?status__exact=held"),
     Page("review queue", of_stash("admin:stash_stash_review")),
+    Page("review queue of every stash", lambda demo: reverse("admin:stash_content_review_all")),
     Page("appeals", lambda demo: reverse("admin:stash_content_appeals")),
     Page("failures", lambda demo: reverse("admin:stash_content_failures")),
     Page("shadows", of_stash("admin:stash_stash_shadows")),
