@@ -22,7 +22,7 @@ STASH_FILTER = "stash__id__exact"
 
 
 class StyledAdmin(admin.ModelAdmin):
-    """Lists and pages with the stash styles: disabled hooks greyed, trails and JSON readable."""
+    """Lists and pages with the stash styles: disabled hooks marked, trails and JSON readable."""
 
     class Media:
         css = {"all": ["stash/admin.css"]}
@@ -50,8 +50,10 @@ def _one_change_if_posted(request):
     return processing.one_change() if request.method == "POST" else nullcontext()
 
 
-def hook_title(config):
-    """A hook's label (or name), flagged when its hook is not registered or it is disabled."""
+def hook_title(config, editable=False):
+    """A hook's label (or name), flagged when its hook is not registered or it is disabled. In a list
+    whose "enabled" boxes are ``editable``, every hook has the "disabled" badge, hidden while its box
+    is ticked (admin.css shows it as soon as the box is unticked)."""
     title = config.title
     if config.is_missing:
         return format_html(
@@ -61,7 +63,14 @@ def hook_title(config):
             _("not registered"),
         )
     if not config.enabled:
-        return format_html('<span class="stash-disabled">{}</span>', title)
+        # Said in words, in full colour (a faded row fails contrast).
+        return format_html(
+            '<span class="stash-disabled">{}</span> <span class="stash-badge stash-badge-disabled">{}</span>',
+            title,
+            _("disabled"),
+        )
+    if editable:
+        return format_html('{} <span class="stash-badge stash-badge-disabled" hidden>{}</span>', title, _("disabled"))
     return title
 
 

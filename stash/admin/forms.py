@@ -254,6 +254,18 @@ def hook_row(config, index):
     return gettext("Hook %(n)d (%(title)s)") % {"n": index + 1, "title": config.title}
 
 
+def number_in_groups(configs):
+    """Mark each of ``configs`` (in run order) as a sink (``is_sink``: it runs after the verdict, shown
+    apart) or give it its number among the filters and transforms (``order_number``: 1, 2, ...)."""
+    number = 0
+    for config in configs:
+        hook_class = config.hook_class
+        config.is_sink = hook_class is not None and hook_class.kind == "sink"
+        if not config.is_sink:
+            number += 1
+            config.order_number = number
+
+
 class HookConfigPageForm(HookConfigForm):
     """A hook's own page. Its save is checked by the stash's golden examples (``admin_guard``); a
     change they refuse is shown as this form's error when the page is shown again."""
@@ -289,8 +301,13 @@ class HookConfigInlineFormSet(CustomInlineFormSet):
         queryset = super().get_queryset()  # the same queryset on every call, evaluated once
         if getattr(self, "_with_stats", None) is not queryset:
             stats.attach(queryset)
+            number_in_groups(queryset)
             self._with_stats = queryset
         return queryset
+
+    def has_sinks(self):
+        """Whether the page lists sinks, apart from the numbered filters and transforms."""
+        return any(config.is_sink for config in self.get_queryset())
 
     def add_fields(self, form, index):
         super().add_fields(form, index)
