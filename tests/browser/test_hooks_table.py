@@ -344,3 +344,20 @@ def test_at_1280_by_800_the_stash_page_opens_on_its_hooks_with_its_settings_belo
     size.fill("1048576000")
     assert page.evaluate("el => el.scrollWidth <= el.clientWidth", size.element_handle())
     assert size.bounding_box()["width"] >= 100
+
+
+def test_a_page_shown_again_with_an_error_keeps_the_moved_order_unsaved_until_saved(logged_in, live_server, audit):
+    page = logged_in
+    stash_page(page, live_server, audit)
+    page.get_by_role("button", name="Move At most 64 KB up").click()
+    page.fill("#id_hooks-0-condition", "payload.text ==")
+    page.click("input[name=_save]")
+    expect(page.locator(".errornote")).to_be_visible()
+    assert numbered(page) == ["1. Needs text", "2. At most 64 KB", f"3. {LONG_LABEL}"]
+    expect(page.locator(".stash-order-unsaved")).to_be_visible()
+    assert labels(audit) == ["Needs text", LONG_LABEL, "At most 64 KB", "Notify"]
+
+    page.fill("#id_hooks-0-condition", "")
+    page.click("input[name=_save]")
+    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
+    assert labels(audit) == ["Needs text", "At most 64 KB", LONG_LABEL, "Notify"]

@@ -116,8 +116,21 @@
     var saved = all().map(function (row) { return row.id; });
     var savedPositions = {};
     all().forEach(function (row) {
-      var input = position(row);
-      savedPositions[row.id] = input ? input.value : "";
+      savedPositions[row.id] = row.dataset.position;
+    });
+    // A page shown again with errors holds the order that was posted: show it (still unsaved).
+    [ordered, sinks].forEach(function (group) {
+      var posted = rows(group).map(function (row, index) {
+        var input = position(row);
+        return {row: row, index: index, at: input && input.value !== "" ? Number(input.value) : Infinity};
+      });
+      posted.sort(function (a, b) { return a.at - b.at || a.index - b.index; });
+      if (posted.some(function (entry, index) { return entry.index !== index; })) {
+        var place = document.createComment("");
+        rows(group)[0].before(place);
+        posted.forEach(function (entry) { place.before(entry.row); });
+        place.remove();
+      }
     });
 
     function changed() {
@@ -186,6 +199,7 @@
     });
     // A drag (sortable2) moves the rows; "Add another" adds one.
     new MutationObserver(refresh).observe(ordered, {childList: true});
+    refresh();
     var form = fieldset.closest("form");
     if (form) {
       // sortable2 numbers the rows it dragged after the move; the positions posted are these.
