@@ -50,10 +50,8 @@ def _one_change_if_posted(request):
     return processing.one_change() if request.method == "POST" else nullcontext()
 
 
-def hook_title(config, editable=False):
-    """A hook's label (or name), flagged when its hook is not registered or it is disabled. In a list
-    whose "enabled" boxes are ``editable``, every hook has the "disabled" badge, hidden while its box
-    is ticked (admin.css shows it as soon as the box is unticked)."""
+def hook_title(config):
+    """A hook's label (or name), flagged when its hook is not registered or it is disabled."""
     title = config.title
     if config.is_missing:
         return format_html(
@@ -69,8 +67,6 @@ def hook_title(config, editable=False):
             title,
             _("disabled"),
         )
-    if editable:
-        return format_html('{} <span class="stash-badge stash-badge-disabled" hidden>{}</span>', title, _("disabled"))
     return title
 
 

@@ -127,7 +127,7 @@ class HookConfigAdmin(
 
     @admin.display(description=_("hook"), ordering="label")
     def title(self, obj):
-        return hook_title(obj, editable="enabled" in self.list_editable)
+        return hook_title(obj)
 
     @admin.display(description=_("kind"))
     def kind(self, obj):

@@ -138,13 +138,18 @@ def test_toggling_enabled_in_the_list(logged_in, live_server, audit):
     page = logged_in
     page.goto(f"{live_server.url}/admin/stash/hookconfig/?stash__id__exact={audit.pk}")
     row = page.locator("#result_list tbody tr", has_text="No spam")
-    expect(row.locator(".stash-badge-disabled")).to_be_hidden()
+    title = row.locator(".field-title a")
+    badge = "link => getComputedStyle(link, '::after').content"
+    assert title.evaluate(badge) == "none"
     row.locator("input[name$=-enabled]").uncheck()
-    expect(row.locator(".stash-badge-disabled")).to_be_visible()  # marked before saving
+    assert title.evaluate(badge) == '"disabled"'  # marked before saving, in full colour
     expect(row.locator(".field-title")).to_have_css("opacity", "1")
     page.click("input[name=_save]")
     expect(page.locator(".messagelist")).to_contain_text("1 hook config was changed successfully.")
     assert not HookConfig.objects.get(label="No spam").enabled
+    row = page.locator("#result_list tbody tr", has_text="No spam")
+    expect(row.locator(".stash-badge-disabled")).to_have_text("disabled")  # saved: a badge of its own
+    assert row.locator(".field-title a").evaluate(badge) == "none"
     assert [entry["label"] for entry in judge(audit, {"text": "spam"}).trail] == ["Needs text", "At most 64 KB"]
 
 
