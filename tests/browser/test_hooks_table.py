@@ -326,6 +326,7 @@ def test_a_drag_renumbers_the_hooks_and_says_the_order_is_unsaved(logged_in, liv
     rows = stash_page(page, live_server, audit)
     drag(page, rows.nth(2).locator("td.original .stash-hook-title"), rows.nth(0).locator("td.original p"))
     expect(page.locator(".stash-order-unsaved")).to_be_visible()
+    expect(page.locator("#hooks-group .stash-order-status")).to_have_text("At most 64 KB moved to position 1 of 3.")
     assert numbered(page) == ["1. At most 64 KB", "2. Needs text", f"3. {LONG_LABEL}"]
     page.click("input[name=_save]")
     expect(page.locator(".messagelist")).to_contain_text("was changed successfully")

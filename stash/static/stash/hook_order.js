@@ -164,6 +164,15 @@
       }
     }
 
+    function announce(row, group) {
+      var words = group === sinks
+        ? gettext("%(title)s moved to position %(position)s of %(count)s among the sinks.")
+        : gettext("%(title)s moved to position %(position)s of %(count)s.");
+      var list = rows(group);
+      say(status, interpolate(words, {title: row.dataset.title, position: list.indexOf(row) + 1, count: list.length},
+                              true));
+    }
+
     function move(button) {
       var row = button.closest("tr");
       var group = row.parentElement;
@@ -184,10 +193,7 @@
       }
       button.focus();  // moving the row took the focus away
       refresh();
-      var words = group === sinks
-        ? gettext("%(title)s moved to position %(position)s of %(count)s among the sinks.")
-        : gettext("%(title)s moved to position %(position)s of %(count)s.");
-      say(status, interpolate(words, {title: title, position: target + 1, count: list.length}, true));
+      announce(row, group);
     }
 
     fieldset.addEventListener("click", function (event) {
@@ -199,6 +205,24 @@
     });
     // A drag (sortable2) moves the rows; "Add another" adds one.
     new MutationObserver(refresh).observe(ordered, {childList: true});
+    // After a drag, where the row went is said too. The drag ends with a drop or a pointer let go,
+    // depending on how the browser drags; the first of them says it, once.
+    var dragging = null;
+    ordered.addEventListener("pointerdown", function (event) {
+      var row = event.target.closest("td.original p") && !event.target.closest("button, a")
+        ? event.target.closest("tr.has_original") : null;
+      dragging = row ? {row: row, from: rows(ordered).indexOf(row)} : null;
+    });
+    ["pointerup", "dragend", "drop", "mouseup"].forEach(function (type) {
+      document.addEventListener(type, function () {
+        window.setTimeout(function () {
+          if (dragging && rows(ordered).indexOf(dragging.row) !== dragging.from) {
+            announce(dragging.row, ordered);
+          }
+          dragging = null;
+        }, 0);
+      }, true);
+    });
     refresh();
     var form = fieldset.closest("form");
     if (form) {
