@@ -256,12 +256,16 @@ def hook_row(config, index):
 
 def number_in_groups(configs):
     """Mark each of ``configs`` (in run order) as a sink (``is_sink``: it runs after the verdict, shown
-    apart) or give it its number among the filters and transforms (``order_number``: 1, 2, ...)."""
-    number = 0
+    apart, ``sink_number`` its number among them) or give it its number among the filters and
+    transforms (``order_number``: 1, 2, ...)."""
+    number = sinks = 0
     for config in configs:
         hook_class = config.hook_class
         config.is_sink = hook_class is not None and hook_class.kind == "sink"
-        if not config.is_sink:
+        if config.is_sink:
+            sinks += 1
+            config.sink_number = sinks
+        else:
             number += 1
             config.order_number = number
 
@@ -311,7 +315,15 @@ class HookConfigInlineFormSet(CustomInlineFormSet):
 
     def add_fields(self, form, index):
         super().add_fields(form, index)
-        name_inputs(form, hook_row(form.instance, index))
+        # Named by its number among the filters and transforms (as its caption shows it), or
+        # among the sinks.
+        config = form.instance
+        if getattr(config, "is_sink", False):
+            form.row_name = gettext("Sink %(n)d (%(title)s)") % {"n": config.sink_number, "title": config.title}
+        else:
+            number = getattr(config, "order_number", None)
+            form.row_name = hook_row(config, index if number is None else number - 1)
+        name_inputs(form, form.row_name)
 
     def get_max_order(self):
         # sortable2 gives a new hook this plus one: position 0, which makes the model append it

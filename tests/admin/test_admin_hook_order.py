@@ -47,6 +47,8 @@ def test_the_filters_are_numbered_in_run_order_and_the_sinks_listed_apart_after_
     for title in ("Needs text", "Blocklist", "Notify"):
         assert f'aria-label="Move {title} up"' in page and f'aria-label="Move {title} down"' in page
     assert page.count('<button type="button" class="stash-move-') == 6
+    # Their inputs, named by the same numbers.
+    assert 'aria-label="Hook 2 (Blocklist): Enabled"' in page and 'aria-label="Sink 1 (Notify): Enabled"' in page
     assert 'role="status" aria-live="polite"' in page
     assert re.search(r'<p class="stash-order-unsaved" hidden>', page)
 

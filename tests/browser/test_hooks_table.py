@@ -249,6 +249,9 @@ def test_a_hook_moves_one_step_by_keyboard_keeps_the_focus_says_where_it_went_an
     assert numbered(page) == ["1. Needs text", "2. At most 64 KB", f"3. {LONG_LABEL}"]
     expect(unsaved).to_be_visible()
     expect(unsaved).to_contain_text("not saved yet")
+    # Its inputs are named after the new number too.
+    expect(page.get_by_label("Hook 2 (At most 64 KB): Enabled", exact=True)).to_be_visible()
+    expect(page.get_by_label(f"Hook 3 ({LONG_LABEL}): Label", exact=True)).to_have_value(LONG_LABEL)
 
     page.keyboard.press("Space")
     expect(up).to_be_focused()

@@ -151,13 +151,32 @@
       return moved;
     }
 
+    // Each input of a row is named after it ("Hook 2 (No spam): Enabled", "Sink 1 (Notify): Label"):
+    // the number follows too.
+    function rename(row, number) {
+      var before = row.dataset.rowName;
+      var after = before && before.replace(/\d+/, String(number));
+      if (!before || after === before) {
+        return;
+      }
+      row.querySelectorAll("[aria-label]").forEach(function (input) {
+        var label = input.getAttribute("aria-label");
+        if (label.indexOf(before + ":") === 0) {
+          input.setAttribute("aria-label", after + label.slice(before.length));
+        }
+      });
+      row.dataset.rowName = after;
+    }
+
     function refresh() {
       rows(ordered).forEach(function (row, index) {
         var number = row.querySelector(".stash-hook-number");
         if (number) {
           number.textContent = (index + 1) + ".";
         }
+        rename(row, index + 1);
       });
+      rows(sinks).forEach(function (row, index) { rename(row, index + 1); });
       var moved = writePositions();
       if (unsaved) {
         unsaved.hidden = !moved;
