@@ -389,7 +389,7 @@ class SimulateForm(forms.Form):
         label=_("or an item's id"),
         required=False,
         widget=forms.TextInput(attrs={"size": 40, "placeholder": _("an item of this stash")}),
-        help_text=_("Run on the current payload of this item instead of the one above."),
+        help_text=_("Run on the payload this item was submitted with (before any transform) instead of the one above."),
     )
     verbose = forms.BooleanField(
         label=_("verbose"),

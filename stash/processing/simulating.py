@@ -1,7 +1,7 @@
 """Simulating: a stash's hooks, or a draft of them, over a payload or an existing item; nothing is saved.
 
     simulate(stash, {"text": "hi"})                              # its current hooks
-    simulate(stash, content=simulation_item(stash, pk, visible), verbose=True)
+    simulate(stash, content=simulation_item(stash, pk, visible), verbose=True)  # as submitted
     simulate(stash, payload, hooks=drafted_hooks(kept, added))   # hooks as edited, not saved
 
 ``verbose`` runs every hook, past the one that decides, and records each transform's payload
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
@@ -22,7 +23,7 @@ from django.utils.translation import gettext as _
 
 from stash.core import pipeline
 from stash.models import Content, HookConfig, Stash, validate_payload
-from stash.processing.building import build_step, item_for, pipeline_for
+from stash.processing.building import build_step, item_for, pipeline_for, submitted_payload
 from stash.processing.child_process import call_with_deadline
 from stash.processing.ordering import placed
 
@@ -39,16 +40,17 @@ def simulate(
     verbose: bool = False,
 ) -> pipeline.Result:
     """Run ``stash``'s current hooks (or ``hooks``, configs in run order, saved or not: the
-    enabled ones run) over ``payload``, or over the current payload of the item ``content``;
-    nothing is saved or counted, and no sink is called.
+    enabled ones run) over ``payload``, or over the payload the item ``content`` was submitted
+    with (before any transform: ``submitted_payload``); nothing is saved or counted, and no sink is called.
 
     The hooks run in a child process given ``STASH_SIMULATE_TIMEOUT`` seconds (see ``child_process``).
     Raises ``ValidationError`` (on ``payload``) for a payload that is not a JSON object or is too
     large, and ``DeadlineExceeded`` (naming the hook that was running) when the hooks take longer.
     """
     if content is not None:
-        # As the workers see it: hooks that read the item's metadata or history judge it alike.
-        item = item_for(content)
+        # As the workers saw it when it came: hooks that read the item's metadata or history judge it
+        # alike, and a transform that already ran does not run on its own output.
+        item = replace(item_for(content), payload=submitted_payload(content))
     else:
         validate_payload(payload, stash)
         item = pipeline.Item(payload=payload, stash=stash.slug, source="simulate")
