@@ -12,7 +12,7 @@ and no hang, reaches the caller.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -23,8 +23,9 @@ from django.utils.translation import gettext as _
 
 from stash.core import pipeline
 from stash.models import Content, HookConfig, Stash, validate_payload
-from stash.processing.building import build_step, item_for, pipeline_for, submitted_payload
+from stash.processing.building import build_step, document_pipeline, item_for, pipeline_for, submitted_payload
 from stash.processing.child_process import call_with_deadline
+from stash.processing.importing import planned_document
 from stash.processing.ordering import placed
 
 #: The field that names an existing item to simulate on, in the API and the admin.
@@ -54,16 +55,29 @@ def simulate(
     else:
         validate_payload(payload, stash)
         item = pipeline.Item(payload=payload, stash=stash.slug, source="simulate")
-    item_pipeline = (
-        pipeline_for(stash)
-        if hooks is None
-        else pipeline.Pipeline([build_step(config, stash) for config in hooks if config.enabled])
-    )
+    item_pipeline = looking_pipeline(stash, hooks=hooks)
 
     def run(progress: Callable[[str], None]) -> pipeline.Result:
         return item_pipeline.looking().run(item, on_step=lambda step: progress(f"hook {step.title!r}"), verbose=verbose)
 
     return call_with_deadline(run, settings.STASH_SIMULATE_TIMEOUT)
+
+
+def looking_pipeline(
+    stash: Stash, *, hooks: Iterable[HookConfig] | None = None, document: Mapping[str, Any] | None = None
+) -> pipeline.Pipeline:
+    """The pipeline a simulation or a replay runs (call its ``looking()``): ``stash``'s current one; or
+    that of ``hooks`` (configs in run order, saved or not: the enabled ones run, with ``stash``'s
+    settings); or that of ``document`` (a pipeline document, as a file or an export has it: checked
+    as an import checks it, its hooks matched to the stash's as an import matches them).
+
+    Raises ``InvalidDocument`` naming each fault of ``document``; nothing is written either way.
+    """
+    if document is not None:
+        return document_pipeline(stash, planned_document(stash, document))
+    if hooks is not None:
+        return pipeline.Pipeline([build_step(config, stash) for config in hooks if config.enabled])
+    return pipeline_for(stash)
 
 
 def simulation_item(stash: Stash, content_id: uuid.UUID | str, visible: QuerySet[Content]) -> Content:

@@ -1,7 +1,7 @@
 """A stash's pipeline versions: every change kept (``PipelineVersion``, written by each change's
 ``one_change``), told apart, and restored.
 
-    diff = compare(stash, 3, 5)          # diff.changes: ["No spam: params changed"], diff.lines: unified diff
+    diff = compare(stash, 3, 5)          # diff.changes: ["No spam disabled"], diff.lines: unified diff
     plan = restore(stash, 3)             # version 3's hooks and settings again, as a new version
     run.version.document                 # the hooks and params that judged a run
 """
