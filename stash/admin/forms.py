@@ -418,7 +418,30 @@ class SimulateForm(forms.Form):
         return cleaned
 
 
+def parse_document(text):
+    """The JSON in ``text`` (bytes or str) of a pipeline file; ``ValidationError`` saying why it is not JSON."""
+    try:
+        return json.loads(text)
+    except UnicodeDecodeError:
+        raise ValidationError(gettext("This file is not text in UTF-8.")) from None
+    except ValueError as exc:
+        raise ValidationError(gettext("This file is not JSON: %(error)s") % {"error": exc}) from None
+    except RecursionError:
+        raise ValidationError(gettext("This file nests its JSON too deeply to be a pipeline document.")) from None
+
+
+def read_document_file(upload):
+    """The JSON of an uploaded pipeline file, its size checked before it is read (``STASH_MAX_DOCUMENT_BYTES``);
+    ``ValidationError`` saying why it cannot be one."""
+    limits.check_document_bytes(upload.size)
+    return parse_document(upload.read())
+
+
 class ReplayForm(forms.Form):
+    """How many of the latest items to replay, and optionally a pipeline file to replay instead of the
+    current hooks. A file replayed once comes back as the text of its document (``document``, with its
+    name in ``document_name``): the page keeps it, as the upload preview sends it."""
+
     last_n = forms.IntegerField(
         label=_("last items"),
         min_value=1,
@@ -426,6 +449,29 @@ class ReplayForm(forms.Form):
         initial=100,
         help_text=_("How many of the latest judged items to judge again (at most 1,000)."),
     )
+    file = forms.FileField(
+        label=_("pipeline file"),
+        required=False,
+        help_text=_(
+            "Optional: a pipeline document (.json), as “Download pipeline” gives it, to replay instead of "
+            "the current hooks. Nothing is saved."
+        ),
+    )
+
+    def clean(self):
+        cleaned = super().clean()
+        upload = cleaned.get("file")
+        cleaned["document"], cleaned["document_name"] = None, ""
+        try:
+            if upload:
+                cleaned["document"], cleaned["document_name"] = read_document_file(upload), upload.name
+            elif self.data.get("document"):
+                limits.check_document_bytes(len(self.data["document"].encode()))
+                cleaned["document"] = parse_document(self.data["document"])
+                cleaned["document_name"] = str(self.data.get("document_name", ""))[:255]
+        except ValidationError as exc:
+            self.add_error("file", exc)
+        return cleaned
 
 
 class ContentForm(forms.ModelForm):

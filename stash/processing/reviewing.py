@@ -399,6 +399,8 @@ class ReplayReport:
 
     compared: int = 0
     changes: list[ReplayChange] = field(default_factory=list)
+    #: The hooks that judged them (the enabled ones, in run order).
+    steps: tuple[pipeline.Step, ...] = ()
 
     def newly(self, verdict: str) -> int:
         return sum(1 for change in self.changes if change.result.verdict == verdict)
@@ -421,8 +423,8 @@ def replay(
     ``STASH_SIMULATE_TIMEOUT`` seconds in all: past it, ``DeadlineExceeded`` names the item
     and the hook that was running.
     """
-    report = ReplayReport()
     item_pipeline = looking_pipeline(stash, hooks=hooks, document=document)
+    report = ReplayReport(steps=item_pipeline.steps)
     judged = list(
         Content.objects.filter(stash=stash, status__in=[Status.ACCEPTED, Status.REJECTED, Status.HELD])
         .select_related("decided_by")

@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _, gettext_lazy
 
 from stash import processing
 from stash.admin import guard as admin_guard
-from stash.admin.views.pipelines import may_change, pipeline_stash
+from stash.admin.views.pipelines import diff_rows, may_change, pipeline_stash
 from stash.admin.views.review import refused
 from stash.admin.views.tools import stash_context
 from stash.core import documents
@@ -20,12 +20,6 @@ from stash.models import PipelineVersion
 
 #: Versions listed per page, newest first.
 PER_PAGE = 50
-#: A diff line's kind, by its first character, and the words a screen reader says before it.
-DIFF_KINDS = {
-    "+": ("added", gettext_lazy("added:")),
-    "-": ("removed", gettext_lazy("removed:")),
-    "@": ("hunk", gettext_lazy("lines:")),
-}
 
 
 class CompareForm(forms.Form):
@@ -112,19 +106,6 @@ def compare(model_admin, request, object_id):
         a_url=reverse("admin:stash_stash_version", args=[stash.pk, a]),
         b_url=reverse("admin:stash_stash_version", args=[stash.pk, b]),
     )
-
-
-def diff_rows(lines):
-    """A unified diff's lines as (kind, words for a screen reader, line): kinds ``added``, ``removed``,
-    ``hunk``, ``file`` (the two headers) and ``same``."""
-    rows = []
-    for line in lines:
-        if line.startswith(("---", "+++")) and len(rows) < 2:
-            rows.append(("file", "", line))
-        else:
-            kind, words = DIFF_KINDS.get(line[:1], ("same", ""))
-            rows.append((kind, words, line))
-    return rows
 
 
 def restore(model_admin, request, object_id, number):
