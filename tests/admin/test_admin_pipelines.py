@@ -169,10 +169,7 @@ def test_a_preview_says_what_would_change_and_changes_nothing_then_apply_makes_o
     [
         (
             {"hooks": [{"hook": "keyword_blocklist", "label": "No spam", "params": {"words": "spam"}}]},
-            [
-                "hooks[0].params: No spam (keyword_blocklist):",
-                "words: &#x27;spam&#x27; is not of type &#x27;array&#x27;",
-            ],
+            ["hooks[0].params: No spam (keyword_blocklist):", "words: Must be a list."],
         ),
         (
             {"hooks": [{"hook": "no_such_hook", "label": "Ghost"}]},
