@@ -151,7 +151,10 @@ def test_a_preview_says_what_would_change_and_changes_nothing_then_apply_makes_o
     audit.refresh_from_db()
     assert audit.config_version == version + 1 and audit.versions.count() == version + 1
     assert said(done) == [
-        f'Pipeline uploaded: it is version {version + 1} now (added Small; No spam: words ["spam"] → ["spam", "scam"]).'
+        (
+            f"Pipeline uploaded: it is pipeline version {version + 1} now "
+            '(added Small; No spam: words ["spam"] → ["spam", "scam"]).'
+        )
     ]
     assert [label for label, _params, _enabled in hooks_of(audit)] == ["Needs text", "No spam", "Tell them", "Small"]
     assert audit.hooks.get(label="No spam").params == {"words": ["spam", "scam"]}
@@ -415,7 +418,7 @@ def test_an_items_trail_links_to_the_version_that_judged_it(admin_client, audit)
     run = item.runs.get()
     version_url = url("version", audit, run.config_version)
     item_page = admin_client.get(change_url(item)).content.decode()
-    assert f'hooks version <a class="stash-inline-link" href="{version_url}"' in item_page
+    assert f'pipeline version <a class="stash-inline-link" href="{version_url}"' in item_page
     run_page = admin_client.get(reverse("admin:stash_pipelinerun_change", args=[run.pk])).content.decode()
     assert f'href="{version_url}"' in run_page
 
@@ -424,7 +427,7 @@ def test_a_run_older_than_versions_names_its_version_without_a_link(admin_client
     item = judge(audit, text="hello")
     PipelineVersion.objects.filter(stash=audit).delete()
     page = admin_client.get(change_url(item)).content.decode()
-    assert f"hooks version {item.runs.get().config_version}, in" in page
+    assert f"pipeline version {item.runs.get().config_version}, in" in page
     assert url("versions", audit) not in page
 
 

@@ -129,5 +129,5 @@ def test_downloading_and_uploading_a_pipeline(logged_in, live_server, audit, tmp
     expect(page.locator("#example-results")).to_contain_text("passed")
     assert size_limit() == {"max_bytes": 65536}
     page.click("input[name=_apply]")
-    expect(page.locator(".messagelist .success")).to_contain_text("Pipeline uploaded: it is version")
+    expect(page.locator(".messagelist .success")).to_contain_text("Pipeline uploaded: it is pipeline version")
     assert size_limit() == {"max_bytes": 1000}

@@ -121,7 +121,7 @@ def upload(model_admin, request, object_id):
         messages.warning(
             request,
             _(
-                "The pipeline has changed since this preview (it is version %(version)d now): "
+                "The pipeline has changed since this preview (it is pipeline version %(version)d now): "
                 "here is what the file would change now."
             )
             % {"version": stash.config_version},
@@ -203,7 +203,7 @@ def _apply(request, stash, document):
     else:
         messages.success(
             request,
-            _("Pipeline uploaded: it is version %(version)d now (%(changes)s).")
+            _("Pipeline uploaded: it is pipeline version %(version)d now (%(changes)s).")
             % {"version": plan.version.number, "changes": "; ".join(plan.changes)},
         )
         admin_guard.warn(request, admin_guard.broken_anyway(plan))

@@ -55,7 +55,7 @@ def versions(model_admin, request, object_id):
         model_admin,
         request,
         stash,
-        _("Versions of %(stash)s") % {"stash": stash},
+        _("Pipeline versions of %(stash)s") % {"stash": stash},
         "admin/stash/stash/versions.html",
         page=page,
         rows=rows,
@@ -73,7 +73,7 @@ def version(model_admin, request, object_id, number):
         model_admin,
         request,
         stash,
-        _("Version %(number)d of %(stash)s") % {"number": number, "stash": stash},
+        _("Pipeline version %(number)d of %(stash)s") % {"number": number, "stash": stash},
         "admin/stash/stash/version.html",
         version=shown,
         previous=previous,
@@ -94,7 +94,7 @@ def compare(model_admin, request, object_id):
         diff = processing.compare_versions(stash, a, b)
     except PipelineVersion.DoesNotExist as exc:
         return refused(model_admin, request, {"version": [str(exc)]}, back)
-    title = _("Version %(a)d → %(b)d of %(stash)s") % {"a": a, "b": b, "stash": stash}
+    title = _("Pipeline version %(a)d → %(b)d of %(stash)s") % {"a": a, "b": b, "stash": stash}
     return _page(
         model_admin,
         request,
