@@ -344,7 +344,7 @@ class PipelineRunAdmin(StyledAdmin):
     def trail_table(self, obj):
         return trail_table(obj)
 
-    @admin.display(description=_("hooks version"))
+    @admin.display(description=_("pipeline version"))
     def hooks_version(self, obj):
         return version_link(obj)
 

@@ -1,10 +1,10 @@
 """A stash page's unsaved edits as a draft to simulate: validated as a save validates them, never saved.
 
-The stash page's button "Simulate with these hooks (unsaved)" posts the whole change form (the
-stash's fields and its hooks formset) to the simulate page. ``read_draft`` builds the admin's own
-form and formset from that data, as the change view does, and gives back the hooks as a save
-would leave them, or the errors a save would show; the simulate page sends the same fields again
-with each run, so the draft stays until the page is left.
+The stash page's buttons "Simulate with these hooks (unsaved)" and "Replay these hooks (unsaved)"
+post the whole change form (the stash's fields and its hooks formset) to the simulate page or the
+replay page. ``read_draft`` builds the admin's own form and formset from that data, as the change
+view does, and gives back the hooks as a save would leave them, or the errors a save would show;
+either page sends the same fields again with each run, so the draft stays until the page is left.
 """
 
 import copy
@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from django.core.exceptions import PermissionDenied
 from django.utils.translation import gettext as _
 
-from stash.admin.forms import HookConfigInlineFormSet, SimulateForm
+from stash.admin.forms import HookConfigInlineFormSet, ReplayForm, SimulateForm
 from stash.models import HookConfig, Stash
 
 #: The name of the button that sends a draft, and of the hidden field that keeps it on the page.
 DRAFT = "_draft"
-# Fields of the simulate page's own form and of the request, never carried as part of a draft.
-_NOT_CARRIED = {"csrfmiddlewaretoken", *SimulateForm.base_fields}
+# Fields of the simulate and replay pages' own forms and of the request, never carried as part of a draft.
+_NOT_CARRIED = {"csrfmiddlewaretoken", *SimulateForm.base_fields, *ReplayForm.base_fields, "document", "document_name"}
 
 
 @dataclass
@@ -40,13 +40,19 @@ class Draft:
         return [config for config in self.hooks if config.enabled]
 
 
+def may_draft(model_admin, request, stash):
+    """Whether the user may run hooks of their own choosing on ``stash`` (a draft, a pipeline file):
+    they may change the stash and its hooks, as a save needs, since such hooks run with the stored
+    params (secrets included) of the rows they keep."""
+    return model_admin.has_change_permission(request, stash) and request.user.has_perm("stash.change_hookconfig")
+
+
 def read_draft(model_admin, request, stash):
     """The draft in ``request.POST`` of ``stash``'s page, for ``model_admin`` (a ``StashAdmin``).
 
-    Raises ``PermissionDenied`` unless the user may change the stash and its hooks, as a save
-    needs: a draft runs hooks with the stored params (secrets included) of the rows it keeps.
+    Raises ``PermissionDenied`` unless the user may change the stash and its hooks (``may_draft``).
     """
-    if not (model_admin.has_change_permission(request, stash) and request.user.has_perm("stash.change_hookconfig")):
+    if not may_draft(model_admin, request, stash):
         raise PermissionDenied
     carried = [(name, value) for name, values in request.POST.lists() if name not in _NOT_CARRIED for value in values]
     # A copy: the page around the simulation shows the stash as saved.

@@ -418,7 +418,7 @@ class SimulateForm(forms.Form):
         label=_("or an item's id"),
         required=False,
         widget=forms.TextInput(attrs={"size": 40, "placeholder": _("an item of this stash")}),
-        help_text=_("Run on the current payload of this item instead of the one above."),
+        help_text=_("Run on the payload this item was submitted with (before any transform) instead of the one above."),
     )
     verbose = forms.BooleanField(
         label=_("verbose"),
@@ -447,7 +447,30 @@ class SimulateForm(forms.Form):
         return cleaned
 
 
+def parse_document(text):
+    """The JSON in ``text`` (bytes or str) of a pipeline file; ``ValidationError`` saying why it is not JSON."""
+    try:
+        return json.loads(text)
+    except UnicodeDecodeError:
+        raise ValidationError(gettext("This file is not text in UTF-8.")) from None
+    except ValueError as exc:
+        raise ValidationError(gettext("This file is not JSON: %(error)s") % {"error": exc}) from None
+    except RecursionError:
+        raise ValidationError(gettext("This file nests its JSON too deeply to be a pipeline document.")) from None
+
+
+def read_document_file(upload):
+    """The JSON of an uploaded pipeline file, its size checked before it is read (``STASH_MAX_DOCUMENT_BYTES``);
+    ``ValidationError`` saying why it cannot be one."""
+    limits.check_document_bytes(upload.size)
+    return parse_document(upload.read())
+
+
 class ReplayForm(forms.Form):
+    """How many of the latest items to replay, and optionally a pipeline file to replay instead of the
+    current hooks. A file replayed once comes back as the text of its document (``document``, with its
+    name in ``document_name``): the page keeps it, as the upload preview sends it."""
+
     last_n = forms.IntegerField(
         label=_("last items"),
         min_value=1,
@@ -455,6 +478,29 @@ class ReplayForm(forms.Form):
         initial=100,
         help_text=_("How many of the latest judged items to judge again (at most 1,000)."),
     )
+    file = forms.FileField(
+        label=_("pipeline file"),
+        required=False,
+        help_text=_(
+            "Optional: a pipeline document (.json), as “Download pipeline” gives it, to replay instead of "
+            "the current hooks. Nothing is saved."
+        ),
+    )
+
+    def clean(self):
+        cleaned = super().clean()
+        upload = cleaned.get("file")
+        cleaned["document"], cleaned["document_name"] = None, ""
+        try:
+            if upload:
+                cleaned["document"], cleaned["document_name"] = read_document_file(upload), upload.name
+            elif self.data.get("document"):
+                limits.check_document_bytes(len(self.data["document"].encode()))
+                cleaned["document"] = parse_document(self.data["document"])
+                cleaned["document_name"] = str(self.data.get("document_name", ""))[:255]
+        except ValidationError as exc:
+            self.add_error("file", exc)
+        return cleaned
 
 
 class ContentForm(forms.ModelForm):

@@ -72,12 +72,12 @@ def activity_context(stash, configs):
 
 @admin.register(Stash)
 class StashAdmin(admin_guard.GuardedStashChanges, OneChangePerPost, SortableAdminBase, StyledAdmin):
-    list_display = ["name", "slug", "is_active", "hooks_summary", "held", "config_version", "tools"]
+    list_display = ["name", "slug", "is_active", "hooks_summary", "held", "pipeline_version", "tools"]
     list_display_links = ["name"]
     list_filter = ["is_active"]
     search_fields = ["slug", "name"]
     prepopulated_fields = {"slug": ["name"]}
-    readonly_fields = ["config_version"]
+    readonly_fields = ["pipeline_version"]
     fields = [
         "name",
         "slug",
@@ -89,7 +89,7 @@ class StashAdmin(admin_guard.GuardedStashChanges, OneChangePerPost, SortableAdmi
         "max_waiting",
         "queue",
         "examples_policy",
-        "config_version",
+        "pipeline_version",
     ]
     inlines = [HookConfigInline]
 
@@ -97,6 +97,11 @@ class StashAdmin(admin_guard.GuardedStashChanges, OneChangePerPost, SortableAdmi
         # On a stash's page they come after its hooks, under a heading of their own.
         fieldsets = super().get_fieldsets(request, obj)
         return fieldsets if obj is None else [(_("Settings"), options) for _name, options in fieldsets]
+
+    @admin.display(description=_("pipeline version"), ordering="config_version")
+    def pipeline_version(self, obj):
+        """``config_version``, by the one name people read (the API and the design keep the field's)."""
+        return obj.config_version
 
     def get_queryset(self, request):
         return processing.with_held_counts(super().get_queryset(request)).annotate(

@@ -319,11 +319,15 @@ class SimulateParamsSerializer(QueryParamsSerializer):
 
 
 class SimulateSerializer(serializers.Serializer):
-    """A payload, or the id of an item of the stash to run on its current payload; not both."""
+    """A payload, or the id of an item of the stash to run on the payload it was submitted with; not both."""
 
     payload = ParsedPayloadField(required=False, help_text="The payload to try. Give it, or `content_id`.")
     content_id = serializers.UUIDField(
-        required=False, help_text=("Run on the current payload of this item of the stash instead (one you may read).")
+        required=False,
+        help_text=(
+            "Run on the payload this item of the stash was submitted with, before any transform, instead "
+            "(one you may read)."
+        ),
     )
     verbose = serializers.BooleanField(default=False, help_text=VERBOSE_HELP)
 

@@ -316,8 +316,9 @@ class StashViewSet(SerializerPerAction, mixins.ListModelMixin, mixins.RetrieveMo
     @extend_schema(
         summary="Try a payload against a stash's hooks",
         parameters=[SLUG, SimulateParamsSerializer],
-        description="Runs the current hooks over `payload`, or over the current payload of the item `content_id` "
-        "(of this stash, and one you may read), and answers the verdict and the trail; nothing is saved "
+        description="Runs the current hooks over `payload`, or over the payload the item `content_id` was "
+        "submitted with, before any transform (of this stash, and one you may read), and answers the "
+        "verdict and the trail; nothing is saved "
         "or counted. With `verbose` (in the body, or `?verbose=1`) every enabled hook runs, even after "
         "the one that decided, and each transform's entry carries the payload it made. "
         "Needs `stash.view_hookconfig`.",

@@ -21,6 +21,8 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from stash.core import registry
+
 FORMAT = "stash.pipeline"
 FORMAT_VERSION = 1
 
@@ -138,32 +140,85 @@ def pair_hooks(
 
 
 def changes(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
-    """What changed from ``old`` to ``new``, one short phrase each, in the order of the document."""
+    """What changed from ``old`` to ``new``, one short phrase each, in the order of the document,
+    each saying what the thing became: ``No spam disabled``, ``No spam: max_bytes 1000 → 2000``,
+    ``stash on_error reject → accept``, ``order: Needs text, No spam``. A secret param is named,
+    never shown (``Notify: token changed (secret, not shown)``)."""
     if old is None:
         return []
     said = []
     old_stash, new_stash = old.get("stash", {}), new.get("stash", {})
-    moved = [name for name in STASH_FIELDS if old_stash.get(name) != new_stash.get(name)]
-    if moved:
-        said.append(f"stash {', '.join(moved)} changed")
+    said += [
+        f"stash {name} {_became(old_stash.get(name, _UNSET), new_stash.get(name, _UNSET))}"
+        for name in STASH_FIELDS
+        if old_stash.get(name) != new_stash.get(name)
+    ]
     old_hooks, new_hooks = old.get("hooks", []), new.get("hooks", [])
     pairs, removed, added = pair_hooks(old_hooks, new_hooks)
     said += [f"removed {title(old_hooks[index])}" for index in removed]
     said += [f"added {title(new_hooks[index])}" for index in added]
     for before, after in pairs:
-        edited = [
-            name
-            for name in HOOK_FIELDS
-            if name != "position"
-            and old_hooks[before].get(name, HOOK_DEFAULTS.get(name))
-            != new_hooks[after].get(name, HOOK_DEFAULTS.get(name))
-        ]
-        if edited:
-            said.append(f"{title(new_hooks[after])}: {', '.join(edited)} changed")
+        said += _hook_changes(old_hooks[before], new_hooks[after])
     kept_order = [before for before, _after in pairs]
     if kept_order != sorted(kept_order):
-        said.append("order changed")
+        said.append("order: " + ", ".join(title(hook) for hook in new_hooks))
     return said
+
+
+#: A field or param that one of two documents leaves out.
+_UNSET = object()
+#: The longest a value is shown in a phrase of ``changes`` (longer ones end in "…").
+_SHOWN_CHARS = 40
+
+
+def _hook_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What changed of one hook, as ``changes`` says it: its enabling on its own (``No spam disabled``),
+    then each other field, params key by key (``No spam: max_bytes 1000 → 2000, mode enforce → observe``)."""
+    said, edits = [], []
+    for name in HOOK_FIELDS:
+        before, after = old.get(name, HOOK_DEFAULTS.get(name)), new.get(name, HOOK_DEFAULTS.get(name))
+        if name == "position" or before == after:
+            continue
+        if name == "enabled":
+            said.append(f"{title(new)} {'enabled' if after else 'disabled'}")
+        elif name == "params" and isinstance(before, dict) and isinstance(after, dict):
+            edits += _param_changes(str(new.get("hook", "")), before, after)
+        else:
+            edits.append(f"{name} {_became(before, after)}")
+    if edits:
+        said.append(f"{title(new)}: {', '.join(edits)}")
+    return said
+
+
+def _param_changes(hook: str, old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Each param that differs, in the order of ``new`` (then those it dropped); a secret one (its
+    hook's schema says ``writeOnly``; every one of a hook not registered) named, its value never shown."""
+    secret = registry.secret_keys(hook, {**old, **new})
+    said = []
+    for key in [*new, *(key for key in old if key not in new)]:
+        before, after = old.get(key, _UNSET), new.get(key, _UNSET)
+        if before == after:
+            continue
+        said.append(f"{key} changed (secret, not shown)" if key in secret else f"{key} {_became(before, after)}")
+    return said
+
+
+def _became(before: Any, after: Any) -> str:
+    """``1000 → 2000``; ``unset → 2000`` where the first document leaves it out."""
+    return f"{_shown(before)} → {_shown(after)}"
+
+
+def _shown(value: Any) -> str:
+    """A value as a phrase of ``changes`` shows it: a word as it is, anything else as compact JSON, cut short."""
+    if value is _UNSET:
+        return "unset"
+    if value is None:
+        return "none"
+    if isinstance(value, str) and value and len(value.split()) == 1 and value.isprintable():
+        text = value
+    else:
+        text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
 
 
 def summary(old: dict[str, Any] | None, new: dict[str, Any], note: str = "") -> str:

@@ -110,8 +110,8 @@ class Hook:
         by_field: dict[str, str] = {}
         secrets = cls.secret_params()
         for error in errors:
-            path = ".".join(str(part) for part in error.absolute_path) or "params"
-            by_field.setdefault(path, worded(error, secrets))  # never quoting a secret
+            path, message = worded(error, secrets)  # on the field it is about; never quoting a secret
+            by_field.setdefault(path, message)
         if not by_field:
             by_field = dict(cls.check_params(params))
         if by_field:

@@ -185,7 +185,13 @@ from stash.processing.submitting import (
 )
 from stash.processing.sweeping import SweepReport, sweep
 from stash.processing.time_limits import Clock
-from stash.processing.versions import VersionDiff, compare as compare_versions, restore, shown as shown_version
+from stash.processing.versions import (
+    VersionDiff,
+    compare as compare_versions,
+    plan_diff,
+    restore,
+    shown as shown_version,
+)
 from stash.processing.worker_counts import count_sweep
 
 __all__ = [
@@ -253,6 +259,7 @@ __all__ = [
     "Clock",
     "compare_examples",
     "compare_versions",
+    "plan_diff",
     "CONTENT_FIELD",
     "count_sweep",
     "DeadlineExceeded",

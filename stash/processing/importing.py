@@ -3,7 +3,7 @@ one), restore one of its versions.
 
     document = export_document(stash)                   # no ids, no secrets; with its examples
     plan = import_document("audit", document, dry_run=True)
-    print(plan.changes)                                 # ["No spam: params changed", "added Toxicity"]
+    print(plan.changes)                                 # ['No spam: words ["spam"] → ["ham"]', 'added Toxicity']
     plan = import_document("audit", document)           # all or nothing, one config_version bump
     plan = restore(stash, 3)                            # version 3's hooks again, as a new version
 
@@ -146,6 +146,9 @@ class ImportPlan:
     results: list[ExampleResult] = field(default_factory=list)
     applied: bool = False
     version: PipelineVersion | None = None
+    #: The stash's document before and after (as a version records one: ids and secrets in): what
+    #: ``changes`` says in words, for a diff (``versions.plan_diff``).
+    documents: tuple[dict[str, Any], dict[str, Any]] | None = None
 
     @property
     def broken(self) -> list[ExampleResult]:
@@ -264,14 +267,15 @@ def _plan(slug: str, parsed: dict[str, Any], lock: bool = False) -> _Planned:
     _set_stash(stash, parsed.get("stash", {}), created)
     configs, removed = _plan_hooks(stash, before, parsed["hooks"])
     examples = _plan_examples(stash, parsed.get("examples"), configs)
-    changes = documents.changes(current, documents.pipeline_document(stash, configs, ids=True))
+    proposed = documents.pipeline_document(stash, configs, ids=True)
+    changes = documents.changes(current, proposed)
     if created:  # its settings are new, not changed: say which hooks it starts with
         changes = [_("new stash %(slug)s") % {"slug": slug}] + [c for c in changes if not c.startswith("stash ")]
     if examples is not None and not created and _example_set(examples) != _example_set(existing):
         changes.append(_("examples replaced (%(count)d)") % {"count": len(examples)})
     key = (created, None if created else stash.config_version, [(e.pk, *_example_set([e])) for e in existing])
     return _Planned(
-        plan=ImportPlan(stash=stash, created=created, changes=changes),
+        plan=ImportPlan(stash=stash, created=created, changes=changes, documents=(current, proposed)),
         configs=configs,
         removed=removed,
         examples=examples,

@@ -1,11 +1,11 @@
 """Reviewing: a person's verdict (approve, reject, overturn, judge again), the held items awaiting
-one, and replaying the current hooks over past items."""
+one, and replaying the current hooks (or a draft of them, or a file's) over past items."""
 
 from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -18,12 +18,13 @@ from django.utils import timezone
 
 from stash.core import pipeline
 from stash.db import bulk_sql, publishing
-from stash.models import Content, Review, Stash, Statement
+from stash.models import Content, HookConfig, Review, Stash, Statement
 from stash.processing import after_verdict, auto_observe, feedback, review_queue, statements
 from stash.processing.building import item_for, pipeline_for, submitted_payload
 from stash.processing.child_process import call_with_deadline
 from stash.processing.judging import Status
 from stash.processing.rejudging import reprocess
+from stash.processing.simulating import looking_pipeline
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -398,6 +399,8 @@ class ReplayReport:
 
     compared: int = 0
     changes: list[ReplayChange] = field(default_factory=list)
+    #: The hooks that judged them (the enabled ones, in run order).
+    steps: tuple[pipeline.Step, ...] = ()
 
     def newly(self, verdict: str) -> int:
         return sum(1 for change in self.changes if change.result.verdict == verdict)
@@ -407,8 +410,12 @@ class ReplayReport:
         return self.compared - len(self.changes)
 
 
-def replay(stash: Stash, last_n: int) -> ReplayReport:
-    """Judge the last ``last_n`` judged items of ``stash`` again with its current hooks.
+def replay(
+    stash: Stash, last_n: int, *, hooks: Iterable[HookConfig] | None = None, document: Mapping[str, Any] | None = None
+) -> ReplayReport:
+    """Judge the last ``last_n`` judged items of ``stash`` again with its current hooks, or with a
+    draft of them (``hooks``: configs in run order, saved or not), or with those of a pipeline
+    ``document`` (a file's: checked as an import checks it; ``InvalidDocument`` names each fault).
 
     Nothing is saved or counted and no sink is called. Each item is judged on the payload it
     was submitted with (before any transform) and compared with its recorded status, which
@@ -416,8 +423,8 @@ def replay(stash: Stash, last_n: int) -> ReplayReport:
     ``STASH_SIMULATE_TIMEOUT`` seconds in all: past it, ``DeadlineExceeded`` names the item
     and the hook that was running.
     """
-    report = ReplayReport()
-    item_pipeline = pipeline_for(stash)
+    item_pipeline = looking_pipeline(stash, hooks=hooks, document=document)
+    report = ReplayReport(steps=item_pipeline.steps)
     judged = list(
         Content.objects.filter(stash=stash, status__in=[Status.ACCEPTED, Status.REJECTED, Status.HELD])
         .select_related("decided_by")

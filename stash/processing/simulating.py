@@ -1,7 +1,7 @@
 """Simulating: a stash's hooks, or a draft of them, over a payload or an existing item; nothing is saved.
 
     simulate(stash, {"text": "hi"})                              # its current hooks
-    simulate(stash, content=simulation_item(stash, pk, visible), verbose=True)
+    simulate(stash, content=simulation_item(stash, pk, visible), verbose=True)  # as submitted
     simulate(stash, payload, hooks=drafted_hooks(kept, added))   # hooks as edited, not saved
 
 ``verbose`` runs every hook, past the one that decides, and records each transform's payload
@@ -12,7 +12,8 @@ and no hang, reaches the caller.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
@@ -22,8 +23,9 @@ from django.utils.translation import gettext as _
 
 from stash.core import pipeline
 from stash.models import Content, HookConfig, Stash, validate_payload
-from stash.processing.building import build_step, item_for, pipeline_for
+from stash.processing.building import build_step, document_pipeline, item_for, pipeline_for, submitted_payload
 from stash.processing.child_process import call_with_deadline
+from stash.processing.importing import planned_document
 from stash.processing.ordering import placed
 
 #: The field that names an existing item to simulate on, in the API and the admin.
@@ -39,29 +41,43 @@ def simulate(
     verbose: bool = False,
 ) -> pipeline.Result:
     """Run ``stash``'s current hooks (or ``hooks``, configs in run order, saved or not: the
-    enabled ones run) over ``payload``, or over the current payload of the item ``content``;
-    nothing is saved or counted, and no sink is called.
+    enabled ones run) over ``payload``, or over the payload the item ``content`` was submitted
+    with (before any transform: ``submitted_payload``); nothing is saved or counted, and no sink is called.
 
     The hooks run in a child process given ``STASH_SIMULATE_TIMEOUT`` seconds (see ``child_process``).
     Raises ``ValidationError`` (on ``payload``) for a payload that is not a JSON object or is too
     large, and ``DeadlineExceeded`` (naming the hook that was running) when the hooks take longer.
     """
     if content is not None:
-        # As the workers see it: hooks that read the item's metadata or history judge it alike.
-        item = item_for(content)
+        # As the workers saw it when it came: hooks that read the item's metadata or history judge it
+        # alike, and a transform that already ran does not run on its own output.
+        item = replace(item_for(content), payload=submitted_payload(content))
     else:
         validate_payload(payload, stash)
         item = pipeline.Item(payload=payload, stash=stash.slug, source="simulate")
-    item_pipeline = (
-        pipeline_for(stash)
-        if hooks is None
-        else pipeline.Pipeline([build_step(config, stash) for config in hooks if config.enabled])
-    )
+    item_pipeline = looking_pipeline(stash, hooks=hooks)
 
     def run(progress: Callable[[str], None]) -> pipeline.Result:
         return item_pipeline.looking().run(item, on_step=lambda step: progress(f"hook {step.title!r}"), verbose=verbose)
 
     return call_with_deadline(run, settings.STASH_SIMULATE_TIMEOUT)
+
+
+def looking_pipeline(
+    stash: Stash, *, hooks: Iterable[HookConfig] | None = None, document: Mapping[str, Any] | None = None
+) -> pipeline.Pipeline:
+    """The pipeline a simulation or a replay runs (call its ``looking()``): ``stash``'s current one; or
+    that of ``hooks`` (configs in run order, saved or not: the enabled ones run, with ``stash``'s
+    settings); or that of ``document`` (a pipeline document, as a file or an export has it: checked
+    as an import checks it, its hooks matched to the stash's as an import matches them).
+
+    Raises ``InvalidDocument`` naming each fault of ``document``; nothing is written either way.
+    """
+    if document is not None:
+        return document_pipeline(stash, planned_document(stash, document))
+    if hooks is not None:
+        return pipeline.Pipeline([build_step(config, stash) for config in hooks if config.enabled])
+    return pipeline_for(stash)
 
 
 def simulation_item(stash: Stash, content_id: uuid.UUID | str, visible: QuerySet[Content]) -> Content:

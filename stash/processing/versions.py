@@ -1,7 +1,8 @@
 """A stash's pipeline versions: every change kept (``PipelineVersion``, written by each change's
 ``one_change``), told apart, and restored.
 
-    diff = compare(stash, 3, 5)          # diff.changes: ["No spam: params changed"], diff.lines: unified diff
+    diff = compare(stash, 3, 5)          # diff.changes: ["No spam disabled"], diff.lines: unified diff
+    lines = plan_diff(stash, import_document(stash, document, dry_run=True), "pipeline.json")
     plan = restore(stash, 3)             # version 3's hooks and settings again, as a new version
     run.version.document                 # the hooks and params that judged a run
 """
@@ -50,8 +51,22 @@ def compare(stash: Stash, old: int, new: int) -> VersionDiff:
         old=before,
         new=after,
         changes=documents.changes(before.document, after.document),
-        lines=documents.diff_lines(shown(before), shown(after), f"version {old}", f"version {new}"),
+        lines=diff_lines(before.document, after.document, f"version {old}", f"version {new}"),
     )
+
+
+def diff_lines(before: dict[str, Any], after: dict[str, Any], old_name: str, new_name: str) -> list[str]:
+    """A unified diff of two recorded documents as anyone may see them (``shown``: no secrets, no ids)."""
+    return documents.diff_lines(public_document(before), public_document(after), old_name, new_name)
+
+
+def plan_diff(stash: Stash, plan: ImportPlan, name: str) -> list[str]:
+    """The unified diff of what importing the file ``name`` would do to ``stash`` (``plan``, a dry
+    run's), from its current version to the file, as two versions are compared (``compare``)."""
+    if plan.documents is None:
+        return []
+    before, after = plan.documents
+    return diff_lines(before, after, f"version {stash.config_version}", name)
 
 
 def restore(stash: Stash, number: int) -> ImportPlan:

@@ -65,7 +65,7 @@ def test_the_item_page_shows_the_trail_of_its_latest_run(admin_client, audit):
     trail = page[page.index('class="stash-trail"') : page.index("</table>", page.index('class="stash-trail"'))]
     assert "No spam" not in trail  # the first run's trail is not the one shown
     assert "test_hold_links" in trail and "kept" in trail
-    assert "accepted at revision 1, hooks version" in page
+    assert "accepted at revision 1, pipeline version" in page
 
 
 def test_filters_by_stash_status_and_deciding_hook(admin_client, audit, make_stash):

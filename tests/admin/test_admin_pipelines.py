@@ -139,14 +139,23 @@ def test_a_preview_says_what_would_change_and_changes_nothing_then_apply_makes_o
     preview = upload(client, audit, edited_export(audit))
     assert preview.status_code == 200
     page = preview.content.decode()
-    assert "<li>added Small</li>" in page and "<li>No spam: params changed</li>" in page
+    assert preview.context["plan"].changes == ["added Small", 'No spam: words ["spam"] → ["spam", "scam"]']
+    assert (
+        "<li>added Small</li>" in page
+        and "<li>No spam: words [&quot;spam&quot;] → [&quot;spam&quot;, &quot;scam&quot;]</li>" in page
+    )
     assert hooks_of(audit) == before and audit.versions.count() == version
 
     done = apply(client, audit, preview)
     assert done.redirect_chain[-1][0] == change_url(audit)
     audit.refresh_from_db()
     assert audit.config_version == version + 1 and audit.versions.count() == version + 1
-    assert said(done) == [f"Pipeline uploaded: it is version {version + 1} now (added Small; No spam: params changed)."]
+    assert said(done) == [
+        (
+            f"Pipeline uploaded: it is pipeline version {version + 1} now "
+            '(added Small; No spam: words ["spam"] → ["spam", "scam"]).'
+        )
+    ]
     assert [label for label, _params, _enabled in hooks_of(audit)] == ["Needs text", "No spam", "Tell them", "Small"]
     assert audit.hooks.get(label="No spam").params == {"words": ["spam", "scam"]}
     assert audit.hooks.get(label="Tell them").params["secret"] == SECRET  # kept, though the file has none
@@ -163,10 +172,7 @@ def test_a_preview_says_what_would_change_and_changes_nothing_then_apply_makes_o
     [
         (
             {"hooks": [{"hook": "keyword_blocklist", "label": "No spam", "params": {"words": "spam"}}]},
-            [
-                "hooks[0].params: No spam (keyword_blocklist):",
-                "words: &#x27;spam&#x27; is not of type &#x27;array&#x27;",
-            ],
+            ["hooks[0].params: No spam (keyword_blocklist):", "words: Must be a list."],
         ),
         (
             {"hooks": [{"hook": "no_such_hook", "label": "Ghost"}]},
@@ -265,7 +271,10 @@ def test_examples_in_a_file_need_the_permissions_to_add_and_delete_examples(djan
     response = upload(client, audit, document)
     assert "needs permissions you do not have: stash.delete_example." in response.content.decode()
     del document["examples"]
-    assert upload(client, audit, document).context["plan"].changes == ["added Small", "No spam: params changed"]
+    assert upload(client, audit, document).context["plan"].changes == [
+        "added Small",
+        'No spam: words ["spam"] → ["spam", "scam"]',
+    ]
 
 
 # --- versions ------------------------------------------------------------------------------------
@@ -297,9 +306,12 @@ def test_the_versions_page_lists_each_version_with_who_when_and_what(admin_clien
     rows = response.context["rows"]
     assert [version.number for version in rows] == list(range(audit.config_version, 0, -1))
     newest = rows[0]
-    assert newest.created_by.username == "admin" and newest.summary == "No spam: params changed"
+    assert newest.created_by.username == "admin" and newest.summary == 'No spam: words ["spam"] → ["spam", "eggs"]'
     page = response.content.decode()
-    assert f'href="{url("version", audit, newest.number)}"' in page and "No spam: params changed" in page
+    assert (
+        f'href="{url("version", audit, newest.number)}"' in page
+        and "No spam: words [&quot;spam&quot;] → [&quot;spam&quot;, &quot;eggs&quot;]" in page
+    )
     assert "<td>admin</td>" in page
     # The two newest are picked for comparing.
     assert f'name="a" value="{newest.number - 1}" checked' in page
@@ -342,7 +354,7 @@ def test_comparing_two_versions_shows_the_changes_and_a_marked_diff(admin_client
     old = audit.config_version
     edit_in_admin(admin_client, audit, ["spam", "eggs"])
     response = admin_client.get(url("compare", audit) + f"?a={old}&b={old + 1}")
-    assert response.context["diff"].changes == ["No spam: params changed"]
+    assert response.context["diff"].changes == ['No spam: words ["spam"] → ["spam", "eggs"]']
     page = response.content.decode()
     assert '<span class="stash-diff-added"><span class="visually-hidden">added: </span>+' in page
     assert "&quot;eggs&quot;" in page[page.index('id="diff"') :]
@@ -369,7 +381,8 @@ def test_restoring_a_version_asks_first_then_records_it_as_a_new_version(admin_c
     old = audit.config_version
     edit_in_admin(admin_client, audit, ["spam", "eggs"])
     confirm = admin_client.get(url("restore", audit, old))
-    assert "No spam: params changed" in confirm.content.decode() and "Yes, restore version" in confirm.content.decode()
+    said_now = "No spam: words [&quot;spam&quot;, &quot;eggs&quot;] → [&quot;spam&quot;]"  # from the current one
+    assert said_now in confirm.content.decode() and "Yes, restore version" in confirm.content.decode()
     assert audit.hooks.get(label="No spam").params == {"words": ["spam", "eggs"]}
 
     done = admin_client.post(url("restore", audit, old), follow=True)
@@ -405,7 +418,7 @@ def test_an_items_trail_links_to_the_version_that_judged_it(admin_client, audit)
     run = item.runs.get()
     version_url = url("version", audit, run.config_version)
     item_page = admin_client.get(change_url(item)).content.decode()
-    assert f'hooks version <a class="stash-inline-link" href="{version_url}"' in item_page
+    assert f'pipeline version <a class="stash-inline-link" href="{version_url}"' in item_page
     run_page = admin_client.get(reverse("admin:stash_pipelinerun_change", args=[run.pk])).content.decode()
     assert f'href="{version_url}"' in run_page
 
@@ -414,7 +427,7 @@ def test_a_run_older_than_versions_names_its_version_without_a_link(admin_client
     item = judge(audit, text="hello")
     PipelineVersion.objects.filter(stash=audit).delete()
     page = admin_client.get(change_url(item)).content.decode()
-    assert f"hooks version {item.runs.get().config_version}, in" in page
+    assert f"pipeline version {item.runs.get().config_version}, in" in page
     assert url("versions", audit) not in page
 
 

@@ -109,7 +109,7 @@ def test_the_item_is_shown_with_the_hold_reason_the_hook_and_the_trail_of_its_la
     assert f'href="{change_url(audit.hooks.get(label="Links"))}">Links</a>' in page
     trail = page[page.index('class="stash-trail"') : page.index("</table>", page.index('class="stash-trail"'))]
     assert "No spam" in trail and "kept" in trail and "held" in trail
-    assert "held at revision 1, hooks version" in page
+    assert "held at revision 1, pipeline version" in page
 
 
 def test_texts_are_shown_as_escaped_text_images_inline_and_other_data_as_json(admin_client, audit):

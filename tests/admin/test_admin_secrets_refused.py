@@ -51,7 +51,7 @@ def assert_not_shown(text, *secrets):
 
 
 REFUSED = [  # (params, the error's field, what the error says)
-    ({"url": URL, "secret": SHORT}, "secret", "secret: must be at least 16 characters long"),
+    ({"url": URL, "secret": SHORT}, "secret", "secret: Must be at least 16 characters."),
     ({"url": BAD_URL, "secret": LONG}, "url", "url: "),
 ]
 
@@ -71,7 +71,7 @@ def test_the_hooks_page_does_not_show_a_refused_secret(admin_client, webhook, pa
 def test_the_error_beside_the_secrets_input_names_the_rule_not_the_value(admin_client, webhook):
     response = admin_client.post(change_url(webhook), page_post(webhook, form={"url": URL, "secret": SHORT}))
     widget = response.context["adminform"].form.fields["params"].widget
-    assert widget.errors == {"secret": ["must be at least 16 characters long"]}
+    assert widget.errors == {"secret": ["Must be at least 16 characters."]}
 
 
 @pytest.mark.parametrize("params, field, error", REFUSED)

@@ -126,5 +126,5 @@ def test_a_draft_that_a_save_would_refuse_starts_nothing(admin_client, audit):
 
     response = admin_client.post(url("shadows", audit), {**draft_post(audit, rows), "percent": 20, "count": 50})
 
-    assert response.status_code == 400 and "is not of type" in response.content.decode()
+    assert response.status_code == 400 and "words: Must be a list." in response.content.decode()
     assert not audit.shadows.exists()

@@ -126,7 +126,7 @@ def test_a_config_switched_to_another_hook_keeps_no_old_secret(admin_client, web
 def test_a_new_secret_that_breaks_the_schema_is_an_error_on_params(admin_client, webhook):
     response = admin_client.post(change_url(webhook), form_post(webhook, {"url": URL, "secret": "short"}))
     assert response.status_code == 200
-    assert "secret: must be at least 16 characters long" in response.content.decode()
+    assert "secret: Must be at least 16 characters." in response.content.decode()
     webhook.refresh_from_db()
     assert webhook.params["secret"] == SECRET
 

@@ -181,9 +181,10 @@ def test_simulate_refuses_a_verbose_that_is_not_a_boolean(api, audit, tester):
     assert (response.status_code, response.json()) == (400, {"verbose": ["Must be a valid boolean."]})
 
 
-def test_simulate_runs_on_the_current_payload_of_an_existing_item(api, audit, tester, make_user):
+def test_simulate_runs_on_the_payload_an_existing_item_was_submitted_with(api, audit, tester, make_user):
     item = Content.objects.create(stash=audit, payload={"text": "first"})
-    Content.objects.filter(pk=item.pk).update(payload={"text": "now spam"})
+    # As a transform would leave it: simulate runs on what was submitted, not on the transform's output.
+    Content.objects.filter(pk=item.pk).update(original_payload={"text": "now spam"}, payload={"text": "now ****"})
     reader = make_user("rita", "stash.view_hookconfig", "stash.view_content")
     runs, statuses = PipelineRun.objects.count(), list(Content.objects.values_list("status", flat=True))
 

@@ -101,7 +101,7 @@ def test_run_examples_and_the_versions_pages_fit_a_1280_px_window(logged_in, liv
 
     page.goto(f"{live_server.url}/admin/stash/stash/{audit.pk}/versions/")
     page.click("input[type=submit]")  # the two newest versions, picked already
-    expect(page.locator("#changes")).to_have_text("At most 64 KB: params changed")
+    expect(page.locator("#changes")).to_have_text("At most 64 KB: max_bytes 65536 → 10")
     removed, added = page.locator("#diff .stash-diff-removed"), page.locator("#diff .stash-diff-added")
     expect(removed).to_have_text(['removed: -        "max_bytes": 65536'])
     expect(added).to_have_text(['added: +        "max_bytes": 10'])
@@ -125,9 +125,9 @@ def test_downloading_and_uploading_a_pipeline(logged_in, live_server, audit, tmp
     page.click("#pipeline-tools >> text=Upload pipeline")
     page.set_input_files("#id_file", str(edited))
     page.click("#upload input[type=submit]")
-    expect(page.locator("#changes")).to_have_text("At most 64 KB: params changed")
+    expect(page.locator("#changes")).to_have_text("At most 64 KB: max_bytes 65536 → 1000")
     expect(page.locator("#example-results")).to_contain_text("passed")
     assert size_limit() == {"max_bytes": 65536}
     page.click("input[name=_apply]")
-    expect(page.locator(".messagelist .success")).to_contain_text("Pipeline uploaded: it is version")
+    expect(page.locator(".messagelist .success")).to_contain_text("Pipeline uploaded: it is pipeline version")
     assert size_limit() == {"max_bytes": 1000}

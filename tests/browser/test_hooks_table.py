@@ -108,10 +108,10 @@ def test_a_bad_value_in_the_params_form_shows_its_error_and_saves_nothing_then_a
     expect(page.locator(".errornote")).to_be_visible()
     size = page.locator("#hooks-2")
     expect(size.locator("td.field-params > .errorlist")).to_have_text(
-        "Invalid params for hook 'max_size': max_bytes: 0 is less than the minimum of 1"
+        "Invalid params for hook 'max_size': max_bytes: Must be at least 1."
     )
     expect(size.locator(".stash-params-form")).to_be_visible()  # opened where the error is
-    expect(size.locator(".stash-params-form")).to_contain_text("0 is less than the minimum of 1")
+    expect(size.locator(".stash-params-form")).to_contain_text("Must be at least 1.")
     assert HookConfig.objects.get(hook="max_size").params == {"max_bytes": 65536}
 
     size.locator(".stash-params-form input[type=number]").fill("1000")

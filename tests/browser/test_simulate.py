@@ -66,7 +66,8 @@ def test_verbose_simulate_shows_every_hook_and_the_payload_after_a_transform(log
 def test_simulate_on_an_existing_item(logged_in, live_server, audit, make_stash):
     page = logged_in
     item = judge(audit, {"text": "hello there"})
-    Content.objects.filter(pk=item.pk).update(payload={"text": "hello spam"})
+    # A transform masked the word: simulate runs on the payload as it was submitted.
+    Content.objects.filter(pk=item.pk).update(original_payload={"text": "hello spam"}, payload={"text": "hello ****"})
     other = judge(make_stash("other"), {"text": "elsewhere"})
     page.goto(f"{live_server.url}/admin/stash/stash/{audit.pk}/simulate/")
     page.fill("#id_content_id", str(other.pk))
@@ -79,7 +80,7 @@ def test_simulate_on_an_existing_item(logged_in, live_server, audit, make_stash)
     page.fill("#id_content_id", str(item.pk))
     page.click("input[type=submit]")
     result = page.locator("#simulation")
-    expect(result).to_contain_text(f"On the current payload of item {item.pk}.")
+    expect(result).to_contain_text(f"On the payload item {item.pk} was submitted with (before any transform).")
     expect(result.locator("h2")).to_have_text("Verdict: rejected — contains blocked word 'spam' in text")
     assert Content.objects.get(pk=item.pk).status == "accepted" and PipelineRun.objects.count() == 2
 

@@ -119,9 +119,12 @@ def test_an_exported_pipeline_imports_into_a_new_stash(audit, exported):
 def test_import_goes_to_the_documents_stash_by_default(audit, exported):
     edited(exported, lambda document: document["hooks"][1]["params"].update(words=["spam", "scam"]))
     out = run("stash_pipeline", "import", str(exported))
-    assert out.splitlines()[0] == "No spam: params changed"
+    assert out.splitlines()[0] == 'No spam: words ["spam"] → ["spam", "scam"]'
     assert audit.hooks.get(label="No spam").params == {"words": ["spam", "scam"]}
-    assert PipelineVersion.objects.filter(stash=audit).first().summary == "import: No spam: params changed"
+    assert (
+        PipelineVersion.objects.filter(stash=audit).first().summary
+        == 'import: No spam: words ["spam"] → ["spam", "scam"]'
+    )
 
 
 def test_import_reads_standard_input(audit, exported, monkeypatch):

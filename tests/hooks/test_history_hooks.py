@@ -164,11 +164,11 @@ def test_duplicate_in_a_processed_batch(make_stash):
 @pytest.mark.parametrize(
     ("params", "errors"),
     [
-        ({"window_seconds": 0}, {"window_seconds": "0 is less than the minimum of 1"}),
-        ({"window_seconds": "60"}, {"window_seconds": "'60' is not of type 'integer'"}),
-        ({"window_seconds": 10**9}, {"window_seconds": "1000000000 is greater than the maximum of 31622400"}),
-        ({"count_rejected": "no"}, {"count_rejected": "'no' is not of type 'boolean'"}),
-        ({"scope": "all"}, {"params": "Additional properties are not allowed ('scope' was unexpected)"}),
+        ({"window_seconds": 0}, {"window_seconds": "Must be at least 1."}),
+        ({"window_seconds": "60"}, {"window_seconds": "Must be a whole number."}),
+        ({"window_seconds": 10**9}, {"window_seconds": "Must be at most 31622400."}),
+        ({"count_rejected": "no"}, {"count_rejected": "Must be true or false."}),
+        ({"scope": "all"}, {"params": "Not a param of this hook: scope."}),
     ],
 )
 def test_duplicate_refuses_bad_params(params, errors):
@@ -304,18 +304,15 @@ def test_rate_limit_on_redis_when_the_cache_is_redis(settings, stash_slug):
 @pytest.mark.parametrize(
     ("params", "errors"),
     [
-        ({"window_seconds": 60}, {"params": "'max_items' is a required property"}),
-        ({"max_items": 0, "window_seconds": 60}, {"max_items": "0 is less than the minimum of 1"}),
-        ({"max_items": 1, "window_seconds": 0}, {"window_seconds": "0 is less than the minimum of 1"}),
-        ({"max_items": 1.5, "window_seconds": 60}, {"max_items": "1.5 is not of type 'integer'"}),
+        ({"window_seconds": 60}, {"max_items": "This field is required."}),
+        ({"max_items": 0, "window_seconds": 60}, {"max_items": "Must be at least 1."}),
+        ({"max_items": 1, "window_seconds": 0}, {"window_seconds": "Must be at least 1."}),
+        ({"max_items": 1.5, "window_seconds": 60}, {"max_items": "Must be a whole number."}),
         (
             {"max_items": 1, "window_seconds": 60, "anonymous": "blocked"},
-            {"anonymous": "'blocked' is not one of ['shared', 'exempt']"},
+            {"anonymous": "Must be one of: shared, exempt."},
         ),
-        (
-            {"max_items": 1, "window_seconds": 60, "key": "ip"},
-            {"params": "Additional properties are not allowed ('key' was unexpected)"},
-        ),
+        ({"max_items": 1, "window_seconds": 60, "key": "ip"}, {"params": "Not a param of this hook: key."}),
     ],
 )
 def test_rate_limit_refuses_bad_params(params, errors):

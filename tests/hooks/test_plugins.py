@@ -101,7 +101,7 @@ def test_the_example_hook_judges():
     assert run_hook("example.max_links", {}, {"text": links}).reason == "text has 3 links, more than 2"
     assert run_hook("example.max_links", {"max": 3}, {"text": links}).verdict == "accepted"
     assert run_hook("example.max_links", {}, {"text": None}).verdict == "accepted"
-    with pytest.raises(InvalidParams, match="max: -1 is less than the minimum of 0"):
+    with pytest.raises(InvalidParams, match=r"max: Must be at least 0\."):
         run_hook("example.max_links", {"max": -1}, {})
 
 
@@ -245,7 +245,7 @@ def test_run_hook_passes_item_fields_and_a_timeout():
 def test_build_hook_refuses_unknown_names_and_bad_params():
     with pytest.raises(NotRegistered, match="No hook named 'nope' is registered"):
         build_hook("nope", {})
-    with pytest.raises(InvalidParams, match="'fields' is a required property"):
+    with pytest.raises(InvalidParams, match=r"fields: This field is required\."):
         build_hook("require_fields", {})
     assert build_hook("require_fields", {"fields": ["a"]}).filter(pipeline.Item(payload={"a": 1})) == pipeline.keep()
 

@@ -61,8 +61,8 @@ def test_log_events_narrow_what_is_written(caplog):
 @pytest.mark.parametrize(
     ("params", "errors"),
     [
-        ({"level": "critical"}, {"level": "'critical' is not one of ['debug', 'info', 'warning', 'error']"}),
-        ({"logger": "root"}, {"params": "Additional properties are not allowed ('logger' was unexpected)"}),
+        ({"level": "critical"}, {"level": "Must be one of: debug, info, warning, error."}),
+        ({"logger": "root"}, {"params": "Not a param of this hook: logger."}),
     ],
 )
 def test_log_refuses_bad_params(params, errors):
@@ -113,16 +113,10 @@ def test_email_failure_is_retried_by_the_task(make_stash, settings):
 @pytest.mark.parametrize(
     ("params", "errors"),
     [
-        ({}, {"params": "'to' is a required property"}),
-        ({"to": []}, {"to": "[] should be non-empty"}),
-        (
-            {"to": ["not an address"]},
-            {"to.0": "'not an address' does not match '^[^@\\\\s]+@[^@\\\\s]+\\\\.[^@\\\\s]+$'"},
-        ),
-        (
-            {"to": ["a@example.com"], "events": ["maybe"]},
-            {"events.0": "'maybe' is not one of ['accept', 'reject', 'hold', 'error']"},
-        ),
+        ({}, {"to": "This field is required."}),
+        ({"to": []}, {"to": "Must not be empty."}),
+        ({"to": ["not an address"]}, {"to.0": "Must match the pattern ^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$."}),
+        ({"to": ["a@example.com"], "events": ["maybe"]}, {"events.0": "Must be one of: accept, reject, hold, error."}),
     ],
 )
 def test_email_refuses_bad_params(params, errors):
@@ -200,14 +194,11 @@ def test_redis_stream_unreachable_is_retried_and_then_fails(make_stash, settings
 @pytest.mark.parametrize(
     ("params", "errors"),
     [
-        ({}, {"params": "'stream' is a required property"}),
-        ({"stream": ""}, {"stream": "'' does not match '^[A-Za-z0-9:_.\\\\-]{1,200}$'"}),
-        ({"stream": "has space"}, {"stream": "'has space' does not match '^[A-Za-z0-9:_.\\\\-]{1,200}$'"}),
-        ({"stream": "s", "maxlen": 0}, {"maxlen": "0 is less than the minimum of 1"}),
-        (
-            {"stream": "s", "url": "redis://elsewhere/0"},
-            {"params": "Additional properties are not allowed ('url' was unexpected)"},
-        ),
+        ({}, {"stream": "This field is required."}),
+        ({"stream": ""}, {"stream": "Must match the pattern ^[A-Za-z0-9:_.\\-]{1,200}$."}),
+        ({"stream": "has space"}, {"stream": "Must match the pattern ^[A-Za-z0-9:_.\\-]{1,200}$."}),
+        ({"stream": "s", "maxlen": 0}, {"maxlen": "Must be at least 1."}),
+        ({"stream": "s", "url": "redis://elsewhere/0"}, {"params": "Not a param of this hook: url."}),
     ],
 )
 def test_redis_stream_refuses_bad_params(params, errors):

@@ -39,4 +39,4 @@ def test_restoring_a_version_makes_the_next_verdicts_that_versions(worker, make_
     run = again.runs.get()
     assert run.config_version == plan.version.number
     assert run.version.document["hooks"][1]["params"] == {"words": ["spam"]}
-    assert run.version.summary == f"restore of version {old}: No spam: params changed"
+    assert run.version.summary == f'restore of version {old}: No spam: words ["eggs"] → ["spam"]'

@@ -68,7 +68,7 @@ def test_a_hook_whose_held_items_are_mostly_approved_is_switched_to_observe(
     assert config.mode == "observe" and config.auto_observed_at is not None
     assert PipelineVersion.objects.filter(stash=stash).count() == versions + 1
     version = PipelineVersion.objects.filter(stash=stash).order_by("-number").first()
-    assert version.summary == f"{SWITCHED}: Judge: mode changed"
+    assert version.summary == f"{SWITCHED}: Judge: mode enforce → observe"
     assert version.created_by is None and version.document["hooks"][0]["mode"] == "observe"
     assert [r.levelname for r in caplog.records if SWITCHED in r.getMessage()] == ["WARNING"]
     assert (

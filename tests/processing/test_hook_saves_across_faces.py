@@ -161,7 +161,7 @@ def test_a_change_through_the_api_records_the_version_the_admin_records(admin_cl
 
     assert last_version(audit) == last_version(copy)
     number, summary, author, hooks, _count = last_version(copy)
-    assert (summary, author) == ("Told: label, params changed", admin_user)
+    assert (summary, author) == ('Told: label "Tell them" → Told, events ["accept"] → ["reject"]', admin_user)
     assert hooks[1]["params"] == {"url": URL, "secret": SECRET, "events": ["reject"]}
 
 

@@ -112,7 +112,10 @@ def test_a_user_with_exactly_the_documented_permissions_imports_through_both_fac
     audit, copy = stashes
 
     preview, applied = admin_upload(user, audit, document)
-    assert preview.context["plan"].changes == ["keyword_blocklist: params changed", "examples replaced (1)"]
+    assert preview.context["plan"].changes == [
+        'keyword_blocklist: words ["spam"] → ["spam", "scam"]',
+        "examples replaced (1)",
+    ]
     assert applied is not None and applied.status_code == 200
     response = api_import(user, copy, document)
     assert response.status_code == 200, response.json()

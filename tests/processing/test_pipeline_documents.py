@@ -171,7 +171,11 @@ def test_a_dry_run_says_what_would_change_and_changes_nothing(make_stash):
 
     plan = processing.import_document(stash, document, dry_run=True)
 
-    assert plan.changes == ["removed Tidy", "added Tiny", "No spam: params changed"]
+    assert plan.changes == [
+        "removed Tidy",
+        "added Tiny",
+        'No spam: words ["spam", "free money"] → ["spam", "free money", "scam"]',
+    ]
     assert not plan.applied
     assert processing.export_document(Stash.objects.get(pk=stash.pk))["hooks"] != document["hooks"]
 
@@ -196,7 +200,9 @@ def test_an_import_keeps_matched_hooks_their_ids_counters_and_secrets_and_bumps_
     assert list(stash.hooks.in_order().values_list("pk", flat=True)) == ids[::-1]
     assert set(stash.hooks.values_list("runs_count", flat=True)) == {5}
     assert stash.hooks.get(hook="webhook").params["secret"] == "s3cret-s3cret-s3cret"
-    assert plan.version.summary == "import: No spam: params changed; order changed"
+    assert plan.version.summary == (
+        'import: No spam: words ["spam", "free money"] → ["eggs"]; order: Notify, No spam, Needs text, Tidy'
+    )
 
 
 def test_a_new_hook_that_needs_a_secret_the_document_leaves_out_is_refused_naming_the_field(make_stash):
@@ -250,8 +256,8 @@ def test_every_change_is_kept_as_a_version_with_who_when_and_what(make_stash, cl
     versions = list(stash.versions.order_by("number"))
     assert [version.number for version in versions] == list(range(1, stash.config_version + 1))
     assert [version.summary for version in versions[-3:]] == [
-        "No spam: params changed",
-        "order changed",
+        'No spam: words ["spam", "free money"] → ["ham"]',
+        "order: No spam, Needs text",
         "removed No spam",
     ]
 
@@ -265,7 +271,7 @@ def test_a_change_through_the_api_is_kept_with_its_author(make_stash, admin_user
 
     assert answer.status_code == 200
     version = stash.versions.order_by("-number").first()
-    assert (version.created_by, version.summary) == (admin_user, "No spam: enabled changed")
+    assert (version.created_by, version.summary) == (admin_user, "No spam disabled")
 
 
 def test_a_run_names_the_version_that_judged_it_after_the_hook_is_edited_reordered_and_deleted(make_stash, broker):
@@ -339,7 +345,7 @@ def test_comparing_two_versions_lists_the_changes_and_a_diff_without_secrets(mak
 
     diff = processing.compare_versions(stash, before, stash.config_version)
 
-    assert diff.changes == ["Notify: params changed"]
+    assert diff.changes == ["Notify: secret changed (secret, not shown)"]  # named, never shown
     assert "secret" not in "\n".join(diff.lines)
     assert "s3cret" not in json.dumps(processing.shown_version(diff.old))
     with pytest.raises(PipelineVersion.DoesNotExist):

@@ -13,7 +13,7 @@ def assert_refused(hook, params, errors):
     with pytest.raises(InvalidParams, match=f"^Invalid params for hook '{hook}': ") as caught:
         registry.get(hook).validate_params(params)
 
-    assert caught.value.errors == errors
+    assert caught.value.errors == errors, caught.value.errors
 
 
 def closed_port():

@@ -15,14 +15,20 @@ from django.utils.translation import gettext as _, gettext_lazy
 
 from stash import processing
 from stash.admin import guard as admin_guard
+from stash.admin.forms import parse_document, read_document_file
 from stash.admin.views.review import refused
 from stash.admin.views.tools import stash_context, stash_or_404
 from stash.core import documents
 from stash.models import ExamplesPolicy
-from stash.processing import limits
 
 #: The button of the preview that applies the document it shows.
 CONFIRM = "_apply"
+#: A diff line's kind, by its first character, and the words a screen reader says before it.
+DIFF_KINDS = {
+    "+": ("added", gettext_lazy("added:")),
+    "-": ("removed", gettext_lazy("removed:")),
+    "@": ("hunk", gettext_lazy("lines:")),
+}
 #: What seeing and changing a stash's pipeline need, besides the view or change permission on the stash.
 VIEW_PERMISSIONS = ("stash.view_hookconfig", "stash.view_example")
 CHANGE_PERMISSION = "stash.change_hookconfig"
@@ -50,18 +56,6 @@ def tools(model_admin, request, stash):
     return {"examples": stash.examples.count(), "may_change": may_change(model_admin, request, stash)}
 
 
-def parse_document(text):
-    """The JSON in ``text`` (bytes or str); ``ValidationError`` saying why it is not JSON."""
-    try:
-        return json.loads(text)
-    except UnicodeDecodeError:
-        raise ValidationError(_("This file is not text in UTF-8.")) from None
-    except ValueError as exc:
-        raise ValidationError(_("This file is not JSON: %(error)s") % {"error": exc}) from None
-    except RecursionError:
-        raise ValidationError(_("This file nests its JSON too deeply to be a pipeline document.")) from None
-
-
 class UploadForm(forms.Form):
     file = forms.FileField(
         label=gettext_lazy("pipeline file"),
@@ -73,19 +67,34 @@ class UploadForm(forms.Form):
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
-        limits.check_document_bytes(upload.size)  # before reading it
-        self.cleaned_data["document"] = parse_document(upload.read())
+        self.cleaned_data["document"] = read_document_file(upload)
         return upload
 
 
 class ApplyForm(forms.Form):
-    """The preview's confirmation: the document again, and the version of the stash it was previewed on."""
+    """The preview's confirmation: the document again, the name of its file, and the version of the
+    stash it was previewed on."""
 
     document = forms.CharField(widget=forms.HiddenInput, strip=False)
+    name = forms.CharField(widget=forms.HiddenInput, required=False, max_length=255)
     version = forms.IntegerField(widget=forms.HiddenInput)
 
     def clean_document(self):
         return parse_document(self.cleaned_data["document"])
+
+
+def diff_rows(lines):
+    """A unified diff's lines as (kind, words for a screen reader, line): kinds ``added``, ``removed``,
+    ``hunk``, ``file`` (the two headers) and ``same``. The versions' comparison and the upload's
+    preview show them alike (``version_diff.html``)."""
+    rows = []
+    for line in lines:
+        if line.startswith(("---", "+++")) and len(rows) < 2:
+            rows.append(("file", "", line))
+        else:
+            kind, words = DIFF_KINDS.get(line[:1], ("same", ""))
+            rows.append((kind, words, line))
+    return rows
 
 
 def download(model_admin, request, object_id):
@@ -102,7 +111,7 @@ def upload(model_admin, request, object_id):
     """Upload a pipeline document: a preview of what it changes and of the golden examples' results
     (a dry run), then "Apply" (``CONFIRM``) checks it again and applies it, all or nothing."""
     stash = pipeline_stash(model_admin, request, object_id, change=True)
-    form, document = UploadForm(), None
+    form, document, name = UploadForm(), None, ""
     if request.method == "POST" and CONFIRM in request.POST:
         confirmed = ApplyForm(request.POST)
         if not confirmed.is_valid():
@@ -112,16 +121,16 @@ def upload(model_admin, request, object_id):
         messages.warning(
             request,
             _(
-                "The pipeline has changed since this preview (it is version %(version)d now): "
+                "The pipeline has changed since this preview (it is pipeline version %(version)d now): "
                 "here is what the file would change now."
             )
             % {"version": stash.config_version},
         )
-        document = confirmed.cleaned_data["document"]
+        document, name = confirmed.cleaned_data["document"], confirmed.cleaned_data["name"]
     elif request.method == "POST":
         form = UploadForm(request.POST, request.FILES)
         if form.is_valid():
-            document = form.cleaned_data["document"]
+            document, name = form.cleaned_data["document"], form.cleaned_data["file"].name
     plan = None
     if document is not None:
         try:
@@ -136,9 +145,13 @@ def upload(model_admin, request, object_id):
         "form": form,
         "plan": plan,
         "confirm": CONFIRM,
+        "file_name": name or _("this file"),
     }
     if plan is not None:
-        context["apply_form"] = ApplyForm(initial={"document": json.dumps(document), "version": stash.config_version})
+        context["apply_form"] = ApplyForm(
+            initial={"document": json.dumps(document), "name": name, "version": stash.config_version}
+        )
+        context["lines"] = diff_rows(processing.plan_diff(stash, plan, name or "file"))
         context["result_rows"] = [(None, result) for result in plan.results]  # the file's examples have no page
         context["blocked"] = bool(plan.broken) and stash.examples_policy == ExamplesPolicy.BLOCK
     return TemplateResponse(request, "admin/stash/stash/pipeline_upload.html", context)
@@ -190,7 +203,7 @@ def _apply(request, stash, document):
     else:
         messages.success(
             request,
-            _("Pipeline uploaded: it is version %(version)d now (%(changes)s).")
+            _("Pipeline uploaded: it is pipeline version %(version)d now (%(changes)s).")
             % {"version": plan.version.number, "changes": "; ".join(plan.changes)},
         )
         admin_guard.warn(request, admin_guard.broken_anyway(plan))

@@ -20,7 +20,7 @@ from django.template.response import TemplateResponse
 from django.utils.translation import gettext as _, gettext_lazy, ngettext
 
 from stash import processing
-from stash.admin.drafts import DRAFT, read_draft
+from stash.admin.drafts import DRAFT, may_draft, read_draft
 from stash.admin.forms import ReplayForm, SimulateForm
 from stash.admin.previews import short_preview
 from stash.core.exceptions import PayloadTooLarge
@@ -132,16 +132,40 @@ def _simulate(model_admin, request, form, stash, hooks):
 
 def replay(model_admin, request, object_id):
     """Judge the stash's latest items again with its current hooks and show what would change, item by
-    item; "Judge these items again" (``JUDGE_AGAIN``) sends the changed ones to the workers."""
+    item; "Judge these items again" (``JUDGE_AGAIN``) sends the changed ones to the workers. A draft
+    posted from the stash's page (``admin_drafts``), or a pipeline file (uploaded here, or sent from
+    the upload's preview), is replayed instead, compared with the same recorded verdicts. Nothing is saved."""
     if request.method == "POST" and JUDGE_AGAIN in request.POST:
         return _judge_again(model_admin, request, object_id)
 
     def extra(stash):
-        report, summary, rows = None, "", []
-        form = ReplayForm(request.POST if request.method == "POST" else None)
-        if form.is_valid():
+        report, summary, rows, draft = None, "", [], None
+        form = ReplayForm()
+        if request.method == "POST":
+            draft = read_draft(model_admin, request, stash) if DRAFT in request.POST else None
+            # Sent from the stash's page or the upload's preview, a draft or a file comes without the
+            # fields of this page: their defaults.
+            data = (
+                request.POST
+                if "last_n" in request.POST
+                else {**request.POST.dict(), "last_n": ReplayForm.base_fields["last_n"].initial}
+            )
+            form = ReplayForm(data, request.FILES)
+        document = form.cleaned_data["document"] if form.is_valid() else None
+        if document is not None and not may_draft(model_admin, request, stash):
+            raise PermissionDenied
+        if form.is_valid() and (draft is None or draft.valid):
             try:
-                report = processing.replay(stash, form.cleaned_data["last_n"])
+                report = processing.replay(
+                    draft.stash if draft else stash,
+                    form.cleaned_data["last_n"],
+                    hooks=draft.hooks if draft else None,
+                    document=document,
+                )
+            except processing.InvalidDocument as exc:
+                form.add_error(
+                    "file", [f"{path}: {message}" for path, errors in exc.errors.items() for message in errors]
+                )
             except processing.Unanswered as exc:
                 model_admin.message_user(request, str(exc), messages.ERROR)
             else:
@@ -155,15 +179,31 @@ def replay(model_admin, request, object_id):
             people = processing.decided_by_people(
                 Content.objects.filter(pk__in=[change.content.pk for change in report.changes])
             )
-        return {
+        context = {
             "form": form,
             "report": report,
             "summary": summary,
             "rows": rows,
-            "may_judge_again": request.user.has_perm(JUDGE_AGAIN_PERMISSION),
+            # Judging again records the current hooks' verdicts: not what a draft or a file said.
+            "may_judge_again": request.user.has_perm(JUDGE_AGAIN_PERMISSION) and draft is None and document is None,
             "include_reviewed": include_reviewed_label(people) if people else "",
             "may_make_example": request.user.has_perm("stash.add_example"),
+            "draft": draft,
+            "replayed": _("the current hooks"),
         }
+        if draft is not None and draft.valid:
+            context.update(enabled_hooks=draft.enabled_hooks, replayed=_("the draft hooks"))
+        if document is not None:
+            name = form.cleaned_data["document_name"] or _("the file")
+            context.update(
+                document=json.dumps(document),
+                document_name=form.cleaned_data["document_name"],
+                replayed=_("the hooks of %(file)s") % {"file": name},
+            )
+            if report is not None:
+                steps = report.steps
+                context["enabled_hooks"] = [{"position": s.position, "label": s.title, "mode": s.mode} for s in steps]
+        return context
 
     return stash_page(model_admin, request, object_id, _("Replay %(stash)s"), "admin/stash/stash/replay.html", extra)
 

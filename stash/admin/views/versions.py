@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _, gettext_lazy
 
 from stash import processing
 from stash.admin import guard as admin_guard
-from stash.admin.views.pipelines import may_change, pipeline_stash
+from stash.admin.views.pipelines import diff_rows, may_change, pipeline_stash
 from stash.admin.views.review import refused
 from stash.admin.views.tools import stash_context
 from stash.core import documents
@@ -20,12 +20,6 @@ from stash.models import PipelineVersion
 
 #: Versions listed per page, newest first.
 PER_PAGE = 50
-#: A diff line's kind, by its first character, and the words a screen reader says before it.
-DIFF_KINDS = {
-    "+": ("added", gettext_lazy("added:")),
-    "-": ("removed", gettext_lazy("removed:")),
-    "@": ("hunk", gettext_lazy("lines:")),
-}
 
 
 class CompareForm(forms.Form):
@@ -61,7 +55,7 @@ def versions(model_admin, request, object_id):
         model_admin,
         request,
         stash,
-        _("Versions of %(stash)s") % {"stash": stash},
+        _("Pipeline versions of %(stash)s") % {"stash": stash},
         "admin/stash/stash/versions.html",
         page=page,
         rows=rows,
@@ -79,7 +73,7 @@ def version(model_admin, request, object_id, number):
         model_admin,
         request,
         stash,
-        _("Version %(number)d of %(stash)s") % {"number": number, "stash": stash},
+        _("Pipeline version %(number)d of %(stash)s") % {"number": number, "stash": stash},
         "admin/stash/stash/version.html",
         version=shown,
         previous=previous,
@@ -100,7 +94,7 @@ def compare(model_admin, request, object_id):
         diff = processing.compare_versions(stash, a, b)
     except PipelineVersion.DoesNotExist as exc:
         return refused(model_admin, request, {"version": [str(exc)]}, back)
-    title = _("Version %(a)d → %(b)d of %(stash)s") % {"a": a, "b": b, "stash": stash}
+    title = _("Pipeline version %(a)d → %(b)d of %(stash)s") % {"a": a, "b": b, "stash": stash}
     return _page(
         model_admin,
         request,
@@ -112,19 +106,6 @@ def compare(model_admin, request, object_id):
         a_url=reverse("admin:stash_stash_version", args=[stash.pk, a]),
         b_url=reverse("admin:stash_stash_version", args=[stash.pk, b]),
     )
-
-
-def diff_rows(lines):
-    """A unified diff's lines as (kind, words for a screen reader, line): kinds ``added``, ``removed``,
-    ``hunk``, ``file`` (the two headers) and ``same``."""
-    rows = []
-    for line in lines:
-        if line.startswith(("---", "+++")) and len(rows) < 2:
-            rows.append(("file", "", line))
-        else:
-            kind, words = DIFF_KINDS.get(line[:1], ("same", ""))
-            rows.append((kind, words, line))
-    return rows
 
 
 def restore(model_admin, request, object_id, number):
