@@ -426,6 +426,7 @@ class HookConfigSerializer(ModelSerializer):
             "missing",
             "runs_count",
             "kept_count",
+            "changed_count",
             "dropped_count",
             "held_count",
             "errors_count",

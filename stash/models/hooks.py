@@ -78,6 +78,7 @@ class HookConfig(LoadedStateModel):
     COUNTER_FIELDS = (
         "runs_count",
         "kept_count",
+        "changed_count",
         "dropped_count",
         "held_count",
         "errors_count",
@@ -160,6 +161,13 @@ class HookConfig(LoadedStateModel):
     )
     runs_count = models.PositiveBigIntegerField(_("runs"), default=0, editable=False)
     kept_count = models.PositiveBigIntegerField(_("kept"), default=0, editable=False)
+    changed_count = models.PositiveBigIntegerField(
+        _("changed"),
+        default=0,
+        db_default=0,
+        editable=False,
+        help_text=_("Items whose payload this transform changed (they count as kept too)."),
+    )
     dropped_count = models.PositiveBigIntegerField(_("dropped"), default=0, editable=False)
     held_count = models.PositiveBigIntegerField(
         _("held"),
