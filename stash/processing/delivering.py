@@ -16,8 +16,9 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Sequence
+from contextlib import nullcontext
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -59,20 +60,21 @@ def record(deliveries: Sequence[publishing.Delivery]) -> None:
         if one.revision is not None
     ]
     try:
-        with transaction.atomic():
-            _upsert(rows)
+        _upsert(rows)
     except IntegrityError:
         # An item or hook config deleted since its verdict: write the others.
         configs = set(HookConfig.objects.filter(pk__in={row.config_id for row in rows}).values_list("pk", flat=True))
         items = set(Content.objects.filter(pk__in={row.content_id for row in rows}).values_list("pk", flat=True))
         kept = [row for row in rows if row.config_id in configs and uuid.UUID(str(row.content_id)) in items]
         logger.info("%d deliveries not recorded: their item or hook config is gone.", len(rows) - len(kept))
-        with transaction.atomic():
-            _upsert(kept)
+        _upsert(kept)
 
 
 def _upsert(rows: list[Delivery]) -> None:
-    Delivery.objects.bulk_create(rows, update_conflicts=True, unique_fields=_KEY, update_fields=_RESET)
+    """One statement, atomic by itself; in a transaction, under a savepoint, so that a failure
+    leaves the transaction usable."""
+    with transaction.atomic() if connection.in_atomic_block else nullcontext():
+        Delivery.objects.bulk_create(rows, update_conflicts=True, unique_fields=_KEY, update_fields=_RESET)
 
 
 def send(deliveries: Sequence[publishing.Delivery], *, recorded: bool = False) -> None:
