@@ -162,3 +162,12 @@ def _call(config: HookConfig, content: Content, event: str) -> None:
             raise
         except Exception as exc:
             raise DeliveryError(f"{type(exc).__name__}: {exc}") from exc
+
+
+def for_item(content_id: uuid.UUID | str, revision: int | None = None) -> list[Delivery]:
+    """The sink deliveries of an item (of its ``revision`` only, if given), oldest first, each with
+    its hook config: what the trail, the item's page and the API show after the verdict."""
+    rows = Delivery.objects.filter(content_id=content_id).select_related("config")
+    if revision is not None:
+        rows = rows.filter(revision=revision)
+    return list(rows.order_by("created_at", "pk"))
