@@ -6,7 +6,7 @@ from contextlib import nullcontext
 
 from django.contrib import admin
 from django.utils.html import format_html
-from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_lazy as _, ngettext
 
 from stash import processing
 from stash.admin import formatting
@@ -66,24 +66,53 @@ def hook_title(config):
 
 
 def counters(config):
-    """Counters of one configured hook, its recent times and (enforcing) its precision."""
+    """Counters of one configured hook, as fit its kind: a filter's kept, dropped and held; a
+    transform's changed and unchanged; a sink's deliveries (delivered, failed, retrying); then its
+    errors, its recent times and (an enforcing filter) its precision."""
     hook_stats = getattr(config, "stats", None)
     if config.pk is None or hook_stats is None:
         return "–"
+    if hook_stats.kind == "sink":
+        return _sink_counters(hook_stats)
+    runs = ngettext("%(n)s run", "%(n)s runs", hook_stats.runs) % {"n": hook_stats.runs}
+    errors = ngettext("%(n)s error", "%(n)s errors", hook_stats.errors) % {"n": hook_stats.errors}
+    if hook_stats.kind == "transform":
+        first = _("%(runs)s · %(changed)s changed · %(unchanged)s unchanged") % {
+            "runs": runs,
+            "changed": hook_stats.changed,
+            "unchanged": hook_stats.unchanged,
+        }
+        second = errors
+    else:
+        first = _("%(runs)s · %(kept)s kept · %(dropped)s dropped · %(held)s held") % {
+            "runs": runs,
+            "kept": hook_stats.kept,
+            "dropped": hook_stats.dropped,
+            "held": hook_stats.held,
+        }
+        second = _("%(errors)s · %(overturned)s overturned") % {"errors": errors, "overturned": hook_stats.overturned}
     return format_html(
-        '<span class="stash-counters">{} runs · {} kept · {} dropped · {} held<br>{} errors · {} overturned<br>'
-        '<span class="quiet">p50 {} · p95 {} · mean {}</span>{}</span>',
-        hook_stats.runs,
-        hook_stats.kept,
-        hook_stats.dropped,
-        hook_stats.held,
-        hook_stats.errors,
-        hook_stats.overturned,
+        '<span class="stash-counters">{}<br>{}<br><span class="quiet">p50 {} · p95 {} · mean {}</span>{}</span>',
+        first,
+        second,
         formatting.duration(hook_stats.p50_ms),
         formatting.duration(hook_stats.p95_ms),
         formatting.duration(hook_stats.mean_ms),
-        precision_line(hook_stats.precision),
+        precision_line(hook_stats.precision) if hook_stats.kind != "transform" else "",
     )
+
+
+def _sink_counters(hook_stats):
+    """A sink's deliveries by status; one called in process keeps no record of its calls."""
+    counts = hook_stats.deliveries
+    if counts is None:
+        return format_html(
+            '<span class="stash-counters quiet">{}</span>', _("called in process after each verdict; not recorded")
+        )
+    line = _("%(delivered)s delivered · %(failed)s failed · %(retrying)s retrying") % counts
+    if counts.get("pending"):
+        line = _("%(line)s · %(pending)s not tried yet") % {"line": line, "pending": counts["pending"]}
+    return format_html('<span class="stash-counters">{}</span>', line)
 
 
 def precision_line(figures):
