@@ -268,6 +268,8 @@ class HookConfig(LoadedStateModel):
                 hook_class.validate_params(self.params)
             except InvalidParams as exc:
                 errors["params"] = str(exc)
+            else:
+                errors.update(self._two_timeouts(hook_class))
         if unstorable(self.condition, "condition"):
             errors["condition"] = unstorable(self.condition, "condition")
         elif self.condition.strip():
@@ -277,6 +279,27 @@ class HookConfig(LoadedStateModel):
                 errors["condition"] = str(exc)
         if errors:
             raise ValidationError(errors)
+
+    def _two_timeouts(self, hook_class: type[Any]) -> dict[str, str]:
+        """A sink with a ``timeout`` param (``webhook``) is timed by that param alone: its
+        ``timeout_ms`` bounds no run (sinks act after the verdict, in their own task). A
+        ``timeout_ms`` set to another time than the param's is refused, so that no one trusts it;
+        one left at its default, or stored before this check, is let be."""
+        if hook_class.kind != "sink" or "timeout" not in hook_class.params_schema.get("properties", {}):
+            return {}
+        default_ms = self._meta.get_field("timeout_ms").default
+        if self.timeout_ms == default_ms or not (self._state.adding or self._changed(["timeout_ms"])):
+            return {}
+        seconds = self.params.get("timeout", hook_class.params_schema["properties"]["timeout"].get("default"))
+        if seconds is not None and self.timeout_ms == round(float(seconds) * 1000):
+            return {}
+        return {
+            "timeout_ms": _(
+                "%(hook)s's time is its timeout param (%(seconds)s s), not this field: set the time there, "
+                "and leave this at %(default)s ms (or give the same time, %(same)s ms)."
+            )
+            % {"hook": self.hook, "seconds": f"{seconds:g}", "default": default_ms, "same": round(seconds * 1000)}
+        }
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         loaded = getattr(self, "_loaded", None)
