@@ -68,7 +68,8 @@ def hook_title(config):
 def counters(config):
     """Counters of one configured hook, as fit its kind: a filter's kept, dropped and held; a
     transform's changed and unchanged; a sink's deliveries (delivered, failed, retrying); then its
-    errors, its recent times and (an enforcing filter) its precision."""
+    errors, its recent times and (an enforcing filter) its precision. A line breaks between figures
+    only (the hook list is narrow on a laptop), never inside one."""
     hook_stats = getattr(config, "stats", None)
     if config.pk is None or hook_stats is None:
         return "–"
@@ -77,29 +78,37 @@ def counters(config):
     runs = ngettext("%(n)s run", "%(n)s runs", hook_stats.runs) % {"n": hook_stats.runs}
     errors = ngettext("%(n)s error", "%(n)s errors", hook_stats.errors) % {"n": hook_stats.errors}
     if hook_stats.kind == "transform":
-        first = _("%(runs)s · %(changed)s changed · %(unchanged)s unchanged") % {
-            "runs": runs,
-            "changed": hook_stats.changed,
-            "unchanged": hook_stats.unchanged,
-        }
-        second = errors
+        first = [
+            runs,
+            _("%(n)s changed") % {"n": hook_stats.changed},
+            _("%(n)s unchanged") % {"n": hook_stats.unchanged},
+        ]
+        second = [errors]
     else:
-        first = _("%(runs)s · %(kept)s kept · %(dropped)s dropped · %(held)s held") % {
-            "runs": runs,
-            "kept": hook_stats.kept,
-            "dropped": hook_stats.dropped,
-            "held": hook_stats.held,
-        }
-        second = _("%(errors)s · %(overturned)s overturned") % {"errors": errors, "overturned": hook_stats.overturned}
+        first = [
+            runs,
+            _("%(n)s kept") % {"n": hook_stats.kept},
+            _("%(n)s dropped") % {"n": hook_stats.dropped},
+            _("%(n)s held") % {"n": hook_stats.held},
+        ]
+        second = [errors, _("%(n)s overturned") % {"n": hook_stats.overturned}]
+    times = [
+        f"p50 {formatting.duration(hook_stats.p50_ms)}",
+        f"p95 {formatting.duration(hook_stats.p95_ms)}",
+        _("mean %(time)s") % {"time": formatting.duration(hook_stats.mean_ms)},
+    ]
     return format_html(
-        '<span class="stash-counters">{}<br>{}<br><span class="quiet">p50 {} · p95 {} · mean {}</span>{}</span>',
-        first,
-        second,
-        formatting.duration(hook_stats.p50_ms),
-        formatting.duration(hook_stats.p95_ms),
-        formatting.duration(hook_stats.mean_ms),
+        '<span class="stash-counters">{}<br>{}<br><span class="quiet">{}</span>{}</span>',
+        figures(first),
+        figures(second),
+        figures(times),
         precision_line(hook_stats.precision) if hook_stats.kind != "transform" else "",
     )
+
+
+def figures(parts):
+    """Figures joined by " · ", each kept on one line (its spaces do not break)."""
+    return " · ".join(str(part).replace(" ", "\u00a0") for part in parts)
 
 
 def _sink_counters(hook_stats):
@@ -109,26 +118,31 @@ def _sink_counters(hook_stats):
         return format_html(
             '<span class="stash-counters quiet">{}</span>', _("called in process after each verdict; not recorded")
         )
-    line = _("%(delivered)s delivered · %(failed)s failed · %(retrying)s retrying") % counts
+    parts = [
+        _("%(n)s delivered") % {"n": counts["delivered"]},
+        _("%(n)s failed") % {"n": counts["failed"]},
+        _("%(n)s retrying") % {"n": counts["retrying"]},
+    ]
     if counts.get("pending"):
-        line = _("%(line)s · %(pending)s not tried yet") % {"line": line, "pending": counts["pending"]}
-    return format_html('<span class="stash-counters">{}</span>', line)
+        parts.append(_("%(n)s not tried yet") % {"n": counts["pending"]})
+    return format_html('<span class="stash-counters">{}</span>', figures(parts))
 
 
-def precision_line(figures):
-    """ "precision 7 d 0.80 of 10 · 30 d 0.75 of 20" (``stats.HookStats.precision``); nothing for none."""
-    if not figures:
+def precision_line(figures_by_days):
+    """ "precision 7 d 0.80 of 10 · 30 d 0.75 of 20" (``stats.HookStats.precision``); nothing for none,
+    nor before people decided any of its items."""
+    if not any(figure.decisions for figure in (figures_by_days or {}).values()):
         return ""
     parts = [
         _("%(days)d d %(value)s of %(count)d")
         % {"days": days, "value": "–" if figure.value is None else f"{figure.value:.2f}", "count": figure.decisions}
-        for days, figure in sorted(figures.items())
+        for days, figure in sorted(figures_by_days.items())
     ]
     return format_html(
         '<br><span class="stash-precision" title="{}">{} {}</span>',
         _("Of the items it rejected or held that people decided: the share they kept rejected, and how many."),
         _("precision"),
-        " · ".join(parts),
+        figures(parts),
     )
 
 
