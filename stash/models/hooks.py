@@ -287,7 +287,7 @@ class HookConfig(LoadedStateModel):
         one left at its default, or stored before this check, is let be."""
         if hook_class.kind != "sink" or "timeout" not in hook_class.params_schema.get("properties", {}):
             return {}
-        default_ms = self._meta.get_field("timeout_ms").default
+        default_ms = HookConfig.timeout_ms.field.default
         if self.timeout_ms == default_ms or not (self._state.adding or self._changed(["timeout_ms"])):
             return {}
         seconds = self.params.get("timeout", hook_class.params_schema["properties"]["timeout"].get("default"))

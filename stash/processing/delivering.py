@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from stash.core import logs, pipeline
@@ -84,12 +84,14 @@ def send(deliveries: Sequence[publishing.Delivery], *, recorded: bool = False) -
         record(deliveries)
     unsent = publishing.send_deliveries(deliveries)
     for one in unsent:
+        if one.revision is None:
+            continue
         _rows(one.config_id, one.content_id, one.event, one.revision).update(
             status=Status.FAILED, last_error="its task could not be sent to the broker", updated_at=timezone.now()
         )
 
 
-def _rows(config_id, content_id, event, revision):
+def _rows(config_id: int, content_id: uuid.UUID | str, event: str, revision: int) -> QuerySet[Delivery]:
     return Delivery.objects.filter(config_id=config_id, content_id=content_id, event=event, revision=revision)
 
 
