@@ -25,8 +25,10 @@ def test_a_timeout_ms_other_than_the_params_timeout_is_a_form_error_on_that_fiel
 
     assert response.status_code == 200
     assert response.context["adminform"].form.errors["timeout_ms"] == [
-        "webhook's time is its timeout param (5 s), not this field: set the time there, "
-        "and leave this at 2000 ms (or give the same time, 5000 ms)."
+        (
+            "webhook's time is its timeout param (5 s), not this field: set the time there, "
+            "and leave this at 2000 ms (or give the same time, 5000 ms)."
+        )
     ]
     assert HookConfig.objects.get().timeout_ms == 2000
 
