@@ -21,6 +21,10 @@ CHAOS_SCALE ?= long
 CHAOS_FUZZ_EXAMPLES ?= 100
 CHAOS_VAR := $(CURDIR)/var/chaos
 PYTEST_ARGS ?=
+# `make run` serves the site on this address and port (e.g. `make run HOST=0.0.0.0 PORT=8080`; another
+# machine's name or address must then be in ALLOWED_HOSTS).
+HOST ?= 127.0.0.1
+PORT ?= 8000
 # `make test` measures which lines of stash the unit tests run (pytest-cov, on the embedded default) and
 # fails under this percentage: a little under the 95.49% they covered when it was introduced. Raise it as
 # coverage grows.
@@ -51,10 +55,10 @@ migrate: venv
 run: migrate
 	$(BIN)/python manage.py stash_demo
 	@echo ""
-	@echo "  stash runs at http://127.0.0.1:8000/  (admin: http://127.0.0.1:8000/admin/)"
+	@echo "  stash runs at http://$(HOST):$(PORT)/  (admin: http://$(HOST):$(PORT)/admin/)"
 	@echo "  web, worker, sinks worker and sweeper start below; Ctrl-C stops them all."
 	@echo ""
-	$(BIN)/honcho --procfile Procfile start
+	HOST=$(HOST) $(BIN)/honcho --procfile Procfile start --port $(PORT)
 
 # ruff check and ruff format --check (pyproject.toml) on the whole tree, the import contracts, and mypy on stash/core, hooks, models and
 # processing (pyproject.toml; settings: the embedded default).

@@ -58,9 +58,14 @@ def with_and_without(side, ctx):
 
 
 def without(side, ctx, bodies):
-    """Each save → verdict of ``bodies``, in seconds, with no shadow."""
+    """Each save → verdict of ``bodies``, in seconds, with no shadow: paced as ``with_shadow`` is (the same
+    pauses before and after), so that the shadow is all that differs."""
     warm_up(side, ctx)
-    return [scenarios.save_to_verdict(side, body) for body in bodies]
+    time.sleep(shadow_runs.LOOKUP_SECONDS + 0.1)
+    try:
+        return [scenarios.save_to_verdict(side, body) for body in bodies]
+    finally:
+        time.sleep(shadow_runs.LOOKUP_SECONDS + 0.1)
 
 
 def with_shadow(side, ctx, bodies):

@@ -22,7 +22,7 @@ STASH_FILTER = "stash__id__exact"
 
 
 class StyledAdmin(admin.ModelAdmin):
-    """Lists and pages with the stash styles: disabled hooks greyed, trails and JSON readable."""
+    """Lists and pages with the stash styles: disabled hooks marked, trails and JSON readable."""
 
     class Media:
         css = {"all": ["stash/admin.css"]}
@@ -61,7 +61,12 @@ def hook_title(config):
             _("not registered"),
         )
     if not config.enabled:
-        return format_html('<span class="stash-disabled">{}</span>', title)
+        # Said in words, in full colour (a faded row fails contrast).
+        return format_html(
+            '<span class="stash-disabled">{}</span> <span class="stash-badge stash-badge-disabled">{}</span>',
+            title,
+            _("disabled"),
+        )
     return title
 
 

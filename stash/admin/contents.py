@@ -1,14 +1,15 @@
 """The admin of submitted items and their pipeline runs: filters, the trail, the review decisions and judging
 again."""
 
-import uuid
 from functools import partial
 
+from django.conf import settings
 from django.contrib import admin, messages
 from django.template.loader import render_to_string
 from django.urls import path, reverse
 from django.utils.html import format_html
-from django.utils.translation import gettext_lazy as _, ngettext
+from django.utils.http import urlencode
+from django.utils.translation import gettext, gettext_lazy as _, ngettext
 
 from stash import processing
 from stash.admin import examples as admin_examples, formatting
@@ -21,7 +22,7 @@ from stash.admin.views import (
     review as admin_review,
     tools as admin_views,
 )
-from stash.models import Content, Example, HookConfig, PipelineRun
+from stash.models import Content, Example, HookConfig, PipelineRun, id_prefix_bounds
 
 
 class DecidedByFilter(admin.RelatedFieldListFilter):
@@ -50,16 +51,34 @@ def version_link(run):
 
 @admin.register(Content)
 class ContentAdmin(StyledAdmin):
-    list_display = ["short_id", "stash", "status_badge", "reason", "decider", "overturned_mark", "source", "created_at"]
+    list_display = [
+        "short_id",
+        "copy_id",
+        "stash",
+        "status_badge",
+        "reason",
+        "decider",
+        "overturned_mark",
+        "source",
+        "created_at",
+    ]
     list_display_links = ["short_id"]
     list_filter = ["stash", "status", ("decided_by", DecidedByFilter), "overturned", "source"]
     list_select_related = ["stash", "decided_by", "reviewed_by"]
     search_fields = ["reason", "payload", "idempotency_key"]
+    search_help_text = _(
+        "Searches the reason, the payload and the idempotency key; and the ids: the first 8 characters shown "
+        "here find the item, as does a whole id, with or without its dashes."
+    )
     action_form = ReviewActionForm
     # Adds the decision buttons (admin_review) above the item's fields.
     change_form_template = "admin/stash/content/change_form.html"
     actions = ["reprocess", "approve", "reject", "overturn"]
     form = ContentForm
+
+    class Media:
+        js = ["stash/copy-id.js"]
+
     readonly_fields = [
         "status_badge",
         "reason",
@@ -108,12 +127,12 @@ class ContentAdmin(StyledAdmin):
         ]
 
     def get_search_results(self, request, queryset, search_term):
+        """The fields' matches, and the items whose id starts with the term (the list's 8 characters,
+        a whole id, with or without dashes)."""
         found, duplicates = super().get_search_results(request, queryset, search_term)
-        try:
-            pk = uuid.UUID(search_term.strip())
-        except ValueError:
+        if id_prefix_bounds(search_term) is None:
             return found, duplicates
-        return found | queryset.filter(pk=pk), duplicates
+        return found | queryset.id_prefix(search_term), duplicates
 
     def get_form(self, request, obj=None, **kwargs):
         form = super().get_form(request, obj, **kwargs)
@@ -125,6 +144,11 @@ class ContentAdmin(StyledAdmin):
                 "appeals/",
                 self.admin_site.admin_view(partial(admin_appeals.appeals, self)),
                 name="stash_content_appeals",
+            ),
+            path(
+                "review/",
+                self.admin_site.admin_view(partial(admin_review.review_all, self)),
+                name="stash_content_review_all",
             ),
             path(
                 "failures/",
@@ -167,6 +191,11 @@ class ContentAdmin(StyledAdmin):
     @admin.display(description=_("id"), ordering="created_at")
     def short_id(self, obj):
         return str(obj.pk)[:8]
+
+    @admin.display(description=_("full id"))
+    def copy_id(self, obj):
+        """A button that copies the item's whole id (``copy-id.js``): the list shows only its start."""
+        return render_to_string("admin/stash/copy_id.html", {"item": obj})
 
     @admin.display(description=_("status"), ordering="status")
     def status_badge(self, obj):
@@ -231,6 +260,8 @@ class ContentAdmin(StyledAdmin):
         include = bool(people) and admin_views.INCLUDE_REVIEWED in request.POST
         count = processing.reprocess(queryset, include_reviewed=include)
         self.message_user(request, admin_views.sent_again(count), messages.SUCCESS if count else messages.WARNING)
+        if count > settings.STASH_BATCH_SIZE:
+            self.message_user(request, _follow_link(request), messages.INFO)
         admin_views.say_decided_by_people(self, request, people, include)
 
     @admin.action(description=_("Approve selected held items"), permissions=["change"])
@@ -318,3 +349,17 @@ class PipelineRunAdmin(StyledAdmin):
     @admin.display(description=_("hooks version"))
     def hooks_version(self, obj):
         return version_link(obj)
+
+
+def _follow_link(request):
+    """More than a batch sent to be judged again is judged over a while: a link to the items still
+    waiting (of the stash the list was filtered by, if any)."""
+    query = {"status__in": f"{Content.Status.PENDING},{Content.Status.PROCESSING}"}
+    if request.GET.get("stash__id__exact"):
+        query["stash__id__exact"] = request.GET["stash__id__exact"]
+    return format_html(
+        '{} <a href="{}">{}</a>',
+        gettext("They are judged over a while, a batch at a time."),
+        f"{reverse('admin:stash_content_changelist')}?{urlencode(query)}",
+        gettext("Follow the items still waiting to be judged"),
+    )

@@ -254,6 +254,22 @@ def hook_row(config, index):
     return gettext("Hook %(n)d (%(title)s)") % {"n": index + 1, "title": config.title}
 
 
+def number_in_groups(configs):
+    """Mark each of ``configs`` (in run order) as a sink (``is_sink``: it runs after the verdict, shown
+    apart, ``sink_number`` its number among them) or give it its number among the filters and
+    transforms (``order_number``: 1, 2, ...)."""
+    number = sinks = 0
+    for config in configs:
+        hook_class = config.hook_class
+        config.is_sink = hook_class is not None and hook_class.kind == "sink"
+        if config.is_sink:
+            sinks += 1
+            config.sink_number = sinks
+        else:
+            number += 1
+            config.order_number = number
+
+
 class HookConfigPageForm(HookConfigForm):
     """A hook's own page. Its save is checked by the stash's golden examples (``admin_guard``); a
     change they refuse is shown as this form's error when the page is shown again."""
@@ -289,12 +305,25 @@ class HookConfigInlineFormSet(CustomInlineFormSet):
         queryset = super().get_queryset()  # the same queryset on every call, evaluated once
         if getattr(self, "_with_stats", None) is not queryset:
             stats.attach(queryset)
+            number_in_groups(queryset)
             self._with_stats = queryset
         return queryset
 
+    def has_sinks(self):
+        """Whether the page lists sinks, apart from the numbered filters and transforms."""
+        return any(config.is_sink for config in self.get_queryset())
+
     def add_fields(self, form, index):
         super().add_fields(form, index)
-        name_inputs(form, hook_row(form.instance, index))
+        # Named by its number among the filters and transforms (as its caption shows it), or
+        # among the sinks.
+        config = form.instance
+        if getattr(config, "is_sink", False):
+            form.row_name = gettext("Sink %(n)d (%(title)s)") % {"n": config.sink_number, "title": config.title}
+        else:
+            number = getattr(config, "order_number", None)
+            form.row_name = hook_row(config, index if number is None else number - 1)
+        name_inputs(form, form.row_name)
 
     def get_max_order(self):
         # sortable2 gives a new hook this plus one: position 0, which makes the model append it

@@ -17,60 +17,29 @@ from django.utils.translation import gettext
 from django_jsonform.constants import JOIN_SYMBOL
 from django_jsonform.widgets import JSONFormWidget
 
-from stash.core import registry
-
-_SCALARS = ("string", "number", "integer", "boolean")
-# The JSON type of an enum's values, when a schema names none: all of one kind, or no form.
-_ENUM_TYPES = ((bool, "boolean"), (int, "integer"), ((int, float), "number"), (str, "string"))
-# Keywords the generated form understands and that mean the same there.
-_KEPT = ("default", "enum", "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems")
+from stash.core import registry, schema_fields
 
 
 def form_schema(params_schema: Any) -> dict[str, Any] | None:
     """The schema django-jsonform renders for a hook's ``params_schema``, or None for raw JSON only.
 
-    Only an object of named params is rendered, each a string, number, integer, boolean, a choice
-    (``enum``) or a list of those; a secret (``writeOnly``) becomes a password input left empty.
+    Only an object of named params is rendered, each a field of ``schema_fields`` (the rule the
+    public submit form follows too); a secret (``writeOnly``) becomes a password input left empty.
     """
-    if not isinstance(params_schema, dict) or params_schema.get("type") != "object":
+    found = schema_fields.fields(params_schema)
+    if found is None:
         return None
-    properties = params_schema.get("properties")
-    if not isinstance(properties, dict) or not properties:
-        return None
-    keys = {}
-    for name, spec in properties.items():
-        field = _field(spec)
-        if field is None:
-            return None
-        keys[name] = {**field, "title": name, **_help(spec)}
+    properties = params_schema["properties"]
+    keys = {name: {**_widget(field), "title": name, **_help(properties[name])} for name, field in found.items()}
     return {"type": "object", "keys": keys, "required": list(params_schema.get("required", []))}
 
 
-def _field(spec: Any) -> dict[str, Any] | None:
-    if not isinstance(spec, dict):
-        return None
-    kind = spec.get("type")
-    if kind is None and isinstance(spec.get("enum"), list):
-        kind = _enum_type(spec["enum"])
-    if kind in _SCALARS:
-        return {"type": kind, **{key: spec[key] for key in _KEPT if key in spec}}
-    if kind == "array":
-        item = _field(spec.get("items"))
-        if item is None or item["type"] == "array":
-            return None
-        if "enum" in item and spec.get("uniqueItems"):
-            item["widget"] = "multiselect"
-        return {"type": "array", "items": item, **{key: spec[key] for key in _KEPT if key in spec}}
-    return None
-
-
-def _enum_type(values: list) -> str | None:
-    for types, name in _ENUM_TYPES:
-        if values and all(
-            isinstance(value, types) and (name == "boolean" or not isinstance(value, bool)) for value in values
-        ):
-            return name
-    return None
+def _widget(field: dict[str, Any]) -> dict[str, Any]:
+    """A list of distinct choices as one multiple select, in django-jsonform's words."""
+    unique = field.pop("uniqueItems", False)
+    if field["type"] == "array" and unique and "enum" in field["items"]:
+        field["items"]["widget"] = "multiselect"
+    return field
 
 
 def _help(spec: dict) -> dict[str, Any]:

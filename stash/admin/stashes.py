@@ -38,6 +38,8 @@ class HookConfigInline(ShownParamsMixin, SortableTabularInline):
     model = HookConfig
     verbose_name = _("hook")
     verbose_name_plural = _("hooks, in the order they run")
+    # sortable2's table, with the sinks apart and buttons that move a hook one step (hook_order.js).
+    template = "admin/stash/stash/hooks_inline.html"
     form = HookConfigInlineForm
     formset = HookConfigInlineFormSet
     ordering = HOOK_ORDERING
@@ -54,6 +56,9 @@ class HookConfigInline(ShownParamsMixin, SortableTabularInline):
     @admin.display(description=_("counters"))
     def hook_counters(self, obj):
         return counters(obj)
+
+    class Media:
+        js = ["stash/hook_order.js"]
 
 
 def activity_context(stash, configs):
@@ -87,6 +92,11 @@ class StashAdmin(admin_guard.GuardedStashChanges, OneChangePerPost, SortableAdmi
         "config_version",
     ]
     inlines = [HookConfigInline]
+
+    def get_fieldsets(self, request, obj=None):
+        # On a stash's page they come after its hooks, under a heading of their own.
+        fieldsets = super().get_fieldsets(request, obj)
+        return fieldsets if obj is None else [(_("Settings"), options) for _name, options in fieldsets]
 
     def get_queryset(self, request):
         return processing.with_held_counts(super().get_queryset(request)).annotate(

@@ -32,7 +32,9 @@ urlpatterns = [
     path("auth/token/", views.TokenView.as_view(), name="token"),
     path("callbacks/<str:token>/", callback_views.CallbackView.as_view(), name="callback"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path(
+        "docs/", SpectacularSwaggerView.as_view(url_name="api:schema", template_name="stash/api_docs.html"), name="docs"
+    ),
     path("stashes/<slug:stash_slug>/pipeline/", pipeline_views.PipelineView.as_view(), name="pipeline"),
     path("contents/<uuid:pk>/appeal/", appeal_views.ContentAppealView.as_view(), name="content-appeal"),
     path("contents/<uuid:pk>/review/", review_views.ReviewView.as_view(), name="content-review"),

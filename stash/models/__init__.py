@@ -4,7 +4,7 @@ from stash.models import backpressure
 from stash.models.base import LoadedStateModel
 from stash.models.callbacks import Callback
 from stash.models.choices import ExamplesPolicy, ExpireAction, HookOnError, OnError
-from stash.models.content import Content, ContentQuerySet, lease_end
+from stash.models.content import Content, ContentQuerySet, id_prefix_bounds, lease_end
 from stash.models.deliveries import Delivery
 from stash.models.failures import Failure, group_key
 from stash.models.history import EventCount, Example, PipelineRun, PipelineVersion, Review, asynchronous_titles
@@ -48,6 +48,7 @@ __all__ = [
     "HookConfig",
     "HookConfigQuerySet",
     "HookOnError",
+    "id_prefix_bounds",
     "lease_end",
     "LoadedStateModel",
     "MAX_INTEGER_DIGITS",

@@ -38,6 +38,37 @@ class ContentQuerySet(models.QuerySet["Content"]):
         )
         return {stash_id: max((now - since).total_seconds(), 0.0) for stash_id, since in oldest}
 
+    def id_prefix(self, term: str) -> Self:
+        """The items whose id starts with ``term`` (hex digits, dashes ignored: ``3f2a9c1b`` or
+        ``3f2a9c1b-77e1``), read as a range on the id (an index seek, no cast to text); none for a
+        term that is not such a prefix (see ``id_prefix_bounds``)."""
+        bounds = id_prefix_bounds(term)
+        if bounds is None:
+            return self.none()
+        low, high = bounds
+        return self.filter(pk__gte=low) if high is None else self.filter(pk__gte=low, pk__lt=high)
+
+
+#: The shortest id prefix searched for: fewer hex digits would match a sixteenth of everything, or more.
+ID_PREFIX_MIN = 4
+
+
+def id_prefix_bounds(term: str) -> tuple[uuid.UUID, uuid.UUID | None] | None:
+    """The ids starting with ``term``, as ``(low, high)``: ``low <= id < high`` (``high`` None: no
+    upper bound, the prefix is all ``f``). None when ``term`` without its dashes is not 4 to 32 hex digits.
+
+    >>> id_prefix_bounds("3f2a-9c")
+    (UUID('3f2a9c00-0000-0000-0000-000000000000'), UUID('3f2a9d00-0000-0000-0000-000000000000'))
+    """
+    digits = term.strip().replace("-", "").lower()
+    if not ID_PREFIX_MIN <= len(digits) <= 32 or any(digit not in "0123456789abcdef" for digit in digits):
+        return None
+    shift = 4 * (32 - len(digits))
+    start = int(digits, 16)
+    low = uuid.UUID(int=start << shift)
+    end = (start + 1) << shift
+    return low, (uuid.UUID(int=end) if end < 1 << 128 else None)
+
 
 def lease_end(now: datetime | None = None) -> datetime:
     """When a lease taken ``now`` runs out: the sweeper acts on items still waiting after it."""

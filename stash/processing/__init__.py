@@ -84,7 +84,7 @@ from stash.processing.examples import (
     run_examples,
 )
 from stash.processing.expiring import ExpiryReport, expire_reviews
-from stash.processing.exporting import export_rows, write_jsonl
+from stash.processing.exporting import export_count, export_rows, write_jsonl
 from stash.processing.feedback import FeedbackError, give as give_feedback
 from stash.processing.guarding import CheckedChange, PipelineChanged, run_checked
 from stash.processing.housekeeping import BATCH_SIZE as PRUNE_BATCH_SIZE, PruneReport, prune, scheduled_prune
@@ -102,6 +102,7 @@ from stash.processing.importing import (
 )
 from stash.processing.judging import BULK_SLICE, BatchReport, judge
 from stash.processing.ordering import arrange_hooks, move_hooks, place_dragged_hooks, place_hooks, reorder_hooks
+from stash.processing.payload_schemas import payload_schema
 from stash.processing.precision import Precision, for_configs as hook_precision
 from stash.processing.recovering import recover, token_for
 from stash.processing.rejudging import PeoplesDecisions, decided_by_people, reprocess
@@ -120,12 +121,14 @@ from stash.processing.review_queue import (
     needs_two,
     next_for,
     next_held,
+    oldest_held,
     overdue_counts,
     position as queue_position,
     queue_rows,
     reason_codes,
     release,
     reprioritize,
+    reviewable_stashes,
 )
 from stash.processing.reviewing import (
     APPROVED_ALREADY,
@@ -218,6 +221,7 @@ __all__ = [
     "is_overdue",
     "needs_two",
     "next_for",
+    "oldest_held",
     "overdue_counts",
     "queue_position",
     "queue_rows",
@@ -225,6 +229,7 @@ __all__ = [
     "reason_codes",
     "release",
     "reprioritize",
+    "reviewable_stashes",
     "APPROVED_ALREADY",
     "CLAIMED",
     "decide_automatically",
@@ -279,6 +284,7 @@ __all__ = [
     "ExampleResult",
     "ExamplesBroken",
     "export_document",
+    "export_count",
     "export_rows",
     "forget_cached",
     "held_counts",
@@ -302,6 +308,7 @@ __all__ = [
     "one_change",
     "overturn",
     "PeoplesDecisions",
+    "payload_schema",
     "pipeline_for",
     "PipelineChanged",
     "place_dragged_hooks",

@@ -177,12 +177,21 @@ def submitted_items(stash: Stash, ids: Iterable[Any]) -> dict[str, pipeline.Item
         "pk", "revision", "payload", "original_payload", "source", "submitted_by_id", "created_at", "content_hash"
     )
     return {
-        str(pk): _item(stash.slug, pk, revision, payload if original is None else original, *rest)
-        for pk, revision, payload, original, *rest in rows
+        str(pk): _item(stash.slug, pk, revision, payload if original is None else original, source, by, at, digest)
+        for pk, revision, payload, original, source, by, at, digest in rows
     }
 
 
-def _item(stash_slug, pk, revision, payload, source, submitted_by_id, created_at, content_hash) -> pipeline.Item:
+def _item(
+    stash_slug: str,
+    pk: Any,
+    revision: int,
+    payload: dict[str, Any],
+    source: str,
+    submitted_by_id: Any,
+    created_at: Any,
+    content_hash: str,
+) -> pipeline.Item:
     return pipeline.Item(
         payload=payload,
         id=str(pk),

@@ -78,15 +78,19 @@ class ExampleResult:
             said.append(
                 _("expected %(expected)s, got %(verdict)s") % {"expected": self.expected, "verdict": self.verdict}
             )
+        # A blank code or hook is said in words, not quoted: "got 'no hook'" reads as a hook named so.
         if self.expected_code and self.code != self.expected_code:
             said.append(
                 _("expected reason code %(expected)r, got %(code)r")
                 % {"expected": self.expected_code, "code": self.code}
+                if self.code
+                else _("expected reason code %(expected)r, got none") % {"expected": self.expected_code}
             )
         if self.expected_hook and self.hook != self.expected_hook:
             said.append(
-                _("expected %(expected)r to decide, got %(hook)r")
-                % {"expected": self.expected_hook, "hook": self.hook or _("no hook")}
+                _("expected %(expected)r to decide, got %(hook)r") % {"expected": self.expected_hook, "hook": self.hook}
+                if self.hook
+                else _("expected %(expected)r to decide, but no hook decided") % {"expected": self.expected_hook}
             )
         if said:  # an answer for a hook since renamed, disabled or made synchronous is left unused: say so
             said.extend(

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any, TextIO
 
+from django.db.models import QuerySet
+
 from stash.models import Content, Stash
 
 #: Rows fetched from the database at a time: memory holds at most this many payloads.
@@ -34,6 +36,16 @@ def export_rows(
     ``iterator()``: a server-side cursor on PostgreSQL, so memory stays flat however many there are.
     Raises ``ValueError`` if ``after`` is given for a selection other than accepted items.
     """
+    for row in _selected(stash, statuses, after).values_list(*FIELDS).iterator(chunk_size=CHUNK_SIZE):
+        yield _as_record(row)
+
+
+def export_count(stash: Stash, statuses: Iterable[str] | None = None, after: int | None = None) -> int:
+    """How many items ``export_rows`` would give for the same arguments (a progress bar's total)."""
+    return _selected(stash, statuses, after).count()
+
+
+def _selected(stash: Stash, statuses: Iterable[str] | None, after: int | None) -> QuerySet[Content]:
     statuses = sorted(set(statuses or []))
     queue = statuses == [Content.Status.ACCEPTED]
     if after is not None and not queue:
@@ -43,9 +55,7 @@ def export_rows(
         items = items.filter(status__in=statuses)
     if after is not None:
         items = items.filter(queue_seq__gt=after)
-    items = items.order_by("queue_seq", "pk") if queue else items.order_by("created_at", "pk")
-    for row in items.values_list(*FIELDS).iterator(chunk_size=CHUNK_SIZE):
-        yield _as_record(row)
+    return items.order_by("queue_seq", "pk") if queue else items.order_by("created_at", "pk")
 
 
 def _as_record(row: tuple[Any, ...]) -> dict[str, Any]:

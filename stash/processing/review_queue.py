@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, F, Min, Q, QuerySet
 from django.utils import timezone
 
 from stash.core import pipeline
@@ -112,9 +112,17 @@ def release(content_id: uuid.UUID | str, user: User) -> bool:
 ORDER = (F("priority").desc(nulls_last=True), "created_at", "pk")
 
 
-def held_items(stash: Stash) -> QuerySet[Content]:
-    """The held items of ``stash`` in the order reviewers see them (``ORDER``)."""
-    return Content.objects.filter(stash=stash, status=Status.HELD).order_by(*ORDER)
+def held_items(stash: Stash | QuerySet[Stash]) -> QuerySet[Content]:
+    """The held items of ``stash`` in the order reviewers see them (``ORDER``); given a queryset of
+    stashes (``reviewable_stashes``), the held items of all of them in one queue, in the same order."""
+    where = Q(stash__in=stash) if isinstance(stash, QuerySet) else Q(stash=stash)
+    return Content.objects.filter(where, status=Status.HELD).order_by(*ORDER)
+
+
+def reviewable_stashes(user: User) -> QuerySet[Stash]:
+    """The stashes whose held items ``user`` may review: all of them with ``stash.view_content`` (as
+    every review page asks), none without."""
+    return Stash.objects.all() if user.has_perm("stash.view_content") else Stash.objects.none()
 
 
 def later_than(item: Content) -> Q:
@@ -133,22 +141,26 @@ def earlier_than(item: Content) -> Q:
     return Q(priority__gt=item.priority) | (Q(priority=item.priority) & earlier)
 
 
-def position(item: Content) -> int:
-    """``item``'s place (from 1) among the held items of its stash, in ``ORDER``."""
-    return Content.objects.filter(earlier_than(item), stash_id=item.stash_id, status=Status.HELD).count() + 1
+def position(item: Content, stashes: QuerySet[Stash] | None = None) -> int:
+    """``item``'s place (from 1) among the held items of its stash (or of ``stashes``), in ``ORDER``."""
+    held = (
+        Content.objects.filter(stash_id=item.stash_id, status=Status.HELD) if stashes is None else held_items(stashes)
+    )
+    return held.filter(earlier_than(item)).count() + 1
 
 
-def next_held(stash: Stash, after: Content | None = None) -> Content | None:
-    """The first held item of ``stash``, or the first after ``after``, claimed or not: what
-    someone who may only look sees. None when there is none."""
+def next_held(stash: Stash | QuerySet[Stash], after: Content | None = None) -> Content | None:
+    """The first held item of ``stash`` (a stash, or a queryset of them: ``held_items``), or the
+    first after ``after``, claimed or not: what someone who may only look sees. None when there is none."""
     items = held_items(stash).select_related("stash", "decided_by", "claimed_by")
     if after is not None:
         items = items.filter(later_than(after))
     return items.first()
 
 
-def next_for(stash: Stash, user: User, after: Content | None = None) -> Content | None:
-    """The first held item of ``stash`` (after ``after``, if given) that nobody else holds,
+def next_for(stash: Stash | QuerySet[Stash], user: User, after: Content | None = None) -> Content | None:
+    """The first held item of ``stash`` (a stash, or a queryset of them: ``held_items``; after
+    ``after``, if given) that nobody else holds,
     claimed for ``user``; without ``after``, the item ``user`` holds already comes first.
     Two reviewers asking at once never get the same item. None when none is free."""
     now = timezone.now()
@@ -188,6 +200,20 @@ def is_overdue(content: Content, stash: Stash, now: datetime | None = None) -> b
         and content.processed_at is not None
         and content.processed_at < cut
     )
+
+
+def oldest_held(now: datetime | None = None) -> dict[int, float]:
+    """Seconds the oldest held item of each stash has waited since it was held, by stash id (a
+    stash with none held is left out), in one query."""
+    now = now or timezone.now()
+    oldest = (
+        Content.objects.filter(status=Status.HELD, processed_at__isnull=False)
+        .order_by()
+        .values("stash_id")
+        .annotate(since=Min("processed_at"))
+        .values_list("stash_id", "since")
+    )
+    return {stash_id: max((now - since).total_seconds(), 0.0) for stash_id, since in oldest}
 
 
 def overdue_counts(now: datetime | None = None) -> dict[int, int]:
@@ -286,15 +312,16 @@ class QueueRow:
     approvers: list[str]
 
 
-def queue_rows(items: list[Content], stash: Stash, now: datetime | None = None) -> list[QueueRow]:
-    """``items`` (held items of ``stash``, with ``claimed_by`` selected) as queue rows, in one query."""
+def queue_rows(items: list[Content], stash: Stash | None = None, now: datetime | None = None) -> list[QueueRow]:
+    """``items`` (held items of ``stash``, with ``claimed_by`` selected; None: each of its own stash,
+    selected too) as queue rows, in one query."""
     now = now or timezone.now()
     approvals = first_approvals(items)
     return [
         QueueRow(
             item=item,
             holder=item.claimed_by if item.claimed_until is not None and item.claimed_until > now else None,
-            overdue=is_overdue(item, stash, now),
+            overdue=is_overdue(item, stash or item.stash, now),
             approvers=[review.reviewer.get_username() for review in approvals.get(item.pk, []) if review.reviewer],
         )
         for item in items

@@ -20,8 +20,9 @@ nothing for one that no longer runs.
 Each item is judged on the payload it was submitted with (before the live transforms), through
 ``Pipeline.looking()``: no sink is called, hooks with side effects work on scratch state, outcomes are
 not cached, asynchronous hooks are not asked (the item would wait), and nothing of the item is
-written. ``record`` writes one ``ShadowRun`` per item and adds to the shadow's counters in one UPDATE,
-under the shadow's row lock; the shadow finishes at its ``count`` or ``ends_at``.
+written. ``record`` writes one ``ShadowRun`` per item (with the shadow's trail where the verdicts
+differ) and adds to the shadow's counters in one UPDATE, under the shadow's row lock; the shadow
+finishes at its ``count`` or ``ends_at``.
 """
 
 from __future__ import annotations
@@ -162,8 +163,11 @@ def _outcome(
     live_verdict: str,
     live_decider: str,
 ) -> ShadowRun:
-    """The shadow's run of ``item`` (as submitted) beside its live verdict, not yet written."""
+    """The shadow's run of ``item`` (as submitted) beside its live verdict, not yet written. Its trail is
+    kept only where the verdicts differ: the report shows both trails there, and nothing reads it elsewhere
+    (a run that agrees is its verdict, its decider and its time)."""
     result = shadow_pipeline.looking().run(item)
+    agreed = live_verdict == result.verdict
     return ShadowRun(
         shadow_id=shadow_id,
         content_id=uuid.UUID(str(pk)),
@@ -173,8 +177,8 @@ def _outcome(
         shadow_verdict=result.verdict,
         shadow_decider=decider(result.trail)[:200],
         shadow_reason=result.reason,
-        shadow_trail=[entry.as_dict() for entry in result.trail],
-        agreed=live_verdict == result.verdict,
+        shadow_trail=[] if agreed else [entry.as_dict() for entry in result.trail],
+        agreed=agreed,
         duration_ms=result.duration_ms,
     )
 

@@ -1,4 +1,5 @@
-"""The submit form: a text, an optional file and optional JSON data, checked like any payload."""
+"""The submit forms: a text, an optional file and optional JSON data; or, for a stash whose
+payload has a schema, one field per property. Either payload is checked like any other."""
 
 import base64
 import json
@@ -16,7 +17,28 @@ def _no_constants(name):
     raise ValueError(f"{name} is not JSON")
 
 
-class SubmitForm(forms.Form):
+class PayloadForm(forms.Form):
+    """A form that builds a payload for ``stash``: ``payload`` and its ``canonical`` JSON once valid."""
+
+    def __init__(self, stash, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.stash = stash
+        self.payload = None
+        self.canonical = None  # the payload's canonical JSON, once checked
+
+    def check(self, payload):
+        """Keep ``payload`` if the stash takes it (``processing.check_payload``), else raise its error."""
+        try:
+            self.canonical = processing.check_payload(self.stash, payload)
+        except ValidationError as exc:
+            raise ValidationError(exc.messages) from exc
+        except PayloadTooLarge as exc:
+            hint = _("A file counts a third more: it is stored base64-encoded.") if "b64_file" in payload else ""
+            raise ValidationError(f"{exc} {hint}".strip()) from exc
+        self.payload = payload
+
+
+class SubmitForm(PayloadForm):
     """Builds the payload ``{"text", "filename", "b64_file", "data"}`` from what was given."""
 
     text = forms.CharField(label=_("Text"), required=False, widget=forms.Textarea(attrs={"rows": 6}))
@@ -27,12 +49,6 @@ class SubmitForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
         help_text=_('Optional JSON object, e.g. {"source": "phone", "probability": 0.7}'),
     )
-
-    def __init__(self, stash, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.stash = stash
-        self.payload = None
-        self.canonical = None  # the payload's canonical JSON, once checked
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
@@ -68,12 +84,5 @@ class SubmitForm(forms.Form):
             payload["data"] = cleaned["data"]
         if not payload:
             raise ValidationError(_("Give a text, a file or some data."))
-        try:
-            self.canonical = processing.check_payload(self.stash, payload)
-        except ValidationError as exc:
-            raise ValidationError(exc.messages) from exc
-        except PayloadTooLarge as exc:
-            hint = _("A file counts a third more: it is stored base64-encoded.") if "b64_file" in payload else ""
-            raise ValidationError(f"{exc} {hint}".strip()) from exc
-        self.payload = payload
+        self.check(payload)
         return cleaned

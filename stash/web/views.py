@@ -15,6 +15,7 @@ from stash.models import Content, Stash
 from stash.ops import access
 from stash.web.appeal_forms import appeal_context
 from stash.web.forms import SubmitForm
+from stash.web.schema_form import SchemaSubmitForm
 from stash.web.wording import trail_in_words, verdict_sentence
 
 # Ids of the items this browser submitted, so that an anonymous submitter can follow them.
@@ -33,7 +34,7 @@ def submit(request, slug):
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         raise PermissionDenied(_("You may not submit to this stash."))
-    form = SubmitForm(stash, request.POST or None, request.FILES or None)
+    form = submit_form(stash, request)
     if request.method == "POST" and (wait := access.over_rate(request, "anon_submit")) is not None:
         # The anonymous API's limit, on the same count: the form is no way around it.
         form.add_error(
@@ -63,6 +64,15 @@ def submit(request, slug):
     return render(request, "stash/submit.html", {"stash": stash, "form": form})
 
 
+def submit_form(stash, request):
+    """The stash's submit form: one field per property of its payload schema, if it has one
+    (``processing.payload_schema``), else a text, a file and JSON data."""
+    schema = processing.payload_schema(stash)
+    if schema is not None:
+        return SchemaSubmitForm(stash, schema, request.POST or None)
+    return SubmitForm(stash, request.POST or None, request.FILES or None)
+
+
 def _refused(request, stash, form, wait):
     """The form again, with its error, as 429 with ``Retry-After: wait``."""
     response = render(request, "stash/submit.html", {"stash": stash, "form": form}, status=429)
@@ -79,7 +89,6 @@ def content(request, pk):
 
 def content_page(request, item, appeal_form=None, status=200):
     """The item's page: its payload, verdict and trail, and its appeal (``appeal_form`` with errors)."""
-    data = item.payload.get("data")
     return render(
         request,
         "stash/content.html",
@@ -87,8 +96,7 @@ def content_page(request, item, appeal_form=None, status=200):
             "content": item,
             **_verdict_context(request, item),
             "statement": processing.statements.current(item),
-            # Indented JSON, keys sorted: PostgreSQL keeps no order of keys (escaped by the template).
-            "data_json": json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) if data else "",
+            **_payload_context(item),
             **appeal_context(request, item, appeal_form),
         },
         status=status,
@@ -106,8 +114,30 @@ def content_status(request, pk):
             "status": item.status,
             "done": context["done"],
             "html": render_to_string("stash/_verdict.html", {"content": item, **context}, request),
+            # The payload as stored: a transform may have changed it since the page was drawn.
+            "payload_html": render_to_string("stash/_payload.html", {"content": item, **_payload_context(item)}),
         }
     )
+
+
+# Payload keys the status page shows in their own way (a file by its name only).
+_SHOWN_APART = ("text", "filename", "b64_file", "data")
+
+
+def _payload_context(item):
+    """The payload as the status page shows it: its text, file name and data, and any other
+    properties (a payload made by a schema's form) as label and value."""
+    payload = item.payload if isinstance(item.payload, dict) else {}
+    data = payload.get("data")
+    return {
+        # Indented JSON, keys sorted: PostgreSQL keeps no order of keys (escaped by the template).
+        "data_json": json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) if data else "",
+        "properties": [
+            (key, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+            for key, value in sorted(payload.items())
+            if key not in _SHOWN_APART
+        ],
+    }
 
 
 def visible_content(request, pk):

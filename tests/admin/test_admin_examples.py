@@ -378,7 +378,7 @@ def test_a_stash_that_warns_lets_the_list_disable_the_hook_and_says_what_broke(a
     assert [message for message in said(response) if message.startswith("Saved, but")] == [
         (
             f"Saved, but this change breaks a golden example: {SPAM_BROKEN}; expected reason code 'blocked_word', "
-            "got ''; expected 'No spam' to decide, got 'no hook'"
+            "got none; expected 'No spam' to decide, but no hook decided"
         )
     ]
     assert not audit.hooks.get(label="No spam").enabled

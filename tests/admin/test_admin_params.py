@@ -156,7 +156,7 @@ def test_the_stash_page_gives_each_saved_hook_its_form_and_a_new_row_raw_json(ad
         assert set(keys) == set(registry.get(hook).params_schema["properties"])
     assert 'id="id_hooks-__prefix__-params_form"' not in page  # a new row: no hook yet, raw JSON
     assert 'id="id_hooks-__prefix__-params"' in page
-    assert "Needs text (position 1)" in page and "Notify (position 3)" in page
+    assert '<span class="stash-hook-number">1.</span>\n  <span class="stash-hook-title">Needs text</span>' in page
     assert '<summary title="max_bytes: 1000">max_bytes: 1000</summary>' in page  # folded to one line
 
 

@@ -391,7 +391,7 @@ def test_every_page_that_counts_held_items_gives_the_same_count(admin_client, ad
         listed = {row.pk: row.held_count for row in changelist.context["cl"].result_list}[stash.pk]
         panel = dict(processing.held_counts()).get(stash, 0)
         index = admin_client.get(reverse("admin:index")).context["stashes"]
-        on_index = {shown.pk: n for shown, n, _overdue, _url in index}.get(stash.pk, 0)
+        on_index = {shown.pk: n for shown, n, _overdue, _url, _waited in index}.get(stash.pk, 0)
         page = admin_client.get(change_url(stash)).context["original"].held_count
         review = admin_client.get(review_url(stash)).context["total"]
         return listed, panel, on_index, page, review

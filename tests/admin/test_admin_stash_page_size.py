@@ -92,3 +92,31 @@ def test_a_row_whose_hook_is_no_longer_registered_still_lists_it_and_says_so(adm
     assert re.findall(r'<option value="([^"]*)"', options) == ["", "retired_hook"]
     assert "This hook is not registered: it fails by its on-error policy." in options
     assert "retired_hook" not in [hook["name"] for hook in picker_data(page)]
+
+
+# What opening a stash's page asks the database, whatever its number of hooks: the session and
+# user, the stash with its counts, its hooks with their statistics, the charts, the messages.
+PAGE_QUERIES = 11
+
+
+def test_a_stash_page_with_20_hooks_is_under_300_kb_in_a_fixed_number_of_queries(
+    admin_client, make_stash, django_assert_max_num_queries
+):
+    hooks = [{"hook": KINDS[n % 3][0], "label": f"Hook {n}", "params": KINDS[n % 3][1]} for n in range(18)]
+    hooks += [
+        {"hook": "webhook", "label": "Notify", "params": {"url": "https://example.com/a", "secret": "s" * 24}},
+        {"hook": "max_size", "label": "Off", "params": {"max_bytes": 10}, "enabled": False},
+    ]
+    stash = make_stash("twenty", hooks=hooks)
+    few = make_stash("few", hooks=hooks[:3])
+    url = reverse("admin:stash_stash_change", args=[stash.pk])
+    admin_client.get(url)  # the session's first request logs the login in
+
+    with django_assert_max_num_queries(PAGE_QUERIES) as twenty:
+        page = admin_client.get(url).content
+    with django_assert_max_num_queries(PAGE_QUERIES) as three:
+        admin_client.get(reverse("admin:stash_stash_change", args=[few.pk]))
+
+    assert len(page) < 300_000, f"{len(page):,} bytes"
+    assert len(twenty.captured_queries) == len(three.captured_queries)
+    assert page.decode().count('class="form-row has_original') == 20

@@ -78,6 +78,12 @@ def _preview_statements(page):
     page.wait_for_selector("#statement-preview")
 
 
+def _params_open_and_a_hook_moved(page):
+    page.locator("#hooks-group tr.has_original .stash-params-fold > summary").first.click()
+    page.get_by_role("button", name="Move No spam up").click()
+    page.wait_for_selector(".stash-order-unsaved:not([hidden])")
+
+
 def _run_examples(page):
     page.click("input[name=_run]")
     page.wait_for_selector("#examples-run")
@@ -112,6 +118,11 @@ PAGES = [
     Page("admin index", lambda demo: reverse("admin:index")),
     Page("admin app index", lambda demo: reverse("admin:app_list", args=["stash"])),
     Page("stash page with hooks and charts", of_stash("admin:stash_stash_change")),
+    Page(
+        "stash page, params open, a hook moved (unsaved)",
+        of_stash("admin:stash_stash_change"),
+        _params_open_and_a_hook_moved,
+    ),
     Page("simulate", of_stash("admin:stash_stash_simulate")),
     Page("simulate, with a result", of_stash("admin:stash_stash_simulate"), _simulate),
     Page("replay", of_stash("admin:stash_stash_replay")),
@@ -123,6 +134,7 @@ PAGES = [
     Page("hook config page", lambda demo: reverse("admin:stash_hookconfig_change", args=[demo.config.pk])),
     Page("held items", lambda demo: reverse("admin:stash_content_changelist") + "?status__exact=held"),
     Page("review queue", of_stash("admin:stash_stash_review")),
+    Page("review queue of every stash", lambda demo: reverse("admin:stash_content_review_all")),
     Page("appeals", lambda demo: reverse("admin:stash_content_appeals")),
     Page("failures", lambda demo: reverse("admin:stash_content_failures")),
     Page("shadows", of_stash("admin:stash_stash_shadows")),
@@ -185,6 +197,13 @@ def demo(make_stash, admin_user, broker):
                 "params": {"expression": "size(payload.text) > 40", "action": "hold"},
             },
             {"hook": "max_size", "label": "At most 64 KB", "params": {"max_bytes": 65536}, "mode": "observe"},
+            # Disabled: the stash page marks it with a badge; a sink: listed apart, after the verdict.
+            {
+                "hook": "webhook",
+                "label": "Notify",
+                "enabled": False,
+                "params": {"url": "https://example.com/hooks/stash", "secret": "s3cret-s3cret-s3cret-s3cret"},
+            },
         ],
     )
     texts = {"accepted": "hello", "rejected": "spam, spam", "held": "a long one, " * 5}

@@ -97,11 +97,19 @@ def test_dragging_a_hook_above_another_changes_the_order_the_next_item_is_judged
     page.goto(f"{live_server.url}/admin/stash/stash/{audit.pk}/change/")
     rows = page.locator("#hooks-group tr.has_original")
     expect(rows).to_have_count(4)
-    expect(rows.nth(3).locator("td.field-label")).to_have_css("opacity", "0.45")  # disabled: greyed
+    # Disabled: said by a badge, the row in full colour (a faded row fails contrast).
+    expect(rows.nth(3).locator(".stash-badge-disabled")).to_have_text("disabled")
+    expect(rows.nth(3).locator(".stash-badge-disabled")).to_be_visible()
+    expect(rows.nth(0).locator(".stash-badge-disabled")).to_be_hidden()
+    expect(rows.nth(3).locator("td.field-label")).to_have_css("opacity", "1")
     page.screenshot(path=SCREENSHOTS / "stash-admin.png", full_page=True)
 
     rows.nth(2).locator("td.original p").drag_to(rows.nth(0).locator("td.original p"))
     expect(page.locator("#id_hooks-2-position")).to_have_value("1")
+    expect(rows.nth(0).locator(".stash-hook-number")).to_have_text("1.")  # the captions follow the drag
+    expect(rows.nth(0).locator(".stash-hook-title")).to_have_text("At most 64 KB")
+    expect(rows.nth(1).locator(".stash-hook-number")).to_have_text("2.")
+    expect(page.locator(".stash-order-unsaved")).to_be_visible()
     page.click("input[name=_save]")
     expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
     assert labels(audit) == ["At most 64 KB", "Needs text", "No spam", "Needs a title"]
@@ -119,17 +127,29 @@ def test_dragging_in_the_hooks_list_of_a_stash_reorders_at_once(logged_in, live_
     wait_for(lambda: labels(audit)[0] == "No spam", timeout=15, message="the drag to reach the database")
     assert labels(audit) == ["No spam", "Needs text", "At most 64 KB"]
     assert list(audit.hooks.in_order().values_list("position", flat=True)) == [1, 2, 3]
+    # Said, and shown: the "#" column holds the new positions without a reload.
+    expect(page.get_by_role("status")).to_have_text("Order saved: No spam is now 1 of 3.")
+    rows = page.locator("#result_list tbody tr")
+    expect(rows.locator(".field-title")).to_have_text(["No spam", "Needs text", "At most 64 KB"], use_inner_text=True)
+    expect(rows.locator(".field-order")).to_have_text(["1", "2", "3"])
 
 
 def test_toggling_enabled_in_the_list(logged_in, live_server, audit):
     page = logged_in
     page.goto(f"{live_server.url}/admin/stash/hookconfig/?stash__id__exact={audit.pk}")
     row = page.locator("#result_list tbody tr", has_text="No spam")
+    title = row.locator(".field-title a")
+    badge = "link => getComputedStyle(link, '::after').content"
+    assert title.evaluate(badge) == "none"
     row.locator("input[name$=-enabled]").uncheck()
-    expect(row.locator(".field-title")).to_have_css("opacity", "0.45")  # greyed before saving
+    assert title.evaluate(badge) == '"disabled"'  # marked before saving, in full colour
+    expect(row.locator(".field-title")).to_have_css("opacity", "1")
     page.click("input[name=_save]")
     expect(page.locator(".messagelist")).to_contain_text("1 hook config was changed successfully.")
     assert not HookConfig.objects.get(label="No spam").enabled
+    row = page.locator("#result_list tbody tr", has_text="No spam")
+    expect(row.locator(".stash-badge-disabled")).to_have_text("disabled")  # saved: a badge of its own
+    assert row.locator(".field-title a").evaluate(badge) == "none"
     assert [entry["label"] for entry in judge(audit, {"text": "spam"}).trail] == ["Needs text", "At most 64 KB"]
 
 

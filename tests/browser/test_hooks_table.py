@@ -219,3 +219,149 @@ def test_a_row_of_the_hooks_table_offers_every_hook_and_a_new_row_gets_the_picke
     page.click("input[name=_save]")
     expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
     assert audit.hooks.filter(hook="keyword_blocklist", params={"words": ["scam"]}).exists()
+
+
+def numbered(page):
+    """The filters and transforms as the stash page shows them: "1. Needs text", ..."""
+    return [
+        " ".join(text.split())
+        for text in page.locator("#hooks-group tbody.stash-ordered tr.has_original").evaluate_all(
+            "rows => rows.map(row => row.querySelector('.stash-hook-number').textContent + ' '"
+            " + row.querySelector('.stash-hook-title').textContent)"
+        )
+    ]
+
+
+def test_a_hook_moves_one_step_by_keyboard_keeps_the_focus_says_where_it_went_and_saves(logged_in, live_server, audit):
+    page = logged_in
+    stash_page(page, live_server, audit)
+    assert numbered(page) == ["1. Needs text", f"2. {LONG_LABEL}", "3. At most 64 KB"]
+    unsaved = page.locator(".stash-order-unsaved")
+    expect(unsaved).to_be_hidden()
+    status = page.locator("#hooks-group .stash-order-status")
+    expect(status).to_have_attribute("aria-live", "polite")
+
+    up = page.get_by_role("button", name="Move At most 64 KB up")
+    up.focus()
+    page.keyboard.press("Enter")
+    expect(up).to_be_focused()  # the focus moved with its row
+    expect(status).to_have_text("At most 64 KB moved to position 2 of 3.")
+    assert numbered(page) == ["1. Needs text", "2. At most 64 KB", f"3. {LONG_LABEL}"]
+    expect(unsaved).to_be_visible()
+    expect(unsaved).to_contain_text("not saved yet")
+    # Its inputs are named after the new number too.
+    expect(page.get_by_label("Hook 2 (At most 64 KB): Enabled", exact=True)).to_be_visible()
+    expect(page.get_by_label(f"Hook 3 ({LONG_LABEL}): Label", exact=True)).to_have_value(LONG_LABEL)
+
+    page.keyboard.press("Space")
+    expect(up).to_be_focused()
+    expect(status).to_have_text("At most 64 KB moved to position 1 of 3.")
+    page.keyboard.press("Enter")
+    expect(status).to_have_text("At most 64 KB is already first.")
+    assert numbered(page) == ["1. At most 64 KB", "2. Needs text", f"3. {LONG_LABEL}"]
+    assert labels(audit) == ["Needs text", LONG_LABEL, "At most 64 KB", "Notify"]  # nothing saved yet
+
+    # Tab reaches the next button: "down" of the same hook, which undoes the last step.
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="Move At most 64 KB down")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(status).to_have_text("At most 64 KB moved to position 2 of 3.")
+
+    page.click("input[name=_continue]")
+    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
+    assert labels(audit) == ["Needs text", "At most 64 KB", LONG_LABEL, "Notify"]
+    assert list(audit.hooks.in_order().values_list("position", flat=True)) == [1, 2, 3, 4]
+    assert numbered(page) == ["1. Needs text", "2. At most 64 KB", f"3. {LONG_LABEL}"]
+    expect(unsaved).to_be_hidden()  # saved
+
+
+def test_moving_back_to_the_saved_order_hides_the_notice_and_a_save_moves_nothing(logged_in, live_server, audit):
+    page = logged_in
+    stash_page(page, live_server, audit)
+    version = audit.config_version
+    page.get_by_role("button", name="Move Needs text down").click()
+    expect(page.locator(".stash-order-unsaved")).to_be_visible()
+    page.get_by_role("button", name="Move Needs text up").click()
+    expect(page.locator(".stash-order-unsaved")).to_be_hidden()
+    page.click("input[name=_continue]")
+    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
+    audit.refresh_from_db()
+    assert audit.config_version == version
+
+
+def test_sinks_are_listed_apart_after_the_verdict_and_a_save_puts_them_after_the_filters(
+    logged_in, live_server, make_stash
+):
+    stash = make_stash(
+        "mixed",
+        hooks=[
+            {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
+            {"hook": "webhook", "label": "Notify", "params": {"url": "https://example.com/a", "secret": SECRET}},
+            {"hook": "keyword_blocklist", "label": "Blocklist", "params": {"words": ["spam"]}},
+            {"hook": "webhook", "label": "Archive", "params": {"url": "https://example.com/b", "secret": SECRET}},
+        ],
+    )
+    page = logged_in
+    page.goto(f"{live_server.url}/admin/stash/stash/{stash.pk}/change/")
+    assert numbered(page) == ["1. Needs text", "2. Blocklist"]  # "3. Notify · 4. Blocklist" no more
+    sinks = page.locator("#hooks-group tbody.stash-sinks")
+    expect(sinks.locator("tr.stash-group-heading")).to_contain_text("After the verdict: sinks")
+    expect(sinks.locator("tr.has_original .stash-hook-title")).to_have_text(["Notify", "Archive"])
+    expect(sinks.locator(".stash-hook-number")).to_have_count(0)
+
+    page.get_by_role("button", name="Move Blocklist up").click()
+    expect(page.locator("#hooks-group .stash-order-status")).to_have_text("Blocklist moved to position 1 of 2.")
+    page.get_by_role("button", name="Move Archive up").click()
+    expect(page.locator("#hooks-group .stash-order-status")).to_have_text(
+        "Archive moved to position 1 of 2 among the sinks."
+    )
+    page.get_by_role("button", name="Move Archive up").click()
+    expect(page.locator("#hooks-group .stash-order-status")).to_have_text("Archive is already first.")
+    assert numbered(page) == ["1. Blocklist", "2. Needs text"]
+    page.click("input[name=_save]")
+    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
+    assert labels(stash) == ["Blocklist", "Needs text", "Archive", "Notify"]
+    assert list(stash.hooks.in_order().values_list("position", flat=True)) == [1, 2, 3, 4]
+
+
+def test_a_drag_renumbers_the_hooks_and_says_the_order_is_unsaved(logged_in, live_server, audit):
+    page = logged_in
+    rows = stash_page(page, live_server, audit)
+    drag(page, rows.nth(2).locator("td.original .stash-hook-title"), rows.nth(0).locator("td.original p"))
+    expect(page.locator(".stash-order-unsaved")).to_be_visible()
+    expect(page.locator("#hooks-group .stash-order-status")).to_have_text("At most 64 KB moved to position 1 of 3.")
+    assert numbered(page) == ["1. At most 64 KB", "2. Needs text", f"3. {LONG_LABEL}"]
+    page.click("input[name=_save]")
+    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
+    assert labels(audit) == ["At most 64 KB", "Needs text", LONG_LABEL, "Notify"]
+
+
+def test_at_1280_by_800_the_stash_page_opens_on_its_hooks_with_its_settings_below(logged_in, live_server, audit):
+    page = logged_in
+    page.set_viewport_size({"width": 1280, "height": 800})
+    rows = stash_page(page, live_server, audit)
+    expect(rows.first).to_be_in_viewport()
+    settings = page.get_by_role("heading", name="Settings")
+    expect(settings).not_to_be_in_viewport()
+    assert settings.bounding_box()["y"] > page.locator("#hooks-group").bounding_box()["y"]
+    size = page.locator("#id_max_payload_bytes")
+    size.fill("1048576000")
+    assert page.evaluate("el => el.scrollWidth <= el.clientWidth", size.element_handle())
+    assert size.bounding_box()["width"] >= 100
+
+
+def test_a_page_shown_again_with_an_error_keeps_the_moved_order_unsaved_until_saved(logged_in, live_server, audit):
+    page = logged_in
+    stash_page(page, live_server, audit)
+    page.get_by_role("button", name="Move At most 64 KB up").click()
+    page.fill("#id_hooks-0-condition", "payload.text ==")
+    page.click("input[name=_save]")
+    expect(page.locator(".errornote")).to_be_visible()
+    assert numbered(page) == ["1. Needs text", "2. At most 64 KB", f"3. {LONG_LABEL}"]
+    expect(page.locator(".stash-order-unsaved")).to_be_visible()
+    assert labels(audit) == ["Needs text", LONG_LABEL, "At most 64 KB", "Notify"]
+
+    page.fill("#id_hooks-0-condition", "")
+    page.click("input[name=_save]")
+    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
+    assert labels(audit) == ["Needs text", "At most 64 KB", LONG_LABEL, "Notify"]

@@ -117,3 +117,72 @@ def test_reviewing_held_items_with_the_mouse_and_the_keyboard(logged_in, live_se
 
     page.goto(f"{live_server.url}/admin/")
     expect(page.locator("#awaiting-review")).to_contain_text("Nothing awaiting review.")
+
+
+def axe_violations(page):
+    """Every axe-core violation on the page, of any impact, as ``rule: targets`` lines."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    return [
+        f"{violation['id']} ({violation['impact']}): "
+        + ", ".join(" ".join(node["target"]) for node in violation["nodes"])
+        for violation in Axe().run(page).response["violations"]
+    ]
+
+
+def test_the_review_pages_have_no_accessibility_violation_and_say_what_each_decision_does(logged_in, live_server, held):
+    page = logged_in
+    page.goto(f"{live_server.url}/admin/")
+    oldest = page.locator("#awaiting-review")
+    expect(oldest).to_contain_text("oldest: under 1 min")
+    page.get_by_role("link", name="Review every stash in one queue").click()
+    expect(page.locator("h1")).to_have_text("Review all stashes")
+    expect_item(page, 1, "Item 1 of 5 awaiting review in all the stashes you may review")
+    assert axe_violations(page) == []
+
+    # The words beside the buttons, not a tooltip: and each button is described by them.
+    overturn = page.get_by_role("button", name="Overturn")
+    expect(overturn).to_have_accessible_description(
+        "Accepts the item, and counts it against the hook that held it: one more false positive "
+        "(overturned) on the hook's counters. Use it when the hook should not have held the item."
+    )
+    expect(page.locator("#decide-meanings")).to_be_visible()
+    expect(page.locator("#decide-precision")).to_contain_text("Precision of Links over 30 days")
+
+    page.goto(f"{live_server.url}/admin/stash/stash/{held[0].stash_id}/review/")
+    expect_item(page, 1, "Item 1 of 5 awaiting review in Audit")
+    assert axe_violations(page) == []
+    # A link inside a sentence is underlined, not told apart by colour alone.
+    hook_link = page.locator(".stash-review-reason a")
+    assert "underline" in hook_link.evaluate("link => getComputedStyle(link).textDecorationLine")
+
+    # The item's whole id, copied from its title.
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
+    short = str(held[0].pk)[:8]
+    page.get_by_role("button", name=f"Copy the full id of item {short}").click()
+    expect(page.get_by_role("status")).to_have_text(f"Copied the full id of item {short}.")
+    assert page.evaluate("navigator.clipboard.readText()") == str(held[0].pk)
+
+
+def test_the_items_list_copies_an_items_whole_id_from_the_keyboard(logged_in, live_server, held):
+    page = logged_in
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
+    oldest = held[0]
+    short = str(oldest.pk)[:8]
+    page.goto(f"{live_server.url}/admin/stash/content/?q={short}")  # the 8 characters find the item
+    expect(page.locator("#result_list tbody tr")).to_have_count(1)
+    named = page.get_by_role("button", name=f"Copy the full id of item {short}")
+    expect(named).to_have_count(1)
+    copy = page.locator(f'button[data-copy="{oldest.pk}"]')
+    # The keyboard's way along the row: its checkbox, the id's link, then the button.
+    page.locator("#result_list tbody input.action-select").focus()
+    page.keyboard.press("Tab")
+    expect(page.locator("#result_list tbody th a")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(copy).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(copy).to_have_text(f"Copied the full id of item {short}")
+    expect(page.get_by_role("status")).to_have_text(f"Copied the full id of item {short}.")
+    assert page.evaluate("navigator.clipboard.readText()") == str(oldest.pk)
+    expect(copy).to_have_text(f"Copy the full id of item {short}")  # the button says Copy again
+    assert axe_violations(page) == []

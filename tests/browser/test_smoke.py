@@ -6,5 +6,5 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_a_superuser_logs_in_to_the_admin(logged_in):
-    assert "Site administration" in logged_in.content()
+    assert "stash administration" in logged_in.content()
     assert logged_in.locator("#content-main").get_by_role("link", name="Stashes", exact=True).count() == 1

@@ -175,8 +175,8 @@ def test_a_change_that_breaks_an_example_is_refused_listing_it(audit, exported):
     assert str(refused.value).splitlines() == [
         "This change breaks 1 golden example(s) of audit, which refuses such changes; nothing was changed:",
         (
-            "  spam: expected rejected, got accepted; expected reason code 'blocked_word', got ''; "
-            "expected 'No spam' to decide, got 'no hook'"
+            "  spam: expected rejected, got accepted; expected reason code 'blocked_word', got none; "
+            "expected 'No spam' to decide, but no hook decided"
         ),
     ]
     assert state() == before

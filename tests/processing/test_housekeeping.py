@@ -1,6 +1,7 @@
 """stash_prune and the daily prune task: old runs and final items go, in short batches; latest trails stay."""
 
 import io
+import re
 import threading
 from datetime import timedelta
 
@@ -164,17 +165,22 @@ def test_a_dry_run_counts_and_deletes_nothing(make_stash):
     assert set(Content.objects.values_list("pk", flat=True)) == {recent.pk, held.pk}
 
 
-def test_verbosity_2_reports_each_batch(make_stash):
+def test_verbosity_2_reports_each_batch_on_standard_error(make_stash):
     [item] = make_items(make_stash("audit"), 1, Status.REJECTED, days_ago=100)
     add_runs(item, 100, 99, 98)
     [other] = make_items(Stash.objects.get(slug="audit"), 1, days_ago=1)
     add_runs(other, 50, 40, 1)
 
-    lines = run("-v", "2", "--batch-size", "2", "--items", "60").splitlines()
+    out, err = io.StringIO(), io.StringIO()
+    call_command("stash_prune", "-v", "2", "--batch-size", "2", "--items", "60", stdout=out, stderr=err)
+    lines = out.getvalue().splitlines()
 
-    assert lines[:2] == ["batch 1: 1 item(s), 3 run(s) so far", "batch 2: 1 item(s), 5 run(s) so far"]
-    assert lines[2].startswith("Deleted 2 pipeline run(s) ")
-    assert lines[3].startswith("Deleted 1 accepted, rejected or failed item(s) ")
+    # Rows deleted so far: the item and its 3 runs, then 2 more runs; then how many in how long.
+    *steps, last = err.getvalue().splitlines()
+    assert [line.split(",")[0] for line in steps] == ["prune: 4 rows", "prune: 6 rows"]
+    assert re.fullmatch(r"prune: 6 rows in \d+\.\d s(, [\d,]+/s)?", last)
+    assert lines[0].startswith("Deleted 2 pipeline run(s) ")
+    assert lines[1].startswith("Deleted 1 accepted, rejected or failed item(s) ")
     assert other.runs.count() == 1
 
 

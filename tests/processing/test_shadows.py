@@ -64,6 +64,8 @@ def test_a_shadow_of_a_draft_reports_where_it_disagrees_and_changes_no_verdict(
     assert first["live"]["verdict"] == "accepted" and first["shadow"]["verdict"] == "rejected"
     assert [entry["outcome"] for entry in first["live"]["trail"]] == ["kept", "kept"]
     assert [entry["outcome"] for entry in first["shadow"]["trail"]] == ["kept", "dropped"]
+    # The shadow's trail is kept where the verdicts differ, the only place the report shows it.
+    assert not ShadowRun.objects.filter(shadow=shadow, agreed=True).exclude(shadow_trail=[]).exists()
     assert report["time"]["mean_ms"] is not None and report["time"]["p95_ms"] is not None
     # The live verdicts and payloads are as they were, and no item was judged again.
     assert {item.pk: (item.status, item.payload) for item in Content.objects.filter(stash=audit)} == live

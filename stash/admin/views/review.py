@@ -1,13 +1,15 @@
-"""The admin's review queue: a stash's held items one at a time, in the queue's order (priority, then
-the oldest), each claimed by the reviewer who opens it, and a person's decisions on an item (approve,
-reject, overturn, judge again) from that page or the item's own."""
+"""The admin's review queue: a stash's held items (or those of every stash, in one queue) one at a time, in
+the queue's order (priority, then the oldest), each claimed by the reviewer who opens it, and a person's
+decisions on an item (approve, reject, overturn, judge again, each said in words) from that page or the
+item's own."""
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.contrib import messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
 from django.http import Http404, HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -24,29 +26,46 @@ from stash.models import Content
 
 @dataclass(frozen=True)
 class Button:
-    """A decision's button: what it says, its single-key shortcut on the review page, what it does."""
+    """A decision's button: what it says, its single-key shortcut on the review page, what it does
+    (``title``: said beside the buttons, in words; ``held``: what it does to a held item, if that differs)."""
 
     decision: str
     label: str
     key: str
     title: str
+    held: str = ""
+
+    def meaning(self, status):
+        """What this decision does to an item with ``status``, as the page says it."""
+        return self.held if self.held and status == Content.Status.HELD else self.title
 
 
 BUTTONS = {
     button.decision: button
     for button in [
-        Button("approve", gettext_lazy("Approve"), "a", gettext_lazy("Accept the item: the hook was right to ask.")),
-        Button("reject", gettext_lazy("Reject"), "r", gettext_lazy("Reject the item.")),
+        Button(
+            "approve",
+            gettext_lazy("Approve"),
+            "a",
+            gettext_lazy("Accepts the item: it is fine, and the hook was right to ask a person."),
+        ),
+        Button("reject", gettext_lazy("Reject"), "r", gettext_lazy("Rejects the item: the hook's hold is confirmed.")),
         Button(
             "overturn",
             gettext_lazy("Overturn"),
             "o",
             gettext_lazy(
-                "Reverse the hook's verdict: a held or rejected item is accepted, and counted against "
-                "its hook as a false positive; an accepted one is rejected."
+                "Reverses the hooks' verdict: a rejected item is accepted, and counted against the hook that "
+                "rejected it as a false positive; an accepted one is rejected."
+            ),
+            held=gettext_lazy(
+                "Accepts the item, and counts it against the hook that held it: one more false positive "
+                "(overturned) on the hook's counters. Use it when the hook should not have held the item."
             ),
         ),
-        Button("judge", gettext_lazy("Judge again"), "j", gettext_lazy("Run the stash's current hooks over it again.")),
+        Button(
+            "judge", gettext_lazy("Judge again"), "j", gettext_lazy("Runs the stash's current hooks over it again.")
+        ),
     ]
 }
 SKIP_KEY = "n"
@@ -73,14 +92,35 @@ def decision_context(admin, request, content, decide_url, skip_url=""):
     permission), its form and where it posts. ``admin`` is the items' ModelAdmin."""
     buttons = []
     if admin.has_change_permission(request, content):
-        buttons = [BUTTONS[name] for name in processing.decisions_for(content)]
+        # Each button says what it does to an item of this status.
+        buttons = [
+            replace(BUTTONS[name], title=BUTTONS[name].meaning(content.status))
+            for name in processing.decisions_for(content)
+        ]
     return {
         "buttons": buttons,
+        "hook_precision": _precision(content) if buttons else None,
         "decide_url": decide_url,
         "skip_url": skip_url,
         "skip_key": SKIP_KEY,
         "decision_form": DecisionForm(initial={"item": content.pk, "status": content.status}),
     }
+
+
+def _precision(content):
+    """The precision (``processing.hook_precision``, 30 days) of the hook that rejected or held
+    ``content``, for the words beside the buttons; None when no enforcing hook decided it."""
+    config = content.decided_by
+    if config is None:
+        return None
+    figures = processing.hook_precision([config]).get(config.pk)
+    if figures is None:
+        return None
+    if content.status == Content.Status.HELD:
+        effect = _("Approving or overturning lowers it (its hold not confirmed); rejecting raises it.")
+    else:
+        effect = _("Overturning lowers it (its verdict not confirmed).")
+    return config.title, figures[30], effect
 
 
 def review(model_admin, request, object_id):
@@ -95,14 +135,43 @@ def review(model_admin, request, object_id):
     if stash is None:
         raise Http404(_("No stash with id %(id)s.") % {"id": object_id})
     here = reverse("admin:stash_stash_review", args=[stash.pk])
+    context = {
+        "opts": model_admin.model._meta,
+        "original": stash,
+        "title": _("Review %(stash)s") % {"stash": stash},
+        "appeals_url": f"{reverse('admin:stash_content_appeals')}?{urlencode({'stash': stash.pk})}",
+    }
+    return _queue_page(admin, request, stash, here, context)
+
+
+def review_all(admin, request):
+    """The held items of every stash the user may review (``processing.reviewable_stashes``) in one
+    queue, in the same order and with the same claims as a stash's own review page."""
+    if not admin.has_view_permission(request):
+        raise PermissionDenied
+    context = {
+        "opts": admin.model._meta,
+        "title": _("Review all stashes"),
+        "appeals_url": reverse("admin:stash_content_appeals"),
+    }
+    stashes = processing.reviewable_stashes(request.user)
+    return _queue_page(admin, request, stashes, reverse("admin:stash_content_review_all"), context)
+
+
+def _queue_page(admin, request, scope, here, context):
+    """The review page of ``scope``: one stash, or a queryset of stashes (``review_all``) whose held
+    items form one queue. ``admin`` is the items' ModelAdmin; ``context`` what the caller adds."""
     deciding = admin.has_change_permission(request)
+    one = None if isinstance(scope, QuerySet) else scope
+    in_scope = Content.objects.filter(stash=one) if one is not None else Content.objects.filter(stash__in=scope)
     if request.method == "POST":
         if "release" in request.POST:
-            return _release(request, stash, here, deciding)
+            return _release(request, here, deciding)
         form = DecisionForm(request.POST)
-        if form.is_valid() and not Content.objects.filter(pk=form.cleaned_data["item"], stash=stash).exists():
-            form.add_error("item", _("No such item in %(stash)s.") % {"stash": stash})
-        refusal = _decide(admin, request, form, here, stash)
+        if form.is_valid() and not in_scope.filter(pk=form.cleaned_data["item"]).exists():
+            where = one if one is not None else _("the stashes you may review")
+            form.add_error("item", _("No such item in %(stash)s.") % {"stash": where})
+        refusal = _decide(admin, request, form, here, one)
         if refusal is not None:
             return refusal
         return redirect(f"{here}?{urlencode({'after': form.cleaned_data['item']})}")
@@ -113,40 +182,48 @@ def review(model_admin, request, object_id):
             after_id = uuid.UUID(request.GET["after"])
         except ValueError:
             return refused(admin, request, {"after": [_("Not an item id.")]}, here)
-        after = Content.objects.filter(pk=after_id, stash=stash).first()
+        after = in_scope.filter(pk=after_id).first()
         if after is None:
-            messages.warning(
-                request, _("No item %(item)s in this stash: here is the oldest held item.") % {"item": after_id}
+            missing = (
+                _("No item %(item)s in this stash: here is the oldest held item.")
+                if one is not None
+                else _("No item %(item)s in the stashes you may review: here is the first held item.")
             )
+            messages.warning(request, missing % {"item": after_id})
         elif deciding:
             processing.release(after.pk, request.user)  # skipped: back to the others
-    item = processing.next_for(stash, request.user, after) if deciding else processing.next_held(stash, after)
-    held = processing.held_items(stash)
+    item = processing.next_for(scope, request.user, after) if deciding else processing.next_held(scope, after)
+    held = processing.held_items(scope)
     now = timezone.now()
-    queue = list(held.select_related("claimed_by")[:QUEUE_SHOWN])
-    rows = processing.queue_rows([*queue, item] if item is not None else queue, stash, now)
+    queue = list(held.select_related("stash", "claimed_by")[:QUEUE_SHOWN])
+    rows = processing.queue_rows([*queue, item] if item is not None else queue, one, now)
+    overdue = processing.overdue_counts(now)
+    stash_ids = [one.pk] if one is not None else list(scope.values_list("pk", flat=True))
+    appeals = (
+        processing.open_appeals(one) if one is not None else processing.open_appeals().filter(content__stash__in=scope)
+    )
     context = {
-        **model_admin.admin_site.each_context(request),
-        "opts": model_admin.model._meta,
-        "original": stash,
-        "stash": stash,
-        "title": _("Review %(stash)s") % {"stash": stash},
+        **admin.admin_site.each_context(request),
+        **context,
+        "stash": one,
         "item": item,
         "total": held.count(),
-        "overdue_total": processing.overdue_counts(now).get(stash.pk, 0),
+        "overdue_total": sum(overdue.get(pk, 0) for pk in stash_ids),
         "review_url": here,
         "skipped": after is not None,
         "queue": rows[: len(queue)],
         "release_key": RELEASE_KEY,
         # Appeals join the queue, marked as such; they are decided on the appeals page.
-        "appeals": list(processing.open_appeals(stash)[:QUEUE_SHOWN]),
-        "appeals_url": f"{reverse('admin:stash_content_appeals')}?{urlencode({'stash': stash.pk})}",
+        "appeals": list(appeals[:QUEUE_SHOWN]),
+        "changelist_url": reverse("admin:stash_content_changelist")
+        + "?"
+        + urlencode({"stash__id__exact": one.pk} if one is not None else {"status__exact": Content.Status.HELD}),
     }
     if item is not None:
         context.update(decision_context(admin, request, item, here, f"{here}?{urlencode({'after': item.pk})}"))
         code = processing.reason_codes([item]).get(item.pk, "")
         context.update(
-            position=processing.queue_position(item),
+            position=processing.queue_position(item, None if one is not None else scope),
             preview=previews.preview(item.payload),
             run=item.runs.first(),
             row=rows[-1],
@@ -155,7 +232,7 @@ def review(model_admin, request, object_id):
     return TemplateResponse(request, "admin/stash/stash/review.html", context)
 
 
-def _release(request, stash, here, deciding):
+def _release(request, here, deciding):
     """The Release button: the item shown goes back to the queue, and the next one is shown."""
     if not deciding:
         raise PermissionDenied

@@ -10,11 +10,11 @@ from django.contrib.admin.utils import unquote
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, ValidationError
 from django.http import (
     Http404,
-    HttpResponse,
     HttpResponseBadRequest,
     HttpResponseForbidden,
     HttpResponseNotAllowed,
     HttpResponseRedirect,
+    JsonResponse,
 )
 from django.template.response import TemplateResponse
 from django.utils.translation import gettext as _, gettext_lazy, ngettext
@@ -24,7 +24,7 @@ from stash.admin.drafts import DRAFT, read_draft
 from stash.admin.forms import ReplayForm, SimulateForm
 from stash.admin.previews import short_preview
 from stash.core.exceptions import PayloadTooLarge
-from stash.models import Content
+from stash.models import Content, HookConfig
 
 # The button of the replay page that sends its changed items to be judged again, and what it needs.
 JUDGE_AGAIN = "_judge_again"
@@ -265,13 +265,18 @@ def confirm_judge_again(model_admin, request, people):
 
 def update_order(model_admin, request):
     """django-admin-sortable2's endpoint for drag and drop in the hooks list (``SortableAdminMixin``'s
-    ``update_order``, answered alike): the moved rows' new places, applied by one atomic reorder."""
+    ``update_order``): the moved rows' new places, applied by one atomic reorder. It answers every
+    position of the stash's hooks (``{"positions": {id: position}, "count": n}``), which
+    hook_order.js shows in the list's "#" column."""
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
     if not model_admin.has_change_permission(request):
         return HttpResponseForbidden(_("Missing permissions to perform this request"))
     try:
-        count = processing.place_dragged_hooks(json.loads(request.body).get("updatedItems"))
+        moved = json.loads(request.body).get("updatedItems")
+        processing.place_dragged_hooks(moved)
     except (ValueError, TypeError, AttributeError, ObjectDoesNotExist) as exc:  # malformed; a stash gone meanwhile
         return HttpResponseBadRequest(_("Invalid POST request: %(error)s") % {"error": exc})
-    return HttpResponse(_("Updated %(count)d items") % {"count": count})
+    stash_hooks = HookConfig.objects.filter(stash__hooks__pk=int(moved[0][0]))
+    positions = {str(pk): position for pk, position in stash_hooks.values_list("pk", "position")}
+    return JsonResponse({"positions": positions, "count": len(positions)})

@@ -3,6 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from stash import processing
+from stash.management.progress import Progress
 from stash.models import Content, Stash
 
 
@@ -40,12 +41,17 @@ class Command(BaseCommand):
             if set(statuses) != {Content.Status.ACCEPTED}:
                 raise CommandError("--after is a queue number: use it with --status accepted alone.")
         rows = processing.export_rows(stash, statuses=statuses, after=after)
-        if options["output"] is None:
-            processing.write_jsonl(rows, self.stdout)
-            return
-        try:
-            with open(options["output"], "w", encoding="utf-8") as out:
-                count = processing.write_jsonl(rows, out)
-        except OSError as exc:
-            raise CommandError(f"Cannot write {options['output']}: {exc.strerror or exc}.") from exc
+        total = processing.export_count(stash, statuses=statuses, after=after)
+        # On standard error: standard output may be the items themselves. Items scrolling on a
+        # terminal are their own progress: a bar would be drawn through them.
+        verbosity = 0 if options["output"] is None and self.stdout.isatty() else options["verbosity"]
+        with Progress(self.stderr, f"export {stash.slug}", total, verbosity) as progress:
+            if options["output"] is None:
+                processing.write_jsonl(progress.wrap(rows), self.stdout)
+                return
+            try:
+                with open(options["output"], "w", encoding="utf-8") as out:
+                    count = processing.write_jsonl(progress.wrap(rows), out)
+            except OSError as exc:
+                raise CommandError(f"Cannot write {options['output']}: {exc.strerror or exc}.") from exc
         self.stdout.write(f"{count:,} item(s) of {stash.slug} written to {options['output']}.")

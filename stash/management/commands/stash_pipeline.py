@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from stash import processing
 from stash.core import documents
 from stash.management.documents import named_stash, read_json, refused
+from stash.management.progress import working
 from stash.models import Stash
 from stash.processing import limits
 
@@ -34,7 +35,7 @@ class Command(BaseCommand):
         if options["action"] == "export":
             self.export(options["stash"], options["output"])
         else:
-            self.load(options["file"], options["stash"], options["dry_run"])
+            self.load(options["file"], options["stash"], options["dry_run"], options["verbosity"])
 
     def export(self, slug, output):
         stash = Stash.objects.filter(slug=slug).first()
@@ -51,13 +52,18 @@ class Command(BaseCommand):
             raise CommandError(f"Cannot write {output}: {exc.strerror or exc}.") from exc
         self.stdout.write(f"The pipeline of {stash.slug} written to {output}.")
 
-    def load(self, source, slug, dry_run):
+    def load(self, source, slug, dry_run, verbosity=1):
         document = read_json(source, "document", check_bytes=limits.check_document_bytes)
         slug = slug or named_stash(document)
         if not slug:
             raise CommandError("The document names no stash (stash.slug): say which with --stash.")
+        examples = document.get("examples") if isinstance(document, dict) else None
+        doing = f"import {slug}: checking the document"
+        if isinstance(examples, list) and examples:
+            doing += f" and running {len(examples):,} golden example(s)"
         try:
-            plan = processing.import_document(slug, document, dry_run=dry_run)
+            with working(self.stderr, doing, verbosity):
+                plan = processing.import_document(slug, document, dry_run=dry_run)
         except (processing.InvalidDocument, processing.ExamplesBroken) as exc:
             raise refused(exc) from exc
         except (processing.Unanswered, processing.PipelineChanged) as exc:

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from stash import processing
+from stash.management.progress import Progress
 
 #: ``--items`` given without a number: the days come from the setting. (Not a string: argparse
 #: would convert it with ``type``.)
@@ -42,15 +43,16 @@ class Command(BaseCommand):
             item_days = settings.STASH_ITEM_RETENTION_DAYS
             if item_days is None:
                 raise CommandError("--items needs a number of days, or STASH_ITEM_RETENTION_DAYS set.")
-        progress = self._progress if options["verbosity"] >= 2 else None
+        label = "prune (dry run)" if options["dry_run"] else "prune"
         try:
-            report = processing.prune(
-                run_days=options["days"],
-                item_days=item_days,
-                batch_size=options["batch_size"],
-                dry_run=options["dry_run"],
-                on_batch=progress,
-            )
+            with Progress(self.stderr, label, verbosity=options["verbosity"], unit="rows") as progress:
+                report = processing.prune(
+                    run_days=options["days"],
+                    item_days=item_days,
+                    batch_size=options["batch_size"],
+                    dry_run=options["dry_run"],
+                    on_batch=lambda so_far: progress.update(so_far.runs + so_far.items + so_far.item_runs),
+                )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         verb = "Would delete" if report.dry_run else "Deleted"
@@ -63,8 +65,3 @@ class Command(BaseCommand):
                 f"{verb} {report.items:,} accepted, rejected or failed item(s) processed before "
                 f"{report.item_cutoff:%Y-%m-%d %H:%M} UTC, with their {report.item_runs:,} run(s)."
             )
-
-    def _progress(self, report):
-        self.stdout.write(
-            f"batch {report.batches}: {report.items:,} item(s), {report.runs + report.item_runs:,} run(s) so far"
-        )

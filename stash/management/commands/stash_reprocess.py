@@ -1,10 +1,19 @@
 """Send items to be judged again by their stash's current hooks."""
 
+import time
+
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from stash import processing
+from stash.management.progress import Progress, working
 from stash.models import Content, Stash
+
+#: Seconds between two counts of the verdicts, with --wait.
+POLL = 1.0
+#: Ids in one count query (SQLite takes a bounded number of parameters).
+IDS_PER_QUERY = 5000
 
 
 class Command(BaseCommand):
@@ -28,12 +37,18 @@ class Command(BaseCommand):
             help="Also items whose status a person's decision gave: their decisions are "
             "replaced (kept in each item's history). Left out by default.",
         )
+        parser.add_argument(
+            "--wait",
+            action="store_true",
+            help="Stay until every item sent has its new verdict, counting the verdicts on standard error "
+            "(Ctrl-C stops waiting; the items are judged all the same).",
+        )
 
     def handle(self, *args, **options):
         if options["failure_group"]:
             if options["ids"] or options["stash"] or options["status"]:
                 raise CommandError("--failure-group names its items: give no ids, --stash or --status with it.")
-            return self.redrive(options["failure_group"], options["include_reviewed"])
+            return self.redrive(options["failure_group"], options["include_reviewed"], options)
         if not (options["ids"] or options["stash"] or options["status"]):
             raise CommandError("Say which items: ids, --stash and/or --status, or --failure-group.")
         items = Content.objects.all()
@@ -54,19 +69,52 @@ class Command(BaseCommand):
             if missing:
                 raise CommandError(f"No such item(s): {', '.join(sorted(wanted[pk] for pk in missing))}.")
         people = processing.decided_by_people(items)
-        count = processing.reprocess(items, include_reviewed=options["include_reviewed"])
+        ids, started = list(items.values_list("pk", flat=True)) if options["wait"] else [], timezone.now()
+        with working(self.stderr, "sending the items to be judged again", options["verbosity"]):
+            count = processing.reprocess(items, include_reviewed=options["include_reviewed"])
         self.report(count, people, options["include_reviewed"])
+        if options["wait"] and count:
+            self.wait(ids, count, started, options["verbosity"])
 
-    def redrive(self, key, include_reviewed):
+    def redrive(self, key, include_reviewed, options):
         group = processing.failures.group(key)
         if group is None:
             raise CommandError(f"No group of failures {key!r}.")
-        done = processing.redriving.redrive(key, include_reviewed=include_reviewed)
+        ids, started = (
+            list(processing.failures.items_of(key).values_list("pk", flat=True)) if options["wait"] else [],
+            timezone.now(),
+        )
+        with working(self.stderr, "sending the items to be judged again", options["verbosity"]):
+            done = processing.redriving.redrive(key, include_reviewed=include_reviewed)
         self.stdout.write(
             f"Failures of {group.label or group.hook or 'no hook'} ({group.error_type}, version "
             f"{group.config_version}) in {group.stash.slug}: {group.items} item(s)."
         )
         self.report(done.sent, done.people, include_reviewed)
+        if options["wait"] and done.sent:
+            self.wait(ids, done.sent, started, options["verbosity"])
+
+    def wait(self, ids, count, started, verbosity):
+        """Count the verdicts given since ``started`` to the ``count`` items sent of ``ids`` until
+        all have one."""
+        decided = 0
+        try:
+            with Progress(self.stderr, "judged again", count, verbosity) as progress:
+                while decided < count:
+                    time.sleep(POLL)
+                    decided = sum(
+                        Content.objects.filter(
+                            pk__in=ids[start : start + IDS_PER_QUERY],
+                            status__in=processing.DECIDED_STATUSES,
+                            processed_at__gte=started,
+                        ).count()
+                        for start in range(0, len(ids), IDS_PER_QUERY)
+                    )
+                    progress.update(decided)
+        except KeyboardInterrupt:
+            self.stdout.write(f"Stopped waiting: {decided} of {count} item(s) judged so far.")
+            return
+        self.stdout.write(f"All {count} item(s) judged again.")
 
     def report(self, count, people, included):
         self.stdout.write(f"{count} item(s) sent to be judged again.")

@@ -5,15 +5,20 @@ from django.core.management.base import BaseCommand, CommandError
 from stash import processing
 from stash.core import documents
 from stash.management.documents import named_stash, read_json, refused
+from stash.management.progress import Progress, working
 from stash.models import Stash
+
+#: Examples run in one child process (each such run given STASH_EXAMPLES_TIMEOUT): the progress's step.
+CHUNK = 50
 
 
 class Command(BaseCommand):
     help = (
         "Run the golden examples of the named stashes (default: every stash that has some) through their "
         "current hooks: one line per example, PASS or FAIL with what went wrong, then the total. Exits with a "
-        "non-zero status if an example fails. With --pipeline FILE, the hooks are those of a pipeline document "
-        "(as stash_pipeline export writes it), which is not imported: nothing changes."
+        "non-zero status if an example fails; how many have run shows on standard error meanwhile. With "
+        "--pipeline FILE, the hooks are those of a pipeline document (as stash_pipeline export writes it), "
+        "which is not imported: nothing changes."
     )
 
     def add_arguments(self, parser):
@@ -35,11 +40,14 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        verbosity = options["verbosity"]
         try:
             if options["pipeline"]:
-                runs = against_document(read_json(options["pipeline"], "document"), options["stashes"])
+                document = read_json(options["pipeline"], "document")
+                with working(self.stderr, "running the examples through the document's hooks", verbosity):
+                    runs = against_document(document, options["stashes"])
             else:
-                runs = [(stash.slug, processing.run_examples(stash)) for stash in chosen(options["stashes"])]
+                runs = self.run_all(chosen(options["stashes"]), verbosity)
         except processing.Unanswered as exc:
             raise CommandError(str(exc)) from exc
         if not runs:
@@ -59,6 +67,21 @@ class Command(BaseCommand):
         if failed:
             raise CommandError(total)
         self.stdout.write(self.style.SUCCESS(total))
+
+    def run_all(self, stashes, verbosity):
+        """``[(slug, results)]`` of each of ``stashes``, run ``CHUNK`` examples at a time, counted on
+        standard error as they run."""
+        examples = {stash.slug: list(stash.examples.all()) for stash in stashes}
+        runs = []
+        total = sum(len(some) for some in examples.values())
+        with Progress(self.stderr, "stash_test", total, verbosity, unit="examples") as progress:
+            for stash in stashes:
+                results, mine = [], examples[stash.slug]
+                for start in range(0, len(mine), CHUNK):
+                    results += processing.run_examples(stash, examples=mine[start : start + CHUNK])
+                    progress.advance(len(mine[start : start + CHUNK]))
+                runs.append((stash.slug, results))
+        return runs
 
 
 def chosen(slugs):
