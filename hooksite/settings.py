@@ -245,6 +245,7 @@ SPECTACULAR_SETTINGS = {
         "StashOnErrorEnum": "stash.models.OnError",
         "AppealStatusEnum": "stash.models.Appeal.Status",
         "FailureKindEnum": "stash.models.Failure.Kind",
+        "DeliveryStatusEnum": "stash.models.Delivery.Status",
     },
 }
 

@@ -75,7 +75,7 @@ def process_contents(self, ids, wake=None, recover=None, hung=False):
             report = processing.judge(ids, wake=wake, token=token, clock=clock)
             if slot is not None:
                 slot.done(report)
-    publishing.send_deliveries(report.deliveries)
+    processing.send_deliveries(report.deliveries, recorded=True)
     logger.info(
         "batch: %d ids, %d claimed, %d judged, %d stale, %d sent back, verdicts %s",
         len(ids),
@@ -93,7 +93,7 @@ def resume_run(self, callback_id):
     by the sweeper at its timeout); a duplicate message does nothing."""
     clock = processing.Clock((self.request.timelimit or (None, None))[0] or self.app.conf.task_time_limit)
     report = processing.resume(callback_id, token=processing.token_for(self.request.id), clock=clock)
-    publishing.send_deliveries(report.deliveries)
+    processing.send_deliveries(report.deliveries, recorded=True)
     logger.info("resume: callback %s, %d claimed, verdicts %s", callback_id, report.claimed, report.verdicts)
 
 
@@ -144,7 +144,7 @@ SLOT_WAIT = 2
     retry_backoff_max=300,
     retry_jitter=True,
 )
-def deliver_sink(self, config_id, content_id, event):
+def deliver_sink(self, config_id, content_id, event, revision=None):
     """Call one sink's ``event`` for one item; a ``DeliveryError`` is retried with backoff, and
     raised (the task fails) after its last retry.
 
@@ -161,7 +161,7 @@ def deliver_sink(self, config_id, content_id, event):
             ):
                 taken = processing.SlotsTaken(f"every delivery slot of hook config {config_id} is taken")
                 raise Retry(exc=taken, when=countdown)
-        processing.deliver(config_id, content_id, event)
+        processing.deliver(config_id, content_id, event, revision, final=self.request.retries >= self.max_retries)
 
 
 @shared_task(

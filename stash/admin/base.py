@@ -6,7 +6,7 @@ from contextlib import nullcontext
 
 from django.contrib import admin
 from django.utils.html import format_html
-from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_lazy as _, ngettext
 
 from stash import processing
 from stash.admin import formatting
@@ -71,40 +71,83 @@ def hook_title(config):
 
 
 def counters(config):
-    """Counters of one configured hook, its recent times and (enforcing) its precision."""
+    """Counters of one configured hook, as fit its kind: a filter's kept, dropped and held; a
+    transform's changed and unchanged; a sink's deliveries (delivered, failed, retrying); then its
+    errors, its recent times and (an enforcing filter) its precision. A line breaks between figures
+    only (the hook list is narrow on a laptop), never inside one."""
     hook_stats = getattr(config, "stats", None)
     if config.pk is None or hook_stats is None:
         return "–"
+    if hook_stats.kind == "sink":
+        return _sink_counters(hook_stats)
+    runs = ngettext("%(n)s run", "%(n)s runs", hook_stats.runs) % {"n": hook_stats.runs}
+    errors = ngettext("%(n)s error", "%(n)s errors", hook_stats.errors) % {"n": hook_stats.errors}
+    if hook_stats.kind == "transform":
+        first = [
+            runs,
+            _("%(n)s changed") % {"n": hook_stats.changed},
+            _("%(n)s unchanged") % {"n": hook_stats.unchanged},
+        ]
+        second = [errors]
+    else:
+        first = [
+            runs,
+            _("%(n)s kept") % {"n": hook_stats.kept},
+            _("%(n)s dropped") % {"n": hook_stats.dropped},
+            _("%(n)s held") % {"n": hook_stats.held},
+        ]
+        second = [errors, _("%(n)s overturned") % {"n": hook_stats.overturned}]
+    times = [
+        f"p50 {formatting.duration(hook_stats.p50_ms)}",
+        f"p95 {formatting.duration(hook_stats.p95_ms)}",
+        _("mean %(time)s") % {"time": formatting.duration(hook_stats.mean_ms)},
+    ]
     return format_html(
-        '<span class="stash-counters">{} runs · {} kept · {} dropped · {} held<br>{} errors · {} overturned<br>'
-        '<span class="quiet">p50 {} · p95 {} · mean {}</span>{}</span>',
-        hook_stats.runs,
-        hook_stats.kept,
-        hook_stats.dropped,
-        hook_stats.held,
-        hook_stats.errors,
-        hook_stats.overturned,
-        formatting.duration(hook_stats.p50_ms),
-        formatting.duration(hook_stats.p95_ms),
-        formatting.duration(hook_stats.mean_ms),
-        precision_line(hook_stats.precision),
+        '<span class="stash-counters">{}<br>{}<br><span class="quiet">{}</span>{}</span>',
+        figures(first),
+        figures(second),
+        figures(times),
+        precision_line(hook_stats.precision) if hook_stats.kind != "transform" else "",
     )
 
 
-def precision_line(figures):
-    """ "precision 7 d 0.80 of 10 · 30 d 0.75 of 20" (``stats.HookStats.precision``); nothing for none."""
-    if not figures:
+def figures(parts):
+    """Figures joined by " · ", each kept on one line (its spaces do not break)."""
+    return " · ".join(str(part).replace(" ", "\u00a0") for part in parts)
+
+
+def _sink_counters(hook_stats):
+    """A sink's deliveries by status; one called in process keeps no record of its calls."""
+    counts = hook_stats.deliveries
+    if counts is None:
+        return format_html(
+            '<span class="stash-counters quiet">{}</span>', _("called in process after each verdict; not recorded")
+        )
+    parts = [
+        _("%(n)s delivered") % {"n": counts["delivered"]},
+        _("%(n)s failed") % {"n": counts["failed"]},
+        _("%(n)s retrying") % {"n": counts["retrying"]},
+    ]
+    if counts.get("pending"):
+        parts.append(_("%(n)s not tried yet") % {"n": counts["pending"]})
+    return format_html('<span class="stash-counters">{}</span>', figures(parts))
+
+
+def precision_line(figures_by_days):
+    """ "precision 7 d 0.80 of 10 · 30 d 0.75 of 20" (``stats.HookStats.precision``); nothing for none,
+    nor before people decided any of its items."""
+    if not any(figure.decisions for figure in (figures_by_days or {}).values()):
         return ""
     parts = [
         _("%(days)d d %(value)s of %(count)d")
         % {"days": days, "value": "–" if figure.value is None else f"{figure.value:.2f}", "count": figure.decisions}
-        for days, figure in sorted(figures.items())
+        for days, figure in sorted(figures_by_days.items())
     ]
     return format_html(
         '<br><span class="stash-precision" title="{}">{} {}</span>',
         _("Of the items it rejected or held that people decided: the share they kept rejected, and how many."),
         _("precision"),
-        " · ".join(parts),
+        figures(parts),
     )
 
 

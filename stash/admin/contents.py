@@ -36,10 +36,12 @@ class DecidedByFilter(admin.RelatedFieldListFilter):
 
 
 def trail_table(run):
-    """A run's trail as a read-only table: hook, outcome, reason, duration, and the version that judged it."""
+    """A run's trail as a read-only table: hook, outcome, reason, duration, and the version that judged it;
+    then its sinks' deliveries."""
     if run is None:
         return _("Not judged yet.")
-    return render_to_string("admin/stash/trail.html", {"trail": run.trail, "run": run})
+    deliveries = processing.deliveries_of(run.content_id, run.revision)
+    return render_to_string("admin/stash/trail.html", {"trail": run.trail, "run": run, "deliveries": deliveries})
 
 
 def version_link(run):

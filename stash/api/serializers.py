@@ -23,7 +23,7 @@ from stash.api.fields import (
 )
 from stash.api.statement_serializers import StatementSerializer
 from stash.core import pipeline, registry
-from stash.models import Content, HookConfig, PipelineRun, Stash
+from stash.models import Content, Delivery, HookConfig, PipelineRun, Stash
 
 #: A query parameter given blank (``?stash=``) is refused, not read as absent.
 BLANK_PARAMETER = "Give a value, or leave the parameter out."
@@ -197,8 +197,39 @@ class ContentSerializer(ModelSerializer):
         return reviewer.get_username() if reviewer is not None else None
 
 
+class DeliverySerializer(ModelSerializer):
+    """One sink delivery of one of the item's verdicts: how it went."""
+
+    hook_config = serializers.IntegerField(source="config_id", help_text="The sink's HookConfig.")
+    label = serializers.CharField(source="config.title", help_text="The sink's label, or its hook's name.")
+    hook = serializers.CharField(source="config.hook", help_text="The registered hook's name.")
+
+    class Meta:
+        model = Delivery
+        fields = [
+            "hook_config",
+            "label",
+            "hook",
+            "revision",
+            "event",
+            "status",
+            "attempts",
+            "last_error",
+            "created_at",
+            "updated_at",
+            "delivered_at",
+        ]
+        read_only_fields = fields
+        extra_kwargs = {
+            "event": {"help_text": "The callback delivered: on_accept, on_reject, on_hold, on_error, on_reversed."},
+            "attempts": {"help_text": "Calls made so far (the first, then each retry)."},
+            "last_error": {"help_text": "Why the latest failed attempt failed; blank if none did."},
+        }
+
+
 class ContentDetailSerializer(ContentSerializer):
-    """An item with its original payload (if transforms changed it) and its latest run's trail."""
+    """An item with its original payload (if transforms changed it), its latest run's trail and its
+    sinks' deliveries."""
 
     stash = StashSlugField(read_only=True)
     run = serializers.SerializerMethodField(help_text="The latest run of the hooks over this item, with its trail.")
@@ -207,9 +238,12 @@ class ContentDetailSerializer(ContentSerializer):
     )
 
     appeal = serializers.SerializerMethodField(help_text="The appeal of the current decision; null when none was made.")
+    deliveries = serializers.SerializerMethodField(
+        help_text="Each sink delivery of its verdicts (after the verdict, by their own task), oldest first."
+    )
 
     class Meta(ContentSerializer.Meta):
-        fields = [*ContentSerializer.Meta.fields, "original_payload", "run", "statement", "appeal"]
+        fields = [*ContentSerializer.Meta.fields, "original_payload", "run", "statement", "appeal", "deliveries"]
         read_only_fields = [*ContentSerializer.Meta.read_only_fields, "original_payload"]
 
     @extend_schema_field(RunSerializer(allow_null=True))
@@ -226,6 +260,10 @@ class ContentDetailSerializer(ContentSerializer):
     def get_appeal(self, content):
         appeal = processing.appeal_of(content)
         return AppealSerializer(appeal).data if appeal is not None else None
+
+    @extend_schema_field(DeliverySerializer(many=True))
+    def get_deliveries(self, content):
+        return DeliverySerializer(processing.deliveries_of(content.pk), many=True).data
 
 
 class SubmitSerializer(serializers.Serializer):
@@ -430,6 +468,7 @@ class HookConfigSerializer(ModelSerializer):
             "missing",
             "runs_count",
             "kept_count",
+            "changed_count",
             "dropped_count",
             "held_count",
             "errors_count",

@@ -48,3 +48,8 @@ class StashFull(StashError):
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class DeliveryRefused(StashError):
+    """A sink's delivery failed in a way that retrying will not mend (a refused address, a 4xx
+    answer): it is recorded as failed at once, with this message, and not tried again."""

@@ -405,10 +405,12 @@ class Delivery(NamedTuple):
     content_id: str
     event: str
     queue: str = ""
+    revision: int | None = None  # the item's revision whose verdict it delivers (none: feedback)
 
     @property
     def args(self):
-        return [self.config_id, str(self.content_id), self.event]
+        args = [self.config_id, str(self.content_id), self.event]
+        return args if self.revision is None else [*args, self.revision]
 
 
 def sink_queue(queue=""):
@@ -418,7 +420,9 @@ def sink_queue(queue=""):
 
 
 def send_deliveries(deliveries):
-    """Publish one sink delivery task per ``Delivery``, on the sink queue; failures are logged."""
+    """Publish one sink delivery task per ``Delivery``, on the sink queue; failures are logged, and
+    the deliveries that could not be published returned."""
+    unsent = []
     for delivery in deliveries:
         try:
             with tracing.continuing(delivery.content_id):  # the delivery's task joins its item's trace
@@ -436,6 +440,8 @@ def send_deliveries(deliveries):
                 delivery.content_id,
                 delivery.config_id,
             )
+            unsent.append(delivery)
+    return unsent
 
 
 def send_delivery_later(args, countdown, retries=0, queue="", task_id=None):

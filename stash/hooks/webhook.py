@@ -8,7 +8,7 @@ the shared secret::
 
 What is retried and what is not: a network error, a timeout, a 5xx or a 429 raises, so the
 delivery task tries again with backoff; a refused address, a redirect or another 4xx will not
-get better by retrying, so it is logged as given up and the task ends.
+get better by retrying: it raises ``DeliveryRefused``, recorded as failed, and the task ends.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import logging
 from typing import Any, Mapping
 
 from stash.core import pipeline
+from stash.core.exceptions import DeliveryRefused
 from stash.core.registry import register
 from stash.hooks import netguard
 from stash.hooks.base import EVENTS_SCHEMA, EventSink
@@ -64,7 +65,7 @@ class Webhook(EventSink):
         return {"url": problem} if problem else {}
 
     def handle(self, event: str, item: pipeline.Item, result: pipeline.Result) -> None:
-        """Raises ``WebhookError`` for a failure worth retrying; logs and returns for one that is not."""
+        """Raises ``WebhookError`` for a failure worth retrying, ``DeliveryRefused`` for one that is not."""
         url = self.params["url"]
         body = json.dumps(
             describe(event, item, result), ensure_ascii=False, separators=(",", ":"), default=str
@@ -80,20 +81,11 @@ class Webhook(EventSink):
             timeout = self.params.get("timeout", 5)
             status, reason = netguard.post(url, body, headers, timeout=timeout, deadline=DEADLINE_FACTOR * timeout)
         except netguard.BlockedAddress as exc:
-            logger.error("Webhook to %s for item %s (%s) refused, not retried: %s", url, item.id, event, exc)
-            return
+            raise DeliveryRefused(f"POST {url} refused: {exc}") from exc
         except (OSError, http.client.HTTPException) as exc:
             raise WebhookError(f"POST {url} failed: {type(exc).__name__}: {exc}") from exc
         if status >= 500 or status == 429:
             raise WebhookError(f"POST {url} answered {status} {reason}")
         if status >= 300:
-            logger.error(
-                "Webhook to %s for item %s (%s) gave up, not retried: it answered %s %s",
-                url,
-                item.id,
-                event,
-                status,
-                reason,
-            )
-            return
+            raise DeliveryRefused(f"POST {url} answered {status} {reason}")
         logger.info("Webhook to %s for item %s (%s) delivered: %s", url, item.id, event, status)

@@ -5,6 +5,7 @@ from stash.models.base import LoadedStateModel
 from stash.models.callbacks import Callback
 from stash.models.choices import ExamplesPolicy, ExpireAction, HookOnError, OnError
 from stash.models.content import Content, ContentQuerySet, id_prefix_bounds, lease_end
+from stash.models.deliveries import Delivery
 from stash.models.failures import Failure, group_key
 from stash.models.history import EventCount, Example, PipelineRun, PipelineVersion, Review, asynchronous_titles
 from stash.models.hooks import HookConfig, HookConfigQuerySet
@@ -37,6 +38,7 @@ __all__ = [
     "Content",
     "content_hash",
     "ContentQuerySet",
+    "Delivery",
     "EventCount",
     "Example",
     "Failure",

@@ -78,6 +78,7 @@ class HookConfig(LoadedStateModel):
     COUNTER_FIELDS = (
         "runs_count",
         "kept_count",
+        "changed_count",
         "dropped_count",
         "held_count",
         "errors_count",
@@ -160,6 +161,13 @@ class HookConfig(LoadedStateModel):
     )
     runs_count = models.PositiveBigIntegerField(_("runs"), default=0, editable=False)
     kept_count = models.PositiveBigIntegerField(_("kept"), default=0, editable=False)
+    changed_count = models.PositiveBigIntegerField(
+        _("changed"),
+        default=0,
+        db_default=0,
+        editable=False,
+        help_text=_("Items whose payload this transform changed (they count as kept too)."),
+    )
     dropped_count = models.PositiveBigIntegerField(_("dropped"), default=0, editable=False)
     held_count = models.PositiveBigIntegerField(
         _("held"),
@@ -260,6 +268,8 @@ class HookConfig(LoadedStateModel):
                 hook_class.validate_params(self.params)
             except InvalidParams as exc:
                 errors["params"] = str(exc)
+            else:
+                errors.update(self._two_timeouts(hook_class))
         if unstorable(self.condition, "condition"):
             errors["condition"] = unstorable(self.condition, "condition")
         elif self.condition.strip():
@@ -269,6 +279,27 @@ class HookConfig(LoadedStateModel):
                 errors["condition"] = str(exc)
         if errors:
             raise ValidationError(errors)
+
+    def _two_timeouts(self, hook_class: type[Any]) -> dict[str, str]:
+        """A sink with a ``timeout`` param (``webhook``) is timed by that param alone: its
+        ``timeout_ms`` bounds no run (sinks act after the verdict, in their own task). A
+        ``timeout_ms`` set to another time than the param's is refused, so that no one trusts it;
+        one left at its default, or stored before this check, is let be."""
+        if hook_class.kind != "sink" or "timeout" not in hook_class.params_schema.get("properties", {}):
+            return {}
+        default_ms = HookConfig.timeout_ms.field.default
+        if self.timeout_ms == default_ms or not (self._state.adding or self._changed(["timeout_ms"])):
+            return {}
+        seconds = self.params.get("timeout", hook_class.params_schema["properties"]["timeout"].get("default"))
+        if seconds is not None and self.timeout_ms == round(float(seconds) * 1000):
+            return {}
+        return {
+            "timeout_ms": _(
+                "%(hook)s's time is its timeout param (%(seconds)s s), not this field: set the time there, "
+                "and leave this at %(default)s ms (or give the same time, %(same)s ms)."
+            )
+            % {"hook": self.hook, "seconds": f"{seconds:g}", "default": default_ms, "same": round(seconds * 1000)}
+        }
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         loaded = getattr(self, "_loaded", None)

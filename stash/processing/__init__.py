@@ -73,7 +73,7 @@ from stash.processing.configuring import (
     saving_hooks,
     set_enabled,
 )
-from stash.processing.delivering import DeliveryError, deliver
+from stash.processing.delivering import DeliveryError, deliver, for_item as deliveries_of, send as send_deliveries
 from stash.processing.delivery_slots import SlotsTaken, delivery_slot
 from stash.processing.examples import (
     ExampleResult,
@@ -273,6 +273,8 @@ __all__ = [
     "decisions_for",
     "delete_hooks",
     "deliver",
+    "send_deliveries",
+    "deliveries_of",
     "delivery_slot",
     "DeliveryError",
     "FeedbackError",

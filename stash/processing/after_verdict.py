@@ -62,6 +62,7 @@ def notify(
                     str(content.pk),
                     event,
                     content.stash.queue,
+                    content.revision,
                 )
             )
         else:

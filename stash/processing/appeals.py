@@ -20,10 +20,10 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from stash.core import pipeline
-from stash.db import bulk_sql, publishing
+from stash.db import bulk_sql
 from stash.models import Appeal, Content, HookConfig, Review, Stash, Statement
 from stash.models.moderation import APPEAL_TEXT_MAX
-from stash.processing import after_verdict, auto_observe, feedback, statements
+from stash.processing import after_verdict, auto_observe, delivering, feedback, statements
 from stash.processing.building import item_for, pipeline_for
 
 if TYPE_CHECKING:
@@ -258,7 +258,7 @@ def _after_decision(content: Content, appeal: Appeal, reversed_: bool) -> None:
     """Once committed: ``on_reversed`` to the stash's listeners, and the submitter's email."""
     if reversed_:
         result = pipeline.Result(verdict=content.status, payload=content.payload, reason=content.reason)
-        publishing.send_deliveries(
+        delivering.send(
             after_verdict.notify(pipeline_for(content.stash), content, item_for(content), pipeline.ON_REVERSED, result)
         )
     _email_submitter(content, appeal)

@@ -38,7 +38,16 @@ from django.utils import timezone
 from stash.core import logs, pipeline
 from stash.db import bulk_sql, publishing, tracing
 from stash.models import Content, PipelineRun, Stash, Statement, lease_end
-from stash.processing import after_verdict, callbacks, claiming, failures, review_queue, shadow_runs, statements
+from stash.processing import (
+    after_verdict,
+    callbacks,
+    claiming,
+    delivering,
+    failures,
+    review_queue,
+    shadow_runs,
+    statements,
+)
 from stash.processing.building import item_for, pipeline_for, priority_for
 from stash.processing.time_limits import Clock, time_limit_for
 
@@ -345,7 +354,9 @@ def _finish(
     a running shadow samples of them (after all that: the live verdicts never wait for a shadow)."""
     _release(later, token, report)
     recorded = _record(judged, token, report)
+    sent_before = len(report.deliveries)
     _notify_sinks(judged, report)
+    delivering.record(report.deliveries[sent_before:])  # one statement: published after the batch
     shadow_runs.offer(recorded, clock)  # its hooks' time per item, within this message's time limit
 
 
@@ -530,6 +541,7 @@ def _count(counters: after_verdict.Counters, trail: Iterable[pipeline.TrailEntry
         counts["time_total_us"] += int(entry.duration_ms * 1000)
         if entry.outcome in (pipeline.KEPT, pipeline.TRANSFORMED):
             counts["kept_count"] += 1
+            counts["changed_count"] += entry.outcome == pipeline.TRANSFORMED
         elif entry.outcome == pipeline.DROPPED or (entry.outcome == pipeline.OBSERVED and entry.would == "drop"):
             counts["dropped_count"] += 1
         elif entry.outcome == pipeline.HELD or (entry.outcome == pipeline.OBSERVED and entry.would == "hold"):

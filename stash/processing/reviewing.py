@@ -19,7 +19,7 @@ from django.utils import timezone
 from stash.core import pipeline
 from stash.db import bulk_sql, publishing
 from stash.models import Content, HookConfig, Review, Stash, Statement
-from stash.processing import after_verdict, auto_observe, feedback, review_queue, statements
+from stash.processing import after_verdict, auto_observe, delivering, feedback, review_queue, statements
 from stash.processing.building import item_for, pipeline_for, submitted_payload
 from stash.processing.child_process import call_with_deadline
 from stash.processing.judging import Status
@@ -362,7 +362,7 @@ def _notify_reviewed(items: list[Content]) -> None:
         event = pipeline.verdict_event(content.status)
         result = pipeline.Result(verdict=content.status, payload=content.payload, reason=content.reason)
         deliveries.extend(after_verdict.notify(pipeline_for(content.stash), content, item_for(content), event, result))
-    publishing.send_deliveries(deliveries)
+    delivering.send(deliveries)
 
 
 # --- replaying ---------------------------------------------------------------------------------

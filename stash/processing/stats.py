@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, TypeVar
 
 from stash.core import pipeline
-from stash.models import HookConfig, PipelineRun
+from stash.models import Delivery, HookConfig, PipelineRun
 from stash.processing.precision import Precision, for_configs as precision_of
 
 #: How many of the latest runs the time percentiles are read from.
@@ -41,6 +41,18 @@ class HookStats:
     samples: int
     #: {days: Precision} over ``precision.WINDOWS``; empty for an observing hook (it decides nothing).
     precision: dict[int, Precision] = field(default_factory=dict)
+    #: "filter", "transform" or "sink" (blank: its hook is not registered).
+    kind: str = ""
+    #: A transform's items whose payload it changed (the others it kept unchanged).
+    changed: int = 0
+    #: A sink delivered by its own task: its deliveries by status (``Delivery.Status``); None for
+    #: any other hook (a sink called in process records no delivery).
+    deliveries: dict[str, int] | None = None
+
+    @property
+    def unchanged(self) -> int:
+        """A transform's items it kept as they were."""
+        return max(self.kept - self.changed, 0)
 
 
 def percentile(values: Iterable[float], q: float) -> float | None:
@@ -76,13 +88,17 @@ def durations_by_config(trails: Iterable[Iterable[Mapping[str, Any]]]) -> dict[i
 
 
 def for_configs(configs: Iterable[HookConfig], window: int = WINDOW) -> dict[int, HookStats]:
-    """``HookStats`` of each of ``configs`` (HookConfig instances), by id, in two queries."""
+    """``HookStats`` of each of ``configs`` (HookConfig instances), by id, in a constant number of
+    queries (one for the deliveries of all their sinks)."""
     configs = list(configs)
     durations = recent_durations({config.stash_id for config in configs}, window) if configs else {}
     precisions = precision_of(configs)
+    delivering = [config.pk for config in configs if getattr(config.hook_class, "deliver_async", False)]
+    deliveries = Delivery.objects.counts_by_config(delivering) if delivering else {}
     result = {}
     for config in configs:
         times = durations.get(config.pk, [])
+        hook_class = config.hook_class
         result[config.pk] = HookStats(
             runs=config.runs_count,
             kept=config.kept_count,
@@ -95,6 +111,9 @@ def for_configs(configs: Iterable[HookConfig], window: int = WINDOW) -> dict[int
             p95_ms=percentile(times, 95),
             samples=len(times),
             precision=precisions.get(config.pk, {}),
+            kind=hook_class.kind if hook_class else "",
+            changed=config.changed_count,
+            deliveries=deliveries.get(config.pk),
         )
     return result
 

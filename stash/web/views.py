@@ -165,4 +165,6 @@ def _verdict_context(request, item):
         "verdict": verdict_sentence(item, run),
         "technical": technical,
         "steps": trail_in_words(run.trail, technical) if run else [],
+        # Sinks act after the verdict; how their deliveries went is for staff to read.
+        "deliveries": processing.deliveries_of(item.pk, run.revision) if run and technical and done else [],
     }

@@ -109,7 +109,7 @@ def test_the_stash_page_lists_its_hooks_in_run_order_with_counters(admin_client,
     judge(audit, text="hello")
     judge(audit, text="spam")
     HookConfig.objects.filter(hook="max_size").update(enabled=False)
-    page = admin_client.get(change_url(audit)).content.decode()
+    page = admin_client.get(change_url(audit)).content.decode().replace("\xa0", " ")  # figures do not break
     rows = [page.index(f'value="{hook}" selected') for hook in ("require_fields", "keyword_blocklist", "max_size")]
     assert rows == sorted(rows)
     assert "2 runs · 2 kept · 0 dropped · 0 held<br>0 errors · 0 overturned" in page  # require_fields

@@ -42,7 +42,7 @@ def test_the_hook_and_stash_pages_show_the_precision_of_each_window(admin_client
     processing.approve(Content.objects.filter(pk=items[3].pk), rita)
     config = stash.hooks.get()
     for url in (hook_page(config), reverse("admin:stash_stash_change", args=[stash.pk])):
-        page = admin_client.get(url).content.decode()
+        page = admin_client.get(url).content.decode().replace("\xa0", " ")  # figures do not break
         assert "precision 7 d 0.75 of 4 · 30 d 0.75 of 4" in page
 
 

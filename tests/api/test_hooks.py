@@ -356,3 +356,24 @@ def test_a_webhook_secret_is_stored_but_never_shown_and_survives_edits(api, audi
     assert edited.status_code == 200
     config = HookConfig.objects.get(pk=created.json()["id"])
     assert config.params == {"url": "https://example.com/other", "secret": secret}
+
+
+def test_a_webhook_given_two_different_times_is_a_400_on_timeout_ms(api, audit, manager):
+    body = {
+        "hook": "webhook",
+        "params": {"url": "https://hooks.example.com/in", "secret": "s3cret-s3cret-s3cret", "timeout": 5},
+        "timeout_ms": 8000,
+    }
+
+    response = api(manager).post(HOOKS, body, format="json")
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "timeout_ms": [
+            (
+                "webhook's time is its timeout param (5 s), not this field: set the time there, "
+                "and leave this at 2000 ms (or give the same time, 5000 ms)."
+            )
+        ]
+    }
+    assert not HookConfig.objects.filter(hook="webhook").exists()

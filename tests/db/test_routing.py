@@ -225,7 +225,7 @@ def deliveries_sent(make_stash, broker):
     publishing.send_deliveries(report.deliveries)
     sent = sorted((m["queue"], m["args"]) for m in broker.messages if m["name"] == publishing.DELIVER_TASK)
     expected = [
-        [stash.hooks.get(hook="email").pk, str(item.pk), "on_accept"]
+        [stash.hooks.get(hook="email").pk, str(item.pk), "on_accept", 1]  # the revision judged
         for stash, item in zip((routed, plain), items, strict=True)
     ]
     return sent, expected

@@ -17,12 +17,12 @@ from django.core.exceptions import ValidationError
 
 from stash import processing, tasks
 from stash.core import registry
-from stash.core.exceptions import InvalidParams
+from stash.core.exceptions import DeliveryRefused, InvalidParams
 from stash.core.pipeline import Item, Result, TrailEntry
 from stash.core.testing import build_hook, send_event
 from stash.hooks import netguard
 from stash.hooks.webhook import WebhookError, signature
-from stash.models import Content, HookConfig
+from stash.models import Content, Delivery, HookConfig
 
 from ..support.hook_support import assert_refused, closed_port
 
@@ -257,17 +257,13 @@ def test_5xx_and_429_raise_so_the_task_retries(receiver, allow_loopback, status,
 @pytest.mark.parametrize(
     ("status", "phrase"), [(400, "Bad Request"), (404, "Not Found"), (410, "Gone"), (302, "Found")]
 )
-def test_4xx_and_redirects_are_logged_and_given_up(receiver, allow_loopback, caplog, status, phrase):
+def test_4xx_and_redirects_are_refused_for_good(receiver, allow_loopback, status, phrase):
     server = receiver([status])
 
-    with caplog.at_level(logging.ERROR, logger="stash.hooks.webhook"):
+    with pytest.raises(DeliveryRefused, match=rf"^POST {server.url()} answered {status} {phrase}$"):
         build_hook("webhook", {"url": server.url(), "secret": SECRET}).on_accept(item(), accepted())
 
     assert len(server.requests) == 1
-    assert (
-        f"Webhook to {server.url()} for item c0ffee (accept) gave up, not retried: it answered {status} {phrase}"
-        in caplog.messages
-    )
 
 
 def test_a_connection_refused_raises_to_be_retried(allow_loopback):
@@ -325,6 +321,11 @@ def delivery(make_stash, allow_loopback):
     return setup
 
 
+def delivery_row():
+    [row] = Delivery.objects.all()
+    return row
+
+
 @pytest.mark.django_db
 def test_the_task_retries_5xx_until_the_receiver_answers(receiver, delivery):
     server = receiver([503, 502, 200])
@@ -335,6 +336,28 @@ def test_the_task_retries_5xx_until_the_receiver_answers(receiver, delivery):
     assert len(server.requests) == 3
     assert len({r["headers"]["X-Stash-Delivery"] for r in server.requests}) == 1  # the same delivery each time
     assert json.loads(server.requests[-1]["body"])["item"]["payload"] == {"text": "hello"}
+    row = delivery_row()
+    assert (row.status, row.attempts, row.event) == ("delivered", 3, "on_accept")
+    assert row.last_error == f"WebhookError: POST {server.url()} answered 502 Bad Gateway"  # the last one, kept
+    assert row.delivered_at is not None
+
+
+@pytest.mark.django_db
+def test_a_delivery_is_recorded_pending_when_sent_and_retrying_after_a_failure(receiver, delivery):
+    server = receiver([503, 200])
+    deliver = delivery(server.url())
+    row = delivery_row()
+    assert (row.status, row.attempts, row.last_error, row.delivered_at) == ("pending", 0, "", None)
+
+    with pytest.raises(processing.DeliveryError):
+        processing.deliver(row.config_id, row.content_id, row.event, row.revision)
+
+    row.refresh_from_db()
+    assert (row.status, row.attempts) == ("retrying", 1)
+    assert row.last_error == f"WebhookError: POST {server.url()} answered 503 Service Unavailable"
+    assert deliver().state == "SUCCESS"
+    row.refresh_from_db()
+    assert (row.status, row.attempts) == ("delivered", 2)
 
 
 @pytest.mark.django_db
@@ -346,18 +369,24 @@ def test_the_task_gives_up_after_its_retries_on_a_receiver_that_keeps_failing(re
     assert result.state == "FAILURE"
     assert len(server.requests) == 1 + tasks.deliver_sink.max_retries
     assert str(result.result) == f"WebhookError: POST {server.url()} answered 500 Internal Server Error"
+    row = delivery_row()
+    assert (row.status, row.attempts, row.delivered_at) == ("failed", 1 + tasks.deliver_sink.max_retries, None)
+    assert row.last_error == f"WebhookError: POST {server.url()} answered 500 Internal Server Error"
 
 
 @pytest.mark.django_db
 def test_the_task_does_not_retry_a_4xx(receiver, delivery, caplog):
     server = receiver([404])
 
-    with caplog.at_level(logging.ERROR, logger="stash.hooks.webhook"):
+    with caplog.at_level(logging.ERROR, logger="stash.processing.delivering"):
         result = delivery(server.url())()
 
     assert result.state == "SUCCESS"
     assert len(server.requests) == 1
-    assert any("gave up, not retried: it answered 404 Not Found" in m for m in caplog.messages)
+    assert any("not retried: POST " in m and m.endswith("answered 404 Not Found") for m in caplog.messages)
+    row = delivery_row()
+    assert (row.status, row.attempts) == ("failed", 1)
+    assert row.last_error == f"POST {server.url()} answered 404 Not Found"
 
 
 @pytest.mark.django_db
@@ -470,13 +499,13 @@ def test_without_the_allowlist_delivery_refuses_and_records_why(receiver, caplog
     hook = registry.get("webhook")({"url": url, "secret": SECRET})  # as if saved while allowlisted
     started = time.monotonic()
 
-    with caplog.at_level(logging.ERROR, logger="stash.hooks.webhook"):
-        hook.on_accept(item(), accepted())  # returns: a refusal is not retried
+    with pytest.raises(DeliveryRefused) as refused:  # not retried
+        hook.on_accept(item(), accepted())
 
     assert time.monotonic() - started < 5  # refused before any connection is tried
     assert server.requests == []
-    [message] = caplog.messages
-    assert message.startswith(f"Webhook to {url} for item c0ffee (accept) refused, not retried: {why}")
+    message = str(refused.value)
+    assert message.startswith(f"POST {url} refused: {why}")
     assert message.endswith("allow them with STASH_WEBHOOK_ALLOWED_NETWORKS")
 
 
@@ -486,15 +515,13 @@ def test_the_task_does_not_retry_a_refused_address(receiver, delivery, settings,
     deliver = delivery(server.url(host="localhost"))
     settings.STASH_WEBHOOK_ALLOWED_NETWORKS = []
 
-    with caplog.at_level(logging.ERROR, logger="stash.hooks.webhook"):
+    with caplog.at_level(logging.ERROR, logger="stash.processing.delivering"):
         result = deliver()
 
     assert result.state == "SUCCESS"
     assert server.requests == []
-    assert (
-        sum("refused, not retried: localhost resolves only to addresses that are refused" in m for m in caplog.messages)
-        == 1
-    )
+    assert sum("refused: localhost resolves only to addresses that are refused" in m for m in caplog.messages) == 1
+    assert delivery_row().status == "failed"
 
 
 @pytest.mark.parametrize(
@@ -560,16 +587,15 @@ def test_the_connection_goes_to_the_address_that_was_checked(receiver, allow_loo
     assert request["headers"]["Host"] == f"rebind.test:{server.port}"
 
 
-def test_a_name_that_rebinds_to_a_blocked_address_never_reaches_it(receiver, allow_loopback, rebinding_dns, caplog):
+def test_a_name_that_rebinds_to_a_blocked_address_never_reaches_it(receiver, allow_loopback, rebinding_dns):
     server = receiver()
     rebinding_dns.answers.clear()  # the first answer was given to an earlier check: now the metadata address
     hook = build_hook("webhook", {"url": server.url(host="rebind.test"), "secret": SECRET})
 
-    with caplog.at_level(logging.ERROR, logger="stash.hooks.webhook"):
+    with pytest.raises(DeliveryRefused, match=r"rebind\.test resolves only to addresses that are refused: 169\.254"):
         hook.on_accept(item(), accepted())
 
     assert server.requests == []
-    assert "rebind.test resolves only to addresses that are refused: 169.254.169.254 (cloud metadata)" in caplog.text
 
 
 # --- HTTPS: the certificate is checked against the name, on the pinned address ----------------

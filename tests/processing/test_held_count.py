@@ -78,9 +78,11 @@ def test_the_admin_shows_held_next_to_dropped(judged, review, admin_client):
         "hook page": reverse("admin:stash_hookconfig_change", args=[links.pk]),
     }
     for name, url in pages.items():
-        page = admin_client.get(url).content.decode()
+        page = admin_client.get(url).content.decode().replace("\xa0", " ")  # figures do not break
         assert "3 runs · 2 kept · 0 dropped · 1 held<br>0 errors · 0 overturned" in page, name
-    assert "2 runs · 1 kept · 1 dropped · 0 held" in admin_client.get(pages["hook list"]).content.decode()
+    assert "2 runs · 1 kept · 1 dropped · 0 held" in admin_client.get(pages["hook list"]).content.decode().replace(
+        "\xa0", " "
+    )
 
 
 def test_the_api_gives_the_held_count_read_only(judged, review, admin_user):

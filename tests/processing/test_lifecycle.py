@@ -245,8 +245,8 @@ def test_async_sinks_get_their_verdict_events_through_a_task_and_the_end_in_proc
     ids, report = judge(stash, {"n": 1, "boom": True})
 
     assert [delivery.args for delivery in report.deliveries] == [
-        [remote.pk, str(ids[0]), "on_accept"],
-        [remote.pk, str(ids[0]), "on_error"],
+        [remote.pk, str(ids[0]), "on_accept", 1],
+        [remote.pk, str(ids[0]), "on_error", 1],
     ]
     assert ("accept", 1) not in CALLS  # not called inside the run
     assert ("remote end", 1) in CALLS  # the end is not a network event: called at once
