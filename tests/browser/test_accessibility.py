@@ -84,6 +84,18 @@ def _params_open_and_a_hook_moved(page):
     page.wait_for_selector(".stash-order-unsaved:not([hidden])")
 
 
+def _refused_save(page):
+    page.fill("#id_slug", "not a slug!")
+    page.click("input[name=_continue]")
+    page.wait_for_selector(".errornote")
+
+
+def _refused_submit(page):
+    page.fill("#id_data", "{not json")
+    page.click("form.submit button[type=submit]")
+    page.wait_for_selector(".errorlist")
+
+
 def _run_examples(page):
     page.click("input[name=_run]")
     page.wait_for_selector("#examples-run")
@@ -114,6 +126,7 @@ def of_stash(url_name, query=""):
 PAGES = [
     Page("index", lambda demo: reverse("stash:index")),
     Page("submit form", lambda demo: reverse("stash:submit", args=[demo.stash.slug])),
+    Page("submit form, errors shown", lambda demo: reverse("stash:submit", args=[demo.stash.slug]), _refused_submit),
     *per_status("status page", "stash:content"),
     Page("admin index", lambda demo: reverse("admin:index")),
     Page("admin app index", lambda demo: reverse("admin:app_list", args=["stash"])),
@@ -123,6 +136,7 @@ PAGES = [
         of_stash("admin:stash_stash_change"),
         _params_open_and_a_hook_moved,
     ),
+    Page("stash page, a save refused (errors shown)", of_stash("admin:stash_stash_change"), _refused_save),
     Page("simulate", of_stash("admin:stash_stash_simulate")),
     Page("simulate, with a result", of_stash("admin:stash_stash_simulate"), _simulate),
     Page("replay", of_stash("admin:stash_stash_replay")),
