@@ -25,7 +25,7 @@ class PipelineRun(models.Model):
 
     content = models.ForeignKey(Content, on_delete=models.CASCADE, related_name="runs", verbose_name=_("content"))
     revision = models.PositiveIntegerField(_("revision"))
-    config_version = models.PositiveIntegerField(_("config version"))
+    config_version = models.PositiveIntegerField(_("pipeline version"))
     outcome = models.CharField(_("outcome"), max_length=12, choices=Content.Status.choices)
     reason = models.TextField(_("reason"), blank=True)
     started_at = models.DateTimeField(_("started"))

@@ -119,7 +119,7 @@ class Stash(LoadedStateModel):
         help_text=_("Items held with one of these reason codes need two different reviewers to approve them."),
     )
     config_version = models.PositiveIntegerField(
-        _("config version"),
+        _("pipeline version"),
         default=1,
         editable=False,
         help_text=_("Bumped on every change to the stash or its hooks; workers rebuild their pipeline on change."),

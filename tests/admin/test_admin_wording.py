@@ -6,6 +6,8 @@ from dataclasses import replace
 import pytest
 from django.urls import reverse
 
+from stash import processing
+from stash.models import Content
 from stash.processing.examples import ExampleResult
 
 pytestmark = pytest.mark.django_db
@@ -45,3 +47,13 @@ def test_an_example_no_hook_decided_says_so_in_words():
         "expected reason code 'blocked_word', got 'too_long'",
         "expected 'No spam' to decide, got 'At most 10 B'",
     ]
+
+
+def test_the_version_number_has_one_name_in_the_runs_list_and_on_a_stash(admin_client, make_stash):
+    audit = make_stash("audit")
+    item = Content.objects.create(stash=audit, payload={"text": "hello"})
+    processing.judge([item.pk])
+    runs = admin_client.get(reverse("admin:stash_pipelinerun_changelist")).content.decode()
+    assert "Pipeline version" in runs and "onfig version" not in runs
+    page = admin_client.get(reverse("admin:stash_stash_change", args=[audit.pk])).content.decode()
+    assert "Pipeline version" in page and "onfig version" not in page
