@@ -235,6 +235,9 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI from drf-spectacular-sidecar's static files (no CDN: /api/docs/ works offline).
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # No deep links: Swagger UI puts each one as a link inside the operation's button (a control
+    # within a control, which screen readers cannot reach).
+    "SWAGGER_UI_SETTINGS": {"deepLinking": False},
     # A trail entry's outcome is one enum wherever trails are shown (runs, simulations); so are a
     # verdict, and each on_error (a hook's and a stash's), in hook configs and pipeline documents.
     "ENUM_NAME_OVERRIDES": {

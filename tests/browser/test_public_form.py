@@ -88,11 +88,34 @@ def test_the_status_page_shows_the_payload_as_stored_once_the_verdict_comes(page
     assert page.evaluate("window.stillTheSamePage") is True
 
 
-def test_the_api_docs_page_has_a_language_and_one_main_landmark(page, live_server):
-    page.goto(f"{live_server.url}/api/docs/")
-    expect(page.locator("main .swagger-ui")).to_be_visible()
+def serious_violations(page):
     violations = Axe().run(page).response["violations"]
-    named = {v["id"] for v in violations} & {"html-has-lang", "landmark-one-main", "region"}
-    assert named == set()
-    assert [v["id"] for v in violations if v["impact"] in {"critical", "serious"}] == []
+    return [
+        (v["id"], [n["target"] for n in v["nodes"]][:3], v["nodes"][0].get("failureSummary"))
+        for v in violations
+        if v["impact"] in {"critical", "serious"}
+    ]
+
+
+def test_the_api_docs_page_has_a_language_one_main_landmark_and_no_serious_violation(page, live_server):
+    page.goto(f"{live_server.url}/api/docs/")
+    expect(page.locator("main .opblock").first).to_be_visible()  # the operations, once the schema is read
+    violations = Axe().run(page).response["violations"]
+    assert {v["id"] for v in violations} & {"html-has-lang", "landmark-one-main", "region"} == set()
     assert page.locator("html").get_attribute("lang") == "en"
+    assert serious_violations(page) == []
+
+    # An operation opened, its parameters (an enum's list among them) and responses shown, and tried out.
+    page.locator("#operations-appeals-appeals_list .opblock-summary-control").click()
+    expect(page.locator("#operations-appeals-appeals_list tr[data-param-name='status'] select")).to_be_attached()
+    assert serious_violations(page) == []
+    page.locator("#operations-appeals-appeals_list .try-out__btn").click()
+    expect(page.locator("#operations-appeals-appeals_list .execute")).to_be_visible()
+    assert serious_violations(page) == []
+
+    # An operation with a request body, and the schemas at the foot of the page.
+    page.locator("#operations-contents-contents_create .opblock-summary-control").click()
+    expect(page.locator("#operations-contents-contents_create .opblock-section-request-body")).to_be_visible()
+    page.locator("section.models .model-container .model-box-control").first.click()
+    expect(page.locator("section.models .model-container .model .property-row").first).to_be_visible()
+    assert serious_violations(page) == []
