@@ -263,3 +263,13 @@ def _copy_fields(model, objs):
     if with_pk == 0 and isinstance(pk, models.AutoField):
         return [field for field in fields if field is not pk]
     return None
+
+
+def commit_unsynced(using="default"):
+    """Inside a transaction on PostgreSQL: its commit returns before the write-ahead log reaches the
+    disk (``SET LOCAL synchronous_commit TO OFF``), as for a sample that may lose its last moment if
+    PostgreSQL itself crashes, never its consistency. Elsewhere, and outside a transaction, nothing."""
+    connection = connections[using]
+    if connection.vendor == "postgresql" and connection.in_atomic_block:
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")

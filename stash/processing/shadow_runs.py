@@ -294,10 +294,13 @@ def _send_again(shadow: Shadow, rows: Sequence[Sequence[Any]], budget: float, al
 
 def record(shadow_id: int, outcomes: list[ShadowRun]) -> int:
     """Write ``outcomes`` of shadow ``shadow_id`` and add them to its counters, in one UPDATE under its
-    row lock, up to its ``count`` (which finishes it); returns how many were written."""
+    row lock, up to its ``count`` (which finishes it); returns how many were written. The commit does
+    not wait for the disk (``bulk_sql.commit_unsynced``): runs are a sample, and the live commits beside
+    them should not queue behind their write."""
     if not outcomes:
         return 0
     with transaction.atomic():
+        bulk_sql.commit_unsynced()  # a sample: the live commits beside it need not wait behind its disk write
         shadow = Shadow.objects.select_for_update().filter(pk=shadow_id, status=Running).first()
         if shadow is None:
             return 0

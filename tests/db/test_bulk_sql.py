@@ -483,3 +483,22 @@ def test_copy_rows_was_checked_against_the_pinned_django_and_psycopg():
     assert_checked_against(
         COPY_CHECKED_WITH, "stash.db.compat.copy_rows (and tests/db/test_bulk_sql.py, on PostgreSQL)"
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_commit_unsynced_lets_one_transaction_commit_without_waiting_for_the_disk():
+    def setting():
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW synchronous_commit")
+            return cursor.fetchone()[0]
+
+    bulk_sql.commit_unsynced()  # outside a transaction: nothing, anywhere
+    if connection.vendor != "postgresql":
+        with transaction.atomic():
+            bulk_sql.commit_unsynced()  # SQLite: nothing to set, and no error
+        return
+    assert setting() == "on"
+    with transaction.atomic():
+        bulk_sql.commit_unsynced()
+        assert setting() == "off"
+    assert setting() == "on"  # the next transaction waits for the disk again

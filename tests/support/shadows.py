@@ -17,7 +17,8 @@ def save_and_judge(stash, payloads, captured):
 
 def rows_of(items):
     """The rows a shadow's message carries for ``items`` (judged live; the live decider left blank)."""
-    return [[str(item.pk), item.revision, Content.objects.get(pk=item.pk).status, ""] for item in items]
+    statuses = dict(Content.objects.filter(pk__in=[item.pk for item in items]).values_list("pk", "status"))
+    return [[str(item.pk), item.revision, statuses[item.pk], ""] for item in items]
 
 
 def run_shadow_messages(broker):
