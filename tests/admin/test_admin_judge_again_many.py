@@ -76,6 +76,8 @@ def test_past_a_batch_the_admin_links_to_their_judging_and_the_items_still_waiti
     page = admin_client.get(follow).content.decode()
     assert "3 of 3 items judged, 0 waiting" in page
     assert '<progress id="judging-bar" value="3" max="3"' in page
+    # Without script, the page is counted again by loading it again.
+    assert f'<a href="{follow.replace("&", "&amp;")}" id="judging-refresh">Count again</a>' in page
 
 
 def test_the_link_to_the_items_still_waiting_keeps_the_lists_stash(admin_client, items, settings):
