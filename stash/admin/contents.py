@@ -7,12 +7,12 @@ from django.conf import settings
 from django.contrib import admin, messages
 from django.template.loader import render_to_string
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html
-from django.utils.http import urlencode
-from django.utils.translation import gettext, gettext_lazy as _, ngettext
+from django.utils.translation import gettext_lazy as _, ngettext
 
 from stash import processing
-from stash.admin import examples as admin_examples, formatting
+from stash.admin import examples as admin_examples, following, formatting
 from stash.admin.base import StyledAdmin, hook_title, pretty
 from stash.admin.forms import ContentForm, ReviewActionForm
 from stash.admin.statements import statements_table
@@ -22,7 +22,7 @@ from stash.admin.views import (
     review as admin_review,
     tools as admin_views,
 )
-from stash.models import Content, Example, HookConfig, PipelineRun, id_prefix_bounds
+from stash.models import Content, Example, HookConfig, PipelineRun, Stash, id_prefix_bounds
 
 
 class DecidedByFilter(admin.RelatedFieldListFilter):
@@ -258,10 +258,14 @@ class ContentAdmin(StyledAdmin):
         if people and admin_views.CONFIRMED not in request.POST:
             return admin_views.confirm_judge_again(self, request, people)
         include = bool(people) and admin_views.INCLUDE_REVIEWED in request.POST
-        count = processing.reprocess(queryset, include_reviewed=include)
+        since = timezone.now()
+        by_stash = processing.reprocess_by_stash(queryset, include_reviewed=include)
+        count = sum(by_stash.values())
         self.message_user(request, admin_views.sent_again(count), messages.SUCCESS if count else messages.WARNING)
         if count > settings.STASH_BATCH_SIZE:
-            self.message_user(request, _follow_link(request), messages.INFO)
+            sent = {stash: by_stash[stash.pk] for stash in Stash.objects.filter(pk__in=by_stash)}
+            listed = request.GET.get("stash__id__exact")
+            self.message_user(request, following.follow_message(sent, since, listed), messages.INFO)
         admin_views.say_decided_by_people(self, request, people, include)
 
     @admin.action(description=_("Approve selected held items"), permissions=["change"])
@@ -349,17 +353,3 @@ class PipelineRunAdmin(StyledAdmin):
     @admin.display(description=_("pipeline version"))
     def hooks_version(self, obj):
         return version_link(obj)
-
-
-def _follow_link(request):
-    """More than a batch sent to be judged again is judged over a while: a link to the items still
-    waiting (of the stash the list was filtered by, if any)."""
-    query = {"status__in": f"{Content.Status.PENDING},{Content.Status.PROCESSING}"}
-    if request.GET.get("stash__id__exact"):
-        query["stash__id__exact"] = request.GET["stash__id__exact"]
-    return format_html(
-        '{} <a href="{}">{}</a>',
-        gettext("They are judged over a while, a batch at a time."),
-        f"{reverse('admin:stash_content_changelist')}?{urlencode(query)}",
-        gettext("Follow the items still waiting to be judged"),
-    )

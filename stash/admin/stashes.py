@@ -24,6 +24,7 @@ from stash.admin.base import (
 )
 from stash.admin.forms import HookConfigInlineForm, HookConfigInlineFormSet
 from stash.admin.views import (
+    judging as admin_judging,
     pipelines as admin_pipelines,
     review as admin_review,
     shadows as admin_shadows,
@@ -152,6 +153,8 @@ class StashAdmin(admin_guard.GuardedStashChanges, OneChangePerPost, SortableAdmi
         return [
             view(admin_views.simulate, "simulate/", "simulate"),
             view(admin_views.replay, "replay/", "replay"),
+            view(admin_judging.judging, "judging/", "judging"),
+            view(admin_judging.judging_counts, "judging/counts/", "judging_counts"),
             view(admin_review.review, "review/", "review"),
             view(admin_pipelines.download, "pipeline/download/", "download"),
             view(admin_pipelines.upload, "pipeline/upload/", "upload"),

@@ -10,7 +10,8 @@ rules live here once. Locks are always taken in one order: items, then stashes (
 - ``time_limits``: a message's ``Clock``: its hard time limit, its leases, which items fit in it.
 - ``recovering``: a message stopped at its time limit: its items taken over, a hook that hung timed out.
 - ``sweeping``: the sweeper's pass over lost messages, dead workers and items out of attempts.
-- ``rejudging``: ``reprocess``, judging again, leaving out what people decided unless told otherwise.
+- ``rejudging``: ``reprocess``, judging again, leaving out what people decided unless told otherwise;
+  ``rejudging_progress``: how far judging again many items has come.
 - ``delivering``: ``deliver``, one sink for one verdict; ``delivery_slots``: how many at once per hook.
 - ``feedback``: a person's decision on an item a hook decided, sent to that hook's ``feedback``.
 - ``precision``, ``auto_observe``: how often people agreed with a hook's verdicts; a hook under its
@@ -105,7 +106,8 @@ from stash.processing.ordering import arrange_hooks, move_hooks, place_dragged_h
 from stash.processing.payload_schemas import payload_schema
 from stash.processing.precision import Precision, for_configs as hook_precision
 from stash.processing.recovering import recover, token_for
-from stash.processing.rejudging import PeoplesDecisions, decided_by_people, reprocess
+from stash.processing.rejudging import PeoplesDecisions, decided_by_people, reprocess, reprocess_by_stash
+from stash.processing.rejudging_progress import WAITING as WAITING_STATUSES, JudgingProgress, judging_progress
 from stash.processing.resuming import resume
 from stash.processing.review_queue import (
     Claim,
@@ -333,6 +335,10 @@ __all__ = [
     "ReplayChange",
     "ReplayReport",
     "reprocess",
+    "reprocess_by_stash",
+    "JudgingProgress",
+    "judging_progress",
+    "WAITING_STATUSES",
     "restore",
     "run_checked",
     "run_examples",

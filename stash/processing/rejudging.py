@@ -4,6 +4,7 @@ whose status a person's decision gave (``decided_by_people``) unless told to inc
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -59,7 +60,14 @@ def decided_by_people(queryset: QuerySet[Content]) -> PeoplesDecisions:
 
 
 def reprocess(queryset: QuerySet[Content], include_reviewed: bool = False) -> int:
-    """Judge the selected items again with their stash's current hooks; returns how many were sent.
+    """Judge the selected items again with their stash's current hooks (``reprocess_by_stash``);
+    returns how many were sent."""
+    return sum(reprocess_by_stash(queryset, include_reviewed).values())
+
+
+def reprocess_by_stash(queryset: QuerySet[Content], include_reviewed: bool = False) -> Counter[int]:
+    """Judge the selected items again with their stash's current hooks; returns how many were sent, by
+    stash id.
 
     Items whose status a person's decision gave (``decided_by_people``) are left out, unless
     ``include_reviewed``. An item sent no longer names a reviewer (``reviewed_by``, ``reviewed_at``
@@ -73,10 +81,10 @@ def reprocess(queryset: QuerySet[Content], include_reviewed: bool = False) -> in
         items = Content.objects.select_for_update(of=("self",)).filter(pk__in=ids)
         if not include_reviewed:
             items = items.exclude(PEOPLES_DECISION)
-        rows = list(items.values_list("pk", "stash__queue"))
-        sent = [pk for pk, _ in rows]
+        rows = list(items.values_list("pk", "stash__queue", "stash_id"))
+        sent = [pk for pk, _, _ in rows]
         # More than a batch is bulk work: live saves meanwhile are judged first.
-        count = Content.objects.filter(pk__in=sent).update(
+        Content.objects.filter(pk__in=sent).update(
             status=Status.PENDING,
             attempts=0,
             lease_token=None,
@@ -90,5 +98,5 @@ def reprocess(queryset: QuerySet[Content], include_reviewed: bool = False) -> in
             overturned=False,
         )
         Review.objects.filter(content_id__in=sent, replaced_at__isnull=True).update(replaced_at=now)
-        send_by_queue(rows)
-    return count
+        send_by_queue([(pk, queue) for pk, queue, _ in rows])
+    return Counter(stash_id for _, _, stash_id in rows)

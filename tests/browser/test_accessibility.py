@@ -141,6 +141,7 @@ PAGES = [
     Page("simulate, with a result", of_stash("admin:stash_stash_simulate"), _simulate),
     Page("replay", of_stash("admin:stash_stash_replay")),
     Page("replay, with a result", of_stash("admin:stash_stash_replay"), _replay),
+    Page("judging again, followed", of_stash("admin:stash_stash_judging", "?sent=3&since=1765000000")),
     Page(
         "hooks of one stash (drag to order)",
         lambda demo: reverse("admin:stash_hookconfig_changelist") + f"?stash__id__exact={demo.stash.pk}",

@@ -4,6 +4,7 @@ hooks), and the endpoint that drag and drop in the hooks list posts to."""
 import json
 import uuid
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.utils import unquote
@@ -17,10 +18,12 @@ from django.http import (
     JsonResponse,
 )
 from django.template.response import TemplateResponse
+from django.utils import timezone
 from django.utils.translation import gettext as _, gettext_lazy, ngettext
 
 from stash import processing
 from stash.admin.drafts import DRAFT, may_draft, read_draft
+from stash.admin.following import follow_message
 from stash.admin.forms import ReplayForm, SimulateForm
 from stash.admin.previews import short_preview
 from stash.core.exceptions import PayloadTooLarge
@@ -225,8 +228,11 @@ def _judge_again(model_admin, request, object_id):
     people = processing.decided_by_people(items)
     include = bool(people) and INCLUDE_REVIEWED in request.POST
     left = len(set(ids)) - items.count()
+    since = timezone.now()
     count = processing.reprocess(items, include_reviewed=include)
     model_admin.message_user(request, sent_again(count), messages.SUCCESS if count else messages.WARNING)
+    if count > settings.STASH_BATCH_SIZE:
+        model_admin.message_user(request, follow_message({stash: count}, since, stash.pk), messages.INFO)
     say_decided_by_people(model_admin, request, people, include)
     if left:
         model_admin.message_user(
