@@ -16,6 +16,7 @@ from stash.admin import examples as admin_examples, following, formatting
 from stash.admin.base import StyledAdmin, hook_title, pretty
 from stash.admin.forms import ContentForm, ReviewActionForm
 from stash.admin.statements import statements_table
+from stash.admin.trails import trail_table
 from stash.admin.views import (
     appeals as admin_appeals,
     failures as admin_failures,
@@ -33,15 +34,6 @@ class DecidedByFilter(admin.RelatedFieldListFilter):
             (config.pk, f"{config.stash.slug}: {config.title}")
             for config in HookConfig.objects.select_related("stash").order_by("stash__slug", "position")
         ]
-
-
-def trail_table(run):
-    """A run's trail as a read-only table: hook, outcome, reason, duration, and the version that judged it;
-    then its sinks' deliveries."""
-    if run is None:
-        return _("Not judged yet.")
-    deliveries = processing.deliveries_of(run.content_id, run.revision)
-    return render_to_string("admin/stash/trail.html", {"trail": run.trail, "run": run, "deliveries": deliveries})
 
 
 def version_link(run):

@@ -16,6 +16,7 @@ from django.utils.translation import gettext, gettext_lazy as _
 
 from stash import processing
 from stash.admin import guard as admin_guard
+from stash.admin.hook_groups import number_in_groups
 from stash.admin.params import ParamsWidget, error_map, form_schema, indented
 from stash.core import registry
 from stash.core.exceptions import InvalidParams, PayloadTooLarge, StashFull
@@ -252,22 +253,6 @@ def hook_row(config, index):
     if index is None or config.pk is None:
         return gettext("New hook")
     return gettext("Hook %(n)d (%(title)s)") % {"n": index + 1, "title": config.title}
-
-
-def number_in_groups(configs):
-    """Mark each of ``configs`` (in run order) as a sink (``is_sink``: it runs after the verdict, shown
-    apart, ``sink_number`` its number among them) or give it its number among the filters and
-    transforms (``order_number``: 1, 2, ...)."""
-    number = sinks = 0
-    for config in configs:
-        hook_class = config.hook_class
-        config.is_sink = hook_class is not None and hook_class.kind == "sink"
-        if config.is_sink:
-            sinks += 1
-            config.sink_number = sinks
-        else:
-            number += 1
-            config.order_number = number
 
 
 class HookConfigPageForm(HookConfigForm):

@@ -241,3 +241,12 @@ def test_a_draft_runs_in_the_order_its_save_then_gives(admin_client, audit):
         == [(e.title, e.position, e.outcome) for e in saved.trail]
         == [("max_size", 1, "kept"), ("require_fields", 2, "kept"), ("No scam", 3, "dropped")]
     )
+
+
+def test_the_hooks_line_says_when_only_sinks_or_no_hooks_run(admin_client, make_stash):
+    notify = {"url": "https://example.com/hooks/stash", "secret": "s3cret-s3cret-s3cret-s3cret"}
+    told = make_stash("told", hooks=[{"hook": "webhook", "label": "Notify", "params": notify}])
+    page = admin_client.get(simulate_url(told)).content.decode()
+    assert "No enabled hook judges the items; on the verdict: Notify</p>" in page
+    bare = make_stash("bare", hooks=[{"hook": "max_size", "params": {"max_bytes": 10}, "enabled": False}])
+    assert "No hook is enabled.</p>" in admin_client.get(simulate_url(bare)).content.decode()

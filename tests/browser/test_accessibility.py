@@ -59,6 +59,15 @@ def _replay(page):
     page.wait_for_selector("#replay")
 
 
+def _replay_draft(page):
+    """The stash page's "Replay these hooks (unsaved)", opened in this tab rather than a new one."""
+    button = page.locator("input[name=_draft][value='Replay these hooks (unsaved)']")
+    button.evaluate("button => button.removeAttribute('formtarget')")
+    button.click()
+    page.wait_for_selector("#draft")
+    page.wait_for_selector("#replay")
+
+
 def _upload(page):
     document = {
         "format": "stash.pipeline",
@@ -142,6 +151,7 @@ PAGES = [
     Page("replay", of_stash("admin:stash_stash_replay")),
     Page("replay, with a result", of_stash("admin:stash_stash_replay"), _replay),
     Page("judging again, followed", of_stash("admin:stash_stash_judging", "?sent=3&since=1765000000")),
+    Page("replay of a draft, with a result", of_stash("admin:stash_stash_change"), _replay_draft),
     Page(
         "hooks of one stash (drag to order)",
         lambda demo: reverse("admin:stash_hookconfig_changelist") + f"?stash__id__exact={demo.stash.pk}",

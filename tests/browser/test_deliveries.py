@@ -1,4 +1,5 @@
-"""A sink's deliveries on the item's admin page, and the hook list's statistics at 1280 px, in real Chromium."""
+"""A sink's deliveries on the item's admin page and on the review page, and the hook list's statistics at 1280 px,
+in real Chromium."""
 
 import pytest
 from playwright.sync_api import expect
@@ -60,6 +61,48 @@ def test_the_items_page_shows_its_sinks_delivery_after_the_numbered_trail(logged
     expect(cells.nth(4)).to_have_text(f"WebhookError: POST {receiver.url()} answered 503 Service Unavailable")
     expect(cells.nth(5)).to_contain_text("delivered ")
     assert len(receiver.requests) == 2
+
+
+@pytest.fixture
+def held(make_stash, receiver, settings):
+    """An item held for review by a stash whose webhook told of the hold, on the second try."""
+    settings.STASH_WEBHOOK_ALLOWED_NETWORKS = LOOPBACK
+    stash = make_stash(
+        "audit",
+        name="Audit",
+        hooks=[
+            {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
+            {"hook": "webhook", "label": "Notify", "params": {"url": receiver.url(), "secret": SECRET}},
+            {
+                "hook": "condition",
+                "label": "Long ones wait",
+                "params": {"expression": "size(payload.text) > 10", "action": "hold"},
+            },
+        ],
+    )
+    content = Content.objects.create(stash=stash, payload={"text": "see http://example.com"})
+    [delivery] = processing.judge([content.pk]).deliveries
+    assert tasks.deliver_sink.apply(args=delivery.args).state == "SUCCESS"
+    content.refresh_from_db()
+    assert content.status == "held"
+    return content
+
+
+def test_the_review_page_shows_the_held_items_sink_delivery_under_its_trail(logged_in, live_server, held):
+    page = logged_in
+    page.goto(f"{live_server.url}/admin/stash/stash/{held.stash_id}/review/")
+    item = page.locator("#review-item")
+    expect(item.locator("table.stash-trail:not(.stash-deliveries) tbody tr")).to_have_count(2)
+    deliveries = item.locator("table.stash-deliveries")
+    expect(deliveries.locator("caption")).to_have_text("After the verdict: its sinks' deliveries")
+    cells = deliveries.locator("tbody tr td")
+    expect(cells.nth(0)).to_have_text("Notify")
+    expect(cells.nth(1)).to_have_text("on_hold")
+    expect(cells.nth(2)).to_have_text("delivered")
+    expect(cells.nth(3)).to_have_text("2")
+    expect(cells.nth(0).locator("a")).to_have_attribute(
+        "href", f"/admin/stash/hookconfig/{held.stash.hooks.get(label='Notify').pk}/change/"
+    )
 
 
 def test_the_hook_lists_statistics_fit_a_1280_px_window(logged_in, live_server, judged):

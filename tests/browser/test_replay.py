@@ -10,7 +10,7 @@ from stash import processing
 from stash.models import PipelineRun
 
 from . import test_simulate
-from .test_simulate import hooks_as_saved, judge, type_raw_params
+from .test_simulate import NOTIFY, hooks_as_saved, judge, type_raw_params
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -46,6 +46,7 @@ def test_a_draft_of_the_hooks_is_replayed_from_the_stash_page_and_saves_nothing(
     page.set_viewport_size({"width": 1500, "height": 1000})
     page.goto(f"{live_server.url}/admin/stash/stash/{audit.pk}/change/")
     type_raw_params(page, 1, '{"words": ["scam"], "whole_word": true}')
+    page.uncheck("#id_hooks-2-enabled")  # the transform, off in the draft
     with page.context.expect_page() as opened:
         page.click("input[name=_draft][value='Replay these hooks (unsaved)']")
     replay = opened.value
@@ -53,6 +54,9 @@ def test_a_draft_of_the_hooks_is_replayed_from_the_stash_page_and_saves_nothing(
     expect(replay.locator("#draft h2")).to_have_text("Draft hooks (not saved)")
     expect(replay.locator("#replay h2")).to_have_text(
         "Of the latest 3 items, the draft hooks would newly reject 1, would newly accept 1, would newly hold 0."
+    )
+    expect(replay.locator("#enabled-hooks")).to_have_text(
+        "3 enabled hooks run, in this order: 1. Needs text · 2. No spam · 3. At most 64 KB"
     )
     expect(changed_rows(replay)).to_have_count(2)
     expect(replay.locator("#judge-again")).to_have_count(0)
@@ -104,3 +108,37 @@ def test_the_upload_preview_names_the_file_shows_the_diff_and_replays_it(
     replay.wait_for_load_state()
     expect(replay.locator("#replay h2")).to_contain_text("the hooks of scam-pipeline.json would newly reject 1")
     assert recorded(audit) == before
+
+
+def test_a_pipeline_files_hooks_are_listed_numbered_without_gaps_and_its_sinks_apart(
+    logged_in, live_server, make_stash, broker, tmp_path
+):
+    page = logged_in
+    stash = make_stash(
+        "notified",
+        hooks=[
+            {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
+            {"hook": "webhook", "label": "Notify", "params": NOTIFY},
+            {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"]}},
+            {"hook": "max_size", "label": "At most 64 KB", "params": {"max_bytes": 65536}},
+        ],
+    )
+    judge(stash, {"text": "spam"})
+    document = processing.export_document(stash)
+    document["hooks"][2]["enabled"] = False  # No spam, off in the file
+    document["hooks"][3]["mode"] = "observe"
+    path = tmp_path / "quiet-pipeline.json"
+    path.write_text(json.dumps(document))
+    page.goto(f"{live_server.url}/admin/stash/stash/{stash.pk}/replay/")
+    expect(page.locator("#enabled-hooks")).to_have_text(
+        "3 enabled hooks run, in this order: 1. Needs text · 2. No spam · 3. At most 64 KB; "
+        "then, on the verdict: Notify"
+    )
+    page.set_input_files("#id_file", str(path))
+    page.click(".submit-row input[type=submit]")
+    expect(page.locator("#replay h2")).to_contain_text(
+        "the hooks of quiet-pipeline.json would newly reject 0, would newly accept 1"
+    )
+    expect(page.locator("#enabled-hooks")).to_have_text(
+        "2 enabled hooks run, in this order: 1. Needs text · 2. At most 64 KB (observing); then, on the verdict: Notify"
+    )

@@ -106,8 +106,9 @@ def test_a_draft_of_the_hooks_runs_from_the_stash_page_and_saves_nothing(logged_
     draft = opened.value
     draft.wait_for_load_state()
     expect(draft.locator("#draft h2")).to_have_text("Draft hooks (not saved)")
-    expect(draft.locator("#content-main > p.help").first).to_contain_text(
-        "3 enabled hooks run, in this order: 1. Needs text · 2. No spam · 4. At most 64 KB"
+    # Numbered as they run, without a gap where the transform is off.
+    expect(draft.locator("#enabled-hooks")).to_have_text(
+        "3 enabled hooks run, in this order: 1. Needs text · 2. No spam · 3. At most 64 KB"
     )
     # Straight away on the latest item's payload, with every hook shown.
     expect(draft.locator("#simulation h2")).to_have_text("Verdict: rejected — contains blocked word 'hello' in text")
@@ -129,6 +130,37 @@ def test_a_draft_of_the_hooks_runs_from_the_stash_page_and_saves_nothing(logged_
     # The stash page still holds the edits, unsaved.
     expect(page.locator("#id_hooks-1-params")).to_have_value('{"words": "hello"}')
     assert hooks_as_saved() == saved and PipelineRun.objects.count() == runs
+
+
+NOTIFY = {"url": "https://example.com/hooks/stash", "secret": "s3cret-s3cret-s3cret-s3cret"}
+
+
+def test_the_hooks_run_are_numbered_without_gaps_and_the_sinks_named_apart(logged_in, live_server, make_stash):
+    page = logged_in
+    stash = make_stash(
+        "notified",
+        hooks=[
+            {"hook": "require_fields", "label": "Needs text", "params": {"fields": ["text"]}},
+            {"hook": "webhook", "label": "Notify", "params": NOTIFY},
+            {"hook": "keyword_blocklist", "label": "No spam", "params": {"words": ["spam"]}, "enabled": False},
+            {"hook": "max_size", "label": "At most 64 KB", "params": {"max_bytes": 65536}, "mode": "observe"},
+        ],
+    )
+    line = (
+        "2 enabled hooks run, in this order: 1. Needs text · 2. At most 64 KB (observing); then, on the verdict: Notify"
+    )
+    page.goto(f"{live_server.url}/admin/stash/stash/{stash.pk}/simulate/")
+    expect(page.locator("#enabled-hooks")).to_have_text(line)
+    page.fill("#id_payload", json.dumps({"text": "hello"}))
+    page.click("input[type=submit]")
+    # The trail numbers the hooks as the line does.
+    expect(page.locator("#simulation h2")).to_have_text("Verdict: accepted")
+    expect(trail_rows(page).locator("td:first-child")).to_have_text(["1", "2"])
+    expect(trail_rows(page).nth(1)).to_contain_text("At most 64 KB")
+    expect(page.locator("#enabled-hooks")).to_have_text(line)
+
+    page.goto(f"{live_server.url}/admin/stash/stash/{stash.pk}/replay/")
+    expect(page.locator("#enabled-hooks")).to_have_text(line)
 
 
 def test_replay_explains_each_change_and_judges_the_items_again(logged_in, live_server, audit, broker):

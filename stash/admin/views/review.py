@@ -21,6 +21,7 @@ from django.utils.translation import gettext as _, gettext_lazy
 from stash import processing
 from stash.admin import previews
 from stash.admin.forms import DecisionForm
+from stash.admin.trails import trail_table
 from stash.models import Content
 
 
@@ -225,11 +226,18 @@ def _queue_page(admin, request, scope, here, context):
         context.update(
             position=processing.queue_position(item, None if one is not None else scope),
             preview=previews.preview(item.payload),
-            run=item.runs.first(),
+            trail=_latest_trail(item),
             row=rows[-1],
             four_eyes=processing.needs_two(item, code),
         )
     return TemplateResponse(request, "admin/stash/stash/review.html", context)
+
+
+def _latest_trail(item):
+    """The trail of ``item``'s latest run with its sinks' deliveries, as its own page shows them; "" if
+    it was never judged."""
+    run = item.runs.first()
+    return trail_table(run) if run is not None else ""
 
 
 def _release(request, here, deciding):

@@ -25,6 +25,7 @@ from stash import processing
 from stash.admin.drafts import DRAFT, may_draft, read_draft
 from stash.admin.following import follow_message
 from stash.admin.forms import ReplayForm, SimulateForm
+from stash.admin.hook_groups import in_groups
 from stash.admin.previews import short_preview
 from stash.core.exceptions import PayloadTooLarge
 from stash.models import Content, HookConfig
@@ -56,11 +57,12 @@ def stash_or_404(model_admin, request, object_id):
 
 def stash_page(model_admin, request, object_id, title, template, extra):
     """The page ``template`` of the stash ``object_id`` (see ``stash_or_404``), titled ``title % {"stash": ...}``,
-    with the admin's context, the stash and its enabled hooks, and what ``extra(stash)`` adds."""
+    with the admin's context, the stash and its enabled hooks (``in_groups``: the line above the page lists
+    them), and what ``extra(stash)`` adds."""
     stash = stash_or_404(model_admin, request, object_id)
     context = {
         **stash_context(model_admin, request, stash, title % {"stash": stash}),
-        "enabled_hooks": stash.hooks.enabled().in_order(),
+        "enabled_hooks": in_groups(stash.hooks.enabled().in_order()),
         **extra(stash),
     }
     return TemplateResponse(request, template, context)
@@ -103,7 +105,7 @@ def simulate(model_admin, request, object_id):
         transformed = json.dumps(result.payload, indent=2, ensure_ascii=False) if result and result.transformed else ""
         context = {"form": form, "result": result, "transformed_payload": transformed, "draft": draft}
         if draft is not None and draft.valid:
-            context["enabled_hooks"] = draft.enabled_hooks
+            context["enabled_hooks"] = in_groups(draft.enabled_hooks)
         return context
 
     return stash_page(
@@ -195,7 +197,7 @@ def replay(model_admin, request, object_id):
             "replayed": _("the current hooks"),
         }
         if draft is not None and draft.valid:
-            context.update(enabled_hooks=draft.enabled_hooks, replayed=_("the draft hooks"))
+            context.update(enabled_hooks=in_groups(draft.enabled_hooks), replayed=_("the draft hooks"))
         if document is not None:
             name = form.cleaned_data["document_name"] or _("the file")
             context.update(
@@ -204,8 +206,7 @@ def replay(model_admin, request, object_id):
                 replayed=_("the hooks of %(file)s") % {"file": name},
             )
             if report is not None:
-                steps = report.steps
-                context["enabled_hooks"] = [{"position": s.position, "label": s.title, "mode": s.mode} for s in steps]
+                context["enabled_hooks"] = in_groups(report.steps)
         return context
 
     return stash_page(model_admin, request, object_id, _("Replay %(stash)s"), "admin/stash/stash/replay.html", extra)
