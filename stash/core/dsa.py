@@ -23,6 +23,8 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 
+from stash.core import schema_words
+
 #: Where the JSON Schema of one exported line lives.
 SCHEMA_PATH = Path(__file__).with_name("dsa_statement.schema.json")
 
@@ -112,12 +114,12 @@ def schema() -> dict[str, Any]:
 
 
 def errors(statement: Mapping[str, Any]) -> list[str]:
-    """What in ``statement`` breaks ``schema()``, one sentence each (empty: it follows it)."""
+    """What in ``statement`` breaks ``schema()``, one sentence each, in the words of every schema
+    error (``schema_words``: ``puid: This field is required.``); empty: it follows it."""
     validator = jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker())
-    return [
-        f"{'.'.join(str(part) for part in error.absolute_path) or 'statement'}: {error.message}"
-        for error in sorted(validator.iter_errors(statement), key=lambda error: list(error.absolute_path))
-    ]
+    found = sorted(validator.iter_errors(statement), key=lambda error: list(error.absolute_path))
+    worded = (schema_words.worded(error, "statement") for error in found)
+    return [f"{where}: {words}" for where, words in worded]
 
 
 def _day(value: datetime | str) -> str:

@@ -390,7 +390,7 @@ class ImageHash(Filter):
             },
             "blocklist": {
                 "type": "array",
-                "items": {"type": "string", "pattern": "^[0-9a-fA-F]{16}$"},
+                "items": {"type": "string", "pattern": "^[0-9a-fA-F]{16}$", "description": "16 hex digits."},
                 "minItems": 1,
                 "description": "Hashes of images to drop (16 hex digits each, from manage.py stash_image_hashes).",
             },

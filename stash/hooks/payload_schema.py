@@ -7,7 +7,7 @@ from typing import Any, Iterator, Mapping
 import jsonschema  # type: ignore[import-untyped]
 from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
 
-from stash.core import pipeline
+from stash.core import pipeline, schema_words
 from stash.core.registry import register
 from stash.hooks.base import Filter
 from stash.hooks.paths import excerpt
@@ -22,7 +22,7 @@ _DATA = frozenset({"enum", "const", "default", "examples"})
 def _re2_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
     """The ``pattern`` keyword on RE2, so a payload cannot make it backtrack for ever."""
     if validator.is_type(instance, "string") and compile_pattern(pattern).search(instance) is None:
-        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")  # worded by schema_words
 
 
 def _validator_class(schema: Any) -> Any:
@@ -97,5 +97,5 @@ class JsonSchema(Filter):
         error = best_match(self._validator.iter_errors(item.payload))
         if error is None:
             return self.keep()
-        where = ".".join(str(part) for part in error.absolute_path)
-        return self.drop(f"{where or 'payload'}: {excerpt(error.message, 300)}", "schema_mismatch")
+        where, words = schema_words.worded(error, "payload")  # in words, never the pattern nor the value
+        return self.drop(f"{where}: {excerpt(words, 300)}", "schema_mismatch")

@@ -59,7 +59,7 @@ class ModerationApi(Filter):
     params_schema = {
         "type": "object",
         "properties": {
-            "url": {**URL_SCHEMA, "description": "The service's endpoint to POST the items to."},
+            "url": {**URL_SCHEMA, "description": "The service's endpoint to POST the items to, http:// or https://."},
             "secret": SECRET_SCHEMA,
             "mode": {
                 "enum": ["sync", "async"],
@@ -85,7 +85,7 @@ class ModerationApi(Filter):
             "threshold": {"type": "number", "default": 0.5, "description": "An item scored above this is dropped."},
             "feedback_url": {
                 **URL_SCHEMA,
-                "description": "Where to POST a reviewer's verdict on an item this hook decided (optional).",
+                "description": "Where to POST a reviewer's verdict on an item this hook decided (optional), http:// or https://.",
             },
             "timeout": {
                 "type": "number",

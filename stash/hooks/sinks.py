@@ -79,7 +79,12 @@ class Email(EventSink):
                 "minItems": 1,
                 "maxItems": 50,
                 "uniqueItems": True,
-                "items": {"type": "string", "pattern": r"^[^@\s]+@[^@\s]+\.[^@\s]+$", "maxLength": 254},
+                "items": {
+                    "type": "string",
+                    "pattern": r"^[^@\s]+@[^@\s]+\.[^@\s]+$",
+                    "maxLength": 254,
+                    "description": "An email address, e.g. ann@example.com.",
+                },
                 "description": "Addresses to send to.",
             },
             "subject_prefix": {"type": "string", "maxLength": 100, "default": "[stash]"},

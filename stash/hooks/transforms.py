@@ -142,7 +142,11 @@ class SetFields(Transform):
             "values": {
                 "type": "object",
                 "minProperties": 1,
-                "propertyNames": {"minLength": 1, "pattern": r"^[^.]+(\.[^.]+)*$"},
+                "propertyNames": {
+                    "minLength": 1,
+                    "pattern": r"^[^.]+(\.[^.]+)*$",
+                    "description": "A dotted path, e.g. meta.reviewed.",
+                },
                 "description": 'Dotted path -> JSON value, e.g. {"meta.reviewed": false}.',
             },
             "overwrite": {

@@ -62,12 +62,15 @@ def call_with_deadline(work: Callable[[Callable[[str], None]], T], seconds: floa
 
 
 def gather_with_deadline(
-    steps: Sequence[Callable[[Callable[[str], None]], T]], seconds: float
+    steps: Sequence[Callable[[Callable[[str], None]], T]],
+    seconds: float,
+    on_answer: Callable[[int], object] | None = None,
 ) -> tuple[list[T], DeadlineExceeded | None]:
     """Run ``steps`` one after another in one forked child (each as ``call_with_deadline`` runs its
     work), all of them within ``seconds``. Returns the answers of the steps that finished in time,
     in order, and the ``DeadlineExceeded`` that stopped the others (None when all finished): a slow
-    step costs the ones after it, not those before. Raises ``ChildFailed`` as ``call_with_deadline``."""
+    step costs the ones after it, not those before. Raises ``ChildFailed`` as ``call_with_deadline``.
+    ``on_answer(count)`` is called in the caller as each answer comes, with how many have come."""
     answers: list[T] = []
 
     def work(progress: Callable[[str], None]) -> None:
@@ -75,14 +78,20 @@ def gather_with_deadline(
             progress.send(("part", step(progress)))  # type: ignore[attr-defined]
 
     try:
-        _supervise(work, seconds, answers)
+        _supervise(work, seconds, answers, on_answer)
     except DeadlineExceeded as late:
         return answers, late
     return answers, None
 
 
-def _supervise(work: Callable[[Callable[[str], None]], T], seconds: float, parts: list[Any]) -> T:
-    """``call_with_deadline``; the answers the child sends as it goes are appended to ``parts``."""
+def _supervise(
+    work: Callable[[Callable[[str], None]], T],
+    seconds: float,
+    parts: list[Any],
+    on_part: Callable[[int], object] | None = None,
+) -> T:
+    """``call_with_deadline``; the answers the child sends as it goes are appended to ``parts``
+    (and counted to ``on_part``)."""
     context = multiprocessing.get_context("fork")
     reader, writer = context.Pipe(duplex=False)
     child = context.Process(target=_run_child, args=(work, writer), daemon=True, name="stash-deadline")
@@ -103,6 +112,8 @@ def _supervise(work: Callable[[Callable[[str], None]], T], seconds: float, parts
                 running = value
             elif kind == "part":
                 parts.append(value)
+                if on_part is not None:
+                    on_part(len(parts))
             elif kind == "result":
                 finished = True
                 return value

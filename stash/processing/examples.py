@@ -192,20 +192,25 @@ def run_examples(
 
 
 def compare_examples(
-    stash: Stash, hooks: Iterable[HookConfig], examples: Iterable[Example], live: int | None
+    stash: Stash,
+    hooks: Iterable[HookConfig],
+    examples: Iterable[Example],
+    live: int | None,
+    on_example: Callable[[int], object] | None = None,
 ) -> list[ExampleResult]:
     """Run ``examples`` through ``hooks`` (``stash``'s pipeline as a change would leave it) and
     through its live version number ``live`` (None: a new stash, with none), one example after
     the other, in one child given ``STASH_EXAMPLES_TIMEOUT`` seconds: each result's ``before``
     says how the live version fared. The live version's answers are reused from the cache when
-    it gave them before. Raises ``ChildFailed`` if the child fails."""
+    it gave them before. ``on_example(count)`` is told how many have run, as they run. Raises
+    ``ChildFailed`` if the child fails."""
     examples = list(examples)
     if not examples:
         return []
     old = None if live is None else build_pipeline(Stash(pk=stash.pk, slug=stash.slug, config_version=live))
     known = _known_answers(stash, live, examples)
     new = drafted_pipeline(stash, hooks)
-    answers = _run(examples, stash, new, old, known)
+    answers = _run(examples, stash, new, old, known, on_example)
     results, learnt = [], {}
     for index, (example, answer) in enumerate(zip(examples, answers, strict=True)):
         ran_before, after = answer if answer is not None else (None, None)
@@ -248,9 +253,11 @@ def _run(
     new: pipeline.Pipeline,
     old: pipeline.Pipeline | None = None,
     known: dict[int, pipeline.Result] | None = None,
+    on_answer: Callable[[int], object] | None = None,
 ) -> list[Answer | None]:
     """Each example's answer (the live version's, unless ``old`` is None or it is ``known``; then
-    the new pipeline's), or None for those not reached within ``STASH_EXAMPLES_TIMEOUT``."""
+    the new pipeline's), or None for those not reached within ``STASH_EXAMPLES_TIMEOUT``;
+    ``on_answer(count)`` as they come."""
     known = known or {}
     items = [pipeline.Item(payload=example.payload, stash=stash.slug, source="example") for example in examples]
 
@@ -267,7 +274,8 @@ def _run(
 
         return run
 
-    answers, _late = gather_with_deadline([step(index) for index in range(len(items))], settings.STASH_EXAMPLES_TIMEOUT)
+    steps = [step(index) for index in range(len(items))]
+    answers, _late = gather_with_deadline(steps, settings.STASH_EXAMPLES_TIMEOUT, on_answer)
     return [*answers, *[None] * (len(items) - len(answers))]
 
 

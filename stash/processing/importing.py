@@ -20,6 +20,7 @@ planned and checked again; ``PipelineChanged`` when that keeps happening).
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,11 +192,19 @@ def public_document(document: dict[str, Any]) -> dict[str, Any]:
     return {**document, "hooks": hooks}
 
 
-def import_document(target: Stash | str, document: Any, *, dry_run: bool = False, note: str = "import") -> ImportPlan:
+def import_document(
+    target: Stash | str,
+    document: Any,
+    *,
+    dry_run: bool = False,
+    note: str = "import",
+    on_example: Callable[[int], object] | None = None,
+) -> ImportPlan:
     """Make the stash ``target`` (a stash, or a slug: created if missing) what ``document`` says,
     all or nothing; with ``dry_run``, only say what would change. Raises ``InvalidDocument``
     (nothing changed), ``ExamplesBroken`` (nothing changed, the stash blocks such changes) and
-    ``PipelineChanged`` (the stash kept changing while the examples ran)."""
+    ``PipelineChanged`` (the stash kept changing while the examples ran). ``on_example(count)``
+    is told how many of the ``examples_to_run`` have run, as they run."""
     parsed = _check_shape(document)
     slug = target.slug if isinstance(target, Stash) else target
     for _attempt in range(ATTEMPTS):
@@ -204,7 +213,7 @@ def import_document(target: Stash | str, document: Any, *, dry_run: bool = False
         with transaction.atomic():
             planned = _plan(slug, parsed)
         plan = planned.plan
-        plan.results = compare_examples(plan.stash, planned.configs, planned.checked_examples, planned.live)
+        plan.results = compare_examples(plan.stash, planned.configs, planned.checked_examples, planned.live, on_example)
         if dry_run or not (plan.changes or plan.created):
             return plan
         refuse_if_broken(planned.policy_holder, plan.results)
@@ -217,6 +226,16 @@ def import_document(target: Stash | str, document: Any, *, dry_run: bool = False
             plan.version = again.plan.stash.versions.order_by("-number").first()
             return plan
     raise PipelineChanged([slug])
+
+
+def examples_to_run(target: Stash | str, document: Any) -> int:
+    """How many golden examples importing ``document`` into ``target`` runs: those the document
+    carries, if it has an ``examples`` list; else the stash's own (none for a stash yet to be made)."""
+    if isinstance(document, dict) and "examples" in document:
+        examples = document["examples"]
+        return len(examples) if isinstance(examples, list) else 0
+    stash = target if isinstance(target, Stash) else Stash.objects.filter(slug=target).first()
+    return 0 if stash is None or stash.pk is None else stash.examples.count()
 
 
 def planned_document(stash: Stash, document: Any) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """The progress of long commands: plain lines when piped, a bar on a terminal, nothing at -v 0."""
 
 import io
+import json
 import re
 
 import pytest
@@ -130,3 +131,51 @@ def test_stash_reprocess_waits_counting_the_new_verdicts(make_stash, monkeypatch
     assert lines[0] == "sending the items to be judged again…"
     assert "judged again: 2 of 2 items (100%)" in [line.split(",")[0] for line in lines]
     assert lines[-1].startswith("judged again: 2 items in ")
+
+
+@pytest.mark.django_db
+def test_stash_pipeline_import_counts_the_golden_examples_as_they_run(make_stash, tmp_path):
+    stash = make_stash("audit", hooks=[("keyword_blocklist", {"words": ["spam"]})])
+    for n in range(3):
+        Example.objects.create(stash=stash, name=f"e{n}", payload={"text": "fine"}, verdict="accepted")
+    path = tmp_path / "audit.json"
+    call_command("stash_pipeline", "export", "audit", "-o", str(path), stdout=io.StringIO())
+
+    out, err = io.StringIO(), io.StringIO()
+    call_command("stash_pipeline", "import", str(path), "--stash", "copy", verbosity=2, stdout=out, stderr=err)
+    lines = err.getvalue().splitlines()
+    assert [line.split(",")[0] for line in lines[:3]] == [
+        "import copy: 1 of 3 golden examples (33%)",
+        "import copy: 2 of 3 golden examples (66%)",
+        "import copy: 3 of 3 golden examples (100%)",
+    ]
+    assert lines[3].startswith("import copy: 3 golden examples in ") and len(lines) == 4
+    assert out.getvalue().splitlines()[-1] == "applied as version 1"
+
+    # Without examples of its own, the stash's are counted; without any, it says what it checks.
+    document = json.loads(path.read_text())
+    del document["examples"]
+    path.write_text(json.dumps(document))
+    err = io.StringIO()
+    call_command("stash_pipeline", "import", str(path), "--dry-run", stdout=io.StringIO(), stderr=err)
+    assert err.getvalue().splitlines()[-1].startswith("import audit: 3 golden examples in ")
+    err = io.StringIO()
+    call_command("stash_pipeline", "import", str(path), "--stash", "new", "--dry-run", stdout=io.StringIO(), stderr=err)
+    assert err.getvalue().splitlines()[0] == "import new: checking the document…"
+
+    quiet = io.StringIO()
+    call_command("stash_pipeline", "import", str(path), "--dry-run", verbosity=0, stdout=io.StringIO(), stderr=quiet)
+    assert quiet.getvalue() == ""
+
+
+@pytest.mark.django_db
+def test_stash_pipeline_import_on_a_terminal_draws_a_bar(make_stash, tmp_path):
+    stash = make_stash("audit", hooks=[("keyword_blocklist", {"words": ["spam"]})])
+    Example.objects.create(stash=stash, name="e", payload={"text": "fine"}, verdict="accepted")
+    path = tmp_path / "audit.json"
+    call_command("stash_pipeline", "export", "audit", "-o", str(path), stdout=io.StringIO())
+
+    err = Terminal()
+    call_command("stash_pipeline", "import", str(path), "--dry-run", stdout=io.StringIO(), stderr=err)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", err.getvalue())
+    assert "import audit" in text and "━━" in text and "1/1 golden examples" in text

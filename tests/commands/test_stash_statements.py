@@ -131,9 +131,9 @@ def test_bad_arguments_are_a_command_error(db, args, message):
 def test_the_schema_refuses_what_the_database_would():
     line = {"decision_ground": "DECISION_GROUND_ILLEGAL_CONTENT", "decision_visibility": ["DECISION_VISIBILITY_OTHER"]}
     problems = " ".join(dsa.errors(line))
-    assert "'puid' is a required property" in problems
-    assert "'illegal_content_legal_ground' is a required property" in problems
-    assert "'decision_visibility_other' is a required property" in problems
+    assert "puid: This field is required." in problems
+    assert "illegal_content_legal_ground: This field is required." in problems
+    assert "decision_visibility_other: This field is required." in problems
 
 
 def test_an_upheld_appeal_exports_a_statement_decided_by_a_person(stash, django_user_model):

@@ -55,3 +55,16 @@ def test_dates_are_days_and_an_end_is_the_visibility_restrictions():
 
 def test_an_unknown_category_is_refused_by_the_schema():
     assert "category" in dsa.errors(dsa.to_dsa(row(category="STATEMENT_CATEGORY_SCOPE_OF_PLATFORM_SERVICE")))[0]
+
+
+def test_a_statement_s_faults_are_said_in_words_on_their_field():
+    line = dsa.to_dsa(row(ground="illegal"))
+    line.update(content_date="1 March", puid="x" * 600, incompatible_content_ground="Terms")
+    del line["decision_facts"]
+
+    assert dsa.errors(line) == [
+        "decision_facts: This field is required.",
+        "incompatible_content_ground: This field is not allowed here.",
+        "content_date: Enter a value in the expected format: A date as YYYY-MM-DD.",
+        "puid: Must be at most 500 characters.",
+    ]

@@ -659,6 +659,7 @@ ORDER_SCHEMA = {
     "type": "object",
     "properties": {"sku": {"type": "string", "pattern": "^[A-Z]{3}-\\d+$"}, "qty": {"type": "integer", "minimum": 1}},
     "required": ["sku", "qty"],
+    "not": {"required": ["n"]},
 }
 
 
@@ -669,13 +670,14 @@ def test_json_schema_keeps_valid_payloads():
 @pytest.mark.parametrize(
     ("payload", "reason"),
     [
-        ({"sku": "ABC-12"}, "payload: 'qty' is a required property"),
-        ({"sku": "ABC-12", "qty": 0}, "qty: 0 is less than the minimum of 1"),
-        ({"sku": "abc", "qty": 1}, "sku: 'abc' does not match '^[A-Z]{3}-\\\\d+$'"),
-        ({"sku": 12, "qty": 1}, "sku: 12 is not of type 'string'"),
+        ({"sku": "ABC-12"}, "qty: This field is required."),
+        ({"sku": "ABC-12", "qty": 0}, "qty: Must be at least 1."),
+        ({"sku": "abc", "qty": 1}, "sku: Enter a value in the expected format."),
+        ({"sku": 12, "qty": 1}, "sku: Must be text."),
+        ({"sku": "ABC-12", "qty": 1, "n": 2}, "n: This field is not allowed here."),
     ],
 )
-def test_json_schema_drops_naming_where_and_why(payload, reason):
+def test_json_schema_drops_naming_where_and_why_in_words(payload, reason):
     decision = judge(build("json_schema", {"schema": ORDER_SCHEMA}), payload)
 
     assert (decision.action, decision.reason, decision.code) == ("drop", reason, "schema_mismatch")
@@ -692,14 +694,28 @@ def test_json_schema_patterns_run_on_re2():
 def test_json_schema_huge_value_gives_a_short_reason():
     decision = judge(build("json_schema", {"schema": {"properties": {"t": {"type": "integer"}}}}), {"t": "x" * 100_000})
 
-    assert decision.code == "schema_mismatch"
-    assert len(decision.reason) < 320 and decision.reason.startswith("t: 'xxx")
+    assert (decision.code, decision.reason) == ("schema_mismatch", "t: Must be a whole number.")
+
+
+def test_json_schema_says_a_pattern_in_words_with_the_property_s_description():
+    schema = {"properties": {"sku": {"type": "string", "pattern": "^[A-Z]{3}-\\d+$", "description": "Like ABC-12"}}}
+    decision = judge(build("json_schema", {"schema": schema}), {"sku": "abc"})
+
+    assert decision.reason == "sku: Enter a value in the expected format: Like ABC-12."
+    assert "^" not in decision.reason and "abc" not in decision.reason
+
+
+def test_json_schema_keeps_jsonschema_s_message_for_a_rule_without_words_cut_short():
+    schema = {"properties": {"t": {"unevaluatedItems": False}}}
+    decision = judge(build("json_schema", {"schema": schema}), {"t": ["x" * 100_000]})
+
+    assert decision.reason.startswith("t: Unevaluated items are not allowed ('xxx") and len(decision.reason) < 320
 
 
 def test_json_schema_local_refs_work():
     schema = {"$defs": {"name": {"type": "string", "minLength": 1}}, "properties": {"name": {"$ref": "#/$defs/name"}}}
 
-    assert judge(build("json_schema", {"schema": schema}), {"name": ""}).reason == "name: '' should be non-empty"
+    assert judge(build("json_schema", {"schema": schema}), {"name": ""}).reason == "name: This field may not be blank."
 
 
 @pytest.mark.parametrize(
@@ -756,7 +772,7 @@ def test_json_schema_property_names_that_look_like_keywords_are_just_names():
     registry.get("json_schema").validate_params({"schema": schema})
 
     result = judge(build("json_schema", {"schema": schema}), {"pattern": 3})
-    assert result.reason == "pattern: 3 is not of type 'string'"
+    assert result.reason == "pattern: Must be text."
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from ..support.hook_support import assert_refused, closed_port
 
 SECRET = "a-moderation-secret-of-some-length"
 LOOPBACK = ["127.0.0.1/32"]
+EXPECTED = "Enter a value in the expected format: "
 
 
 @pytest.fixture
@@ -247,7 +248,10 @@ def test_missing_params_are_refused_by_name(allow_loopback):
                 "STASH_CALLBACK_MAX_SECONDS (3600 s)"
             },
         ),
-        ({"url": "ftp://mod.example.com/"}, {"url": "Must match the pattern ^https?://."}),
+        (
+            {"url": "ftp://mod.example.com/"},
+            {"url": EXPECTED + "The service's endpoint to POST the items to, http:// or https://."},
+        ),
     ],
 )
 def test_bad_params_are_refused_with_a_reason(allow_loopback, more, errors):

@@ -15,6 +15,8 @@ from stash.models import Content
 from ..support.hook_support import assert_refused, closed_port
 
 REDIS_URL = "redis://127.0.0.1:6379/11"
+EXPECTED = "Enter a value in the expected format: "
+STREAM_FORMAT = EXPECTED + "The stream's key, e.g. stash:audit:accepted."
 
 
 def judged(stash, payload, user=None):
@@ -115,7 +117,7 @@ def test_email_failure_is_retried_by_the_task(make_stash, settings):
     [
         ({}, {"to": "This field is required."}),
         ({"to": []}, {"to": "Must not be empty."}),
-        ({"to": ["not an address"]}, {"to.0": "Must match the pattern ^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$."}),
+        ({"to": ["not an address"]}, {"to.0": EXPECTED + "An email address, e.g. ann@example.com."}),
         ({"to": ["a@example.com"], "events": ["maybe"]}, {"events.0": "Must be one of: accept, reject, hold, error."}),
     ],
 )
@@ -195,8 +197,8 @@ def test_redis_stream_unreachable_is_retried_and_then_fails(make_stash, settings
     ("params", "errors"),
     [
         ({}, {"stream": "This field is required."}),
-        ({"stream": ""}, {"stream": "Must match the pattern ^[A-Za-z0-9:_.\\-]{1,200}$."}),
-        ({"stream": "has space"}, {"stream": "Must match the pattern ^[A-Za-z0-9:_.\\-]{1,200}$."}),
+        ({"stream": ""}, {"stream": STREAM_FORMAT}),
+        ({"stream": "has space"}, {"stream": STREAM_FORMAT}),
         ({"stream": "s", "maxlen": 0}, {"maxlen": "Must be at least 1."}),
         ({"stream": "s", "url": "redis://elsewhere/0"}, {"params": "Not a param of this hook: url."}),
     ],

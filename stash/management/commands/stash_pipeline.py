@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from stash import processing
 from stash.core import documents
 from stash.management.documents import named_stash, read_json, refused
-from stash.management.progress import working
+from stash.management.progress import Progress, working
 from stash.models import Stash
 from stash.processing import limits
 
@@ -57,13 +57,14 @@ class Command(BaseCommand):
         slug = slug or named_stash(document)
         if not slug:
             raise CommandError("The document names no stash (stash.slug): say which with --stash.")
-        examples = document.get("examples") if isinstance(document, dict) else None
-        doing = f"import {slug}: checking the document"
-        if isinstance(examples, list) and examples:
-            doing += f" and running {len(examples):,} golden example(s)"
+        total = processing.examples_to_run(slug, document)
         try:
-            with working(self.stderr, doing, verbosity):
-                plan = processing.import_document(slug, document, dry_run=dry_run)
+            if total:  # counted as they run, once the document is checked
+                with Progress(self.stderr, f"import {slug}", total, verbosity, unit="golden examples") as progress:
+                    plan = processing.import_document(slug, document, dry_run=dry_run, on_example=progress.update)
+            else:
+                with working(self.stderr, f"import {slug}: checking the document", verbosity):
+                    plan = processing.import_document(slug, document, dry_run=dry_run)
         except (processing.InvalidDocument, processing.ExamplesBroken) as exc:
             raise refused(exc) from exc
         except (processing.Unanswered, processing.PipelineChanged) as exc:
