@@ -3,7 +3,6 @@ again."""
 
 from functools import partial
 
-from django.conf import settings
 from django.contrib import admin, messages
 from django.template.loader import render_to_string
 from django.urls import path, reverse
@@ -12,7 +11,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _, ngettext
 
 from stash import processing
-from stash.admin import examples as admin_examples, following, formatting
+from stash.admin import examples as admin_examples, formatting
 from stash.admin.base import StyledAdmin, hook_title, pretty
 from stash.admin.forms import ContentForm, ReviewActionForm
 from stash.admin.statements import statements_table
@@ -23,7 +22,7 @@ from stash.admin.views import (
     review as admin_review,
     tools as admin_views,
 )
-from stash.models import Content, Example, HookConfig, PipelineRun, Stash, id_prefix_bounds
+from stash.models import Content, Example, HookConfig, PipelineRun, id_prefix_bounds
 
 
 class DecidedByFilter(admin.RelatedFieldListFilter):
@@ -252,12 +251,7 @@ class ContentAdmin(StyledAdmin):
         include = bool(people) and admin_views.INCLUDE_REVIEWED in request.POST
         since = timezone.now()
         by_stash = processing.reprocess_by_stash(queryset, include_reviewed=include)
-        count = sum(by_stash.values())
-        self.message_user(request, admin_views.sent_again(count), messages.SUCCESS if count else messages.WARNING)
-        if count > settings.STASH_BATCH_SIZE:
-            sent = {stash: by_stash[stash.pk] for stash in Stash.objects.filter(pk__in=by_stash)}
-            listed = request.GET.get("stash__id__exact")
-            self.message_user(request, following.follow_message(sent, since, listed), messages.INFO)
+        admin_views.say_sent_again(self, request, by_stash, since, request.GET.get("stash__id__exact"))
         admin_views.say_decided_by_people(self, request, people, include)
 
     @admin.action(description=_("Approve selected held items"), permissions=["change"])

@@ -6,7 +6,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 from django.utils.translation import gettext
 
-from stash import processing
+from stash.models import WAITING_STATUSES
 
 # The query of the judging page and of its counts: how many items were sent, and when (seconds since 1970).
 SENT = "sent"
@@ -21,7 +21,7 @@ def progress_url(stash_id, sent, since):
 
 def waiting_url(stash_id=None):
     """The items list of the items still waiting to be judged (of the stash ``stash_id``, if given)."""
-    query = {"status__in": ",".join(processing.WAITING_STATUSES)}
+    query = {"status__in": ",".join(WAITING_STATUSES)}
     if stash_id:
         query["stash__id__exact"] = stash_id
     return f"{reverse('admin:stash_content_changelist')}?{urlencode(query)}"

@@ -4,7 +4,7 @@ from stash.models import backpressure
 from stash.models.base import LoadedStateModel
 from stash.models.callbacks import Callback
 from stash.models.choices import ExamplesPolicy, ExpireAction, HookOnError, OnError
-from stash.models.content import Content, ContentQuerySet, id_prefix_bounds, lease_end
+from stash.models.content import WAITING_STATUSES, Content, ContentQuerySet, id_prefix_bounds, lease_end
 from stash.models.deliveries import Delivery
 from stash.models.failures import Failure, group_key
 from stash.models.history import EventCount, Example, PipelineRun, PipelineVersion, Review, asynchronous_titles
@@ -29,6 +29,7 @@ from stash.models.validators import (
 )
 
 __all__ = [
+    "WAITING_STATUSES",
     "APPEAL_TEXT_MAX",
     "Appeal",
     "asynchronous_titles",

@@ -25,12 +25,16 @@ class ContentQuerySet(models.QuerySet["Content"]):
     def accepted(self) -> Self:
         return self.filter(status=Content.Status.ACCEPTED)
 
+    def waiting(self) -> Self:
+        """The items still to be judged: ``pending`` or ``processing`` (``WAITING_STATUSES``)."""
+        return self.filter(status__in=WAITING_STATUSES)
+
     def lag_by_stash(self, now: datetime | None = None) -> dict[int, float]:
         """Seconds since the oldest ``pending`` or ``processing`` item of each stash was saved (at
         its current revision), by stash id; a stash with none waiting is left out."""
         now = now or timezone.now()
         oldest = (
-            self.filter(status__in=[Content.Status.PENDING, Content.Status.PROCESSING])
+            self.waiting()
             .order_by()
             .values("stash_id")
             .annotate(oldest=Min("updated_at"))
@@ -322,3 +326,7 @@ class Content(LoadedStateModel):
             self.refresh_from_db(fields=["revision"])
         # Parsing the canonical JSON copies a large payload several times faster than deepcopy.
         self._remember(copies={"payload": json.loads(canonical)} if canonical is not None else None)
+
+
+#: The statuses of an item still to be judged (``ContentQuerySet.waiting``).
+WAITING_STATUSES = (Content.Status.PENDING, Content.Status.PROCESSING)

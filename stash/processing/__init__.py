@@ -108,7 +108,7 @@ from stash.processing.payload_schemas import payload_schema
 from stash.processing.precision import Precision, for_configs as hook_precision
 from stash.processing.recovering import recover, token_for
 from stash.processing.rejudging import PeoplesDecisions, decided_by_people, reprocess, reprocess_by_stash
-from stash.processing.rejudging_progress import WAITING as WAITING_STATUSES, JudgingProgress, judging_progress
+from stash.processing.rejudging_progress import JudgingProgress, judging_progress
 from stash.processing.resuming import resume
 from stash.processing.review_queue import (
     Claim,
@@ -340,7 +340,6 @@ __all__ = [
     "reprocess_by_stash",
     "JudgingProgress",
     "judging_progress",
-    "WAITING_STATUSES",
     "restore",
     "run_checked",
     "run_examples",

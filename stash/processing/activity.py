@@ -168,9 +168,7 @@ def queue_lag(stash: Stash, now: datetime | None = None) -> QueueLag:
     """How many of ``stash``'s items are pending or processing, and the age of the oldest (as
     ``/metrics``' ``stash_queue_lag_seconds`` reads it: since its current revision was saved)."""
     waiting = (
-        Content.objects.filter(stash=stash, status__in=[Content.Status.PENDING, Content.Status.PROCESSING])
-        .order_by()
-        .aggregate(n=Count("pk"), oldest=Min("updated_at"))
+        Content.objects.filter(stash=stash).waiting().order_by().aggregate(n=Count("pk"), oldest=Min("updated_at"))
     )
     oldest = waiting["oldest"]
     seconds = None if oldest is None else max(((now or timezone.now()) - oldest).total_seconds(), 0.0)

@@ -112,14 +112,16 @@ def deliver(
     if config is None or content is None:
         logger.info("Sink delivery skipped: config %s or item %s is gone.", config_id, content_id)
         return
-    rows = _rows(config_id, content.pk, event, content.revision if revision is None else revision)
+    if revision is None:
+        revision = content.revision
+    rows = _rows(config_id, content.pk, event, revision)
     now = timezone.now()
     if not rows.update(attempts=F("attempts") + 1, updated_at=now):
         Delivery.objects.bulk_create(
             [
                 Delivery(
                     content=content,
-                    revision=content.revision if revision is None else revision,
+                    revision=revision,
                     config=config,
                     event=event,
                     attempts=1,

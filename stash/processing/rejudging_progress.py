@@ -11,9 +11,6 @@ from django.utils import timezone
 
 from stash.models import Content, Stash
 
-# The statuses of items still to be judged.
-WAITING = (Content.Status.PENDING, Content.Status.PROCESSING)
-
 
 @dataclass(frozen=True)
 class JudgingProgress:
@@ -35,7 +32,7 @@ class JudgingProgress:
 
 def judging_progress(stash: Stash, sent: int, since: datetime | None = None) -> JudgingProgress:
     """How far judging again the ``sent`` items of ``stash``, sent at ``since``, has come (one query)."""
-    waiting = Content.objects.filter(stash=stash, bulk=True, status__in=WAITING).count()
+    waiting = Content.objects.filter(stash=stash, bulk=True).waiting().count()
     progress = JudgingProgress(sent=sent, waiting=waiting)
     if since is None:
         return progress

@@ -28,7 +28,7 @@ from stash.admin.forms import ReplayForm, SimulateForm
 from stash.admin.hook_groups import in_groups
 from stash.admin.previews import short_preview
 from stash.core.exceptions import PayloadTooLarge
-from stash.models import Content, HookConfig
+from stash.models import Content, HookConfig, Stash
 
 # The button of the replay page that sends its changed items to be judged again, and what it needs.
 JUDGE_AGAIN = "_judge_again"
@@ -230,10 +230,8 @@ def _judge_again(model_admin, request, object_id):
     include = bool(people) and INCLUDE_REVIEWED in request.POST
     left = len(set(ids)) - items.count()
     since = timezone.now()
-    count = processing.reprocess(items, include_reviewed=include)
-    model_admin.message_user(request, sent_again(count), messages.SUCCESS if count else messages.WARNING)
-    if count > settings.STASH_BATCH_SIZE:
-        model_admin.message_user(request, follow_message({stash: count}, since, stash.pk), messages.INFO)
+    sent = processing.reprocess_by_stash(items, include_reviewed=include)
+    say_sent_again(model_admin, request, sent, since, stash.pk)
     say_decided_by_people(model_admin, request, people, include)
     if left:
         model_admin.message_user(
@@ -247,6 +245,16 @@ def _judge_again(model_admin, request, object_id):
             messages.WARNING,
         )
     return back
+
+
+def say_sent_again(model_admin, request, sent_by_stash, since, listed_stash=None):
+    """Say how many items were sent to be judged again (``sent_by_stash``: {stash id: how many}, at
+    ``since``) and, past a batch, link to each stash's judging (``follow_message``)."""
+    count = sum(sent_by_stash.values())
+    model_admin.message_user(request, sent_again(count), messages.SUCCESS if count else messages.WARNING)
+    if count > settings.STASH_BATCH_SIZE:
+        sent = {stash: sent_by_stash[stash.pk] for stash in Stash.objects.filter(pk__in=sent_by_stash)}
+        model_admin.message_user(request, follow_message(sent, since, listed_stash), messages.INFO)
 
 
 def sent_again(count):
