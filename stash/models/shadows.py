@@ -83,7 +83,10 @@ class Shadow(models.Model):
 class ShadowRun(models.Model):
     """One shadowed item: its live verdict and the shadow's, with the shadow's trail and time."""
 
-    shadow = models.ForeignKey(Shadow, on_delete=models.CASCADE, related_name="runs", verbose_name=_("shadow"))
+    # No index of its own: the unique constraint's leads with it.
+    shadow = models.ForeignKey(
+        Shadow, on_delete=models.CASCADE, related_name="runs", verbose_name=_("shadow"), db_index=False
+    )
     content = models.ForeignKey(Content, on_delete=models.CASCADE, related_name="+", verbose_name=_("content"))
     revision = models.PositiveIntegerField(_("revision"))
     live_verdict = models.CharField(_("live verdict"), max_length=12)
@@ -103,7 +106,9 @@ class ShadowRun(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["shadow", "content", "revision"], name="stash_shadowrun_once_per_revision")
         ]
-        indexes = [models.Index(fields=["shadow", "agreed"], name="stash_shadowrun_agreed")]
+        # The report reads only the runs that disagree: those alone are indexed (most runs agree, and each
+        # index is one more write per run).
+        indexes = [models.Index(fields=["shadow", "-id"], condition=Q(agreed=False), name="stash_shadowrun_disagreed")]
 
     def __str__(self) -> str:
         return f"{self.content_id} r{self.revision}: {self.live_verdict}/{self.shadow_verdict}"

@@ -9,8 +9,8 @@ pipeline, beside the live one, changing nothing.
 same answer every time) and, once the verdicts are committed, judges them right there in the live worker,
 after its sink deliveries are sent: a shadow costs a live message its hooks' time per item and nothing
 more (its items are in memory, and no message carries them). On Redis the runs are gathered in the
-shadow's list, which one message a second writes (``publishing.gather_shadow_runs``); elsewhere they are
-written at once. Items whose hooks no longer fit in the live message's time limit, and a bulk import's
+shadow's list, which one message every two seconds writes (``publishing.gather_shadow_runs``); elsewhere
+they are written at once. Items whose hooks no longer fit in the live message's time limit, and a bulk import's
 (live saves may wait behind it), go to a message of their own, which ``run`` judges. With no shadow
 running, the live path pays a dictionary look-up per batch: which shadows run is read once a second per
 worker process at most (``LOOKUP_SECONDS``), and at once in a process that starts or stops one. A worker
@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import logging
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -42,7 +43,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from stash.core import pipeline
-from stash.db import bulk_sql, publishing
+from stash.db import bulk_sql, publishing, shadow_rows
 from stash.models import Content, Shadow, ShadowRun
 from stash.processing.building import document_pipeline, item_for, submitted_items, submitted_payload
 from stash.processing.time_limits import Clock, time_limit_for
@@ -200,22 +201,23 @@ def _as_json(run: ShadowRun) -> dict[str, Any]:
     return {"content_id": str(run.content_id), **{name: getattr(run, name) for name in _GATHERED_FIELDS}}
 
 
-def gathered(shadow_id: int) -> list[ShadowRun]:
-    """The runs judged for shadow ``shadow_id`` since its last message took them (on Redis, live
-    workers' runs are gathered for one message a second to write: ``publishing.gather_shadow_runs``)."""
-    return [
-        ShadowRun(
-            shadow_id=shadow_id,
-            content_id=uuid.UUID(data["content_id"]),
-            **{name: data[name] for name in _GATHERED_FIELDS},
-        )
-        for data in publishing.take_shadow_runs(shadow_id)
-    ]
+def _from_json(shadow_id: int, data: dict[str, Any]) -> ShadowRun:
+    return ShadowRun(
+        shadow_id=shadow_id, content_id=uuid.UUID(data["content_id"]), **{name: data[name] for name in _GATHERED_FIELDS}
+    )
 
 
 def record_gathered(shadow_id: int) -> int:
-    """Write the runs gathered for shadow ``shadow_id`` (``gathered``); returns how many were written."""
-    return record(shadow_id, gathered(shadow_id))
+    """Write the runs gathered for shadow ``shadow_id`` (``publishing.gather_shadow_runs``: on Redis, live
+    workers' runs are gathered for one message every two seconds to write); returns how many were written. On
+    PostgreSQL their JSON goes to the database as it was gathered (``shadow_rows.insert_gathered``): no
+    model instance is built for a run."""
+    taken = publishing.take_shadow_runs(shadow_id)
+    if not taken:
+        return 0
+    if not shadow_rows.available():
+        return record(shadow_id, [_from_json(shadow_id, json.loads(run)) for run in taken])
+    return _write(shadow_id, lambda limit, now: shadow_rows.insert_gathered(shadow_id, taken, limit, now))
 
 
 def _pipeline_by_id(shadow_id: int) -> pipeline.Pipeline | None:
@@ -293,52 +295,68 @@ def _send_again(shadow: Shadow, rows: Sequence[Sequence[Any]], budget: float, al
 
 
 def record(shadow_id: int, outcomes: list[ShadowRun]) -> int:
-    """Write ``outcomes`` of shadow ``shadow_id`` and add them to its counters, in one UPDATE under its
-    row lock, up to its ``count`` (which finishes it); returns how many were written. The commit does
-    not wait for the disk (``bulk_sql.commit_unsynced``): runs are a sample, and the live commits beside
-    them should not queue behind their write."""
+    """Write ``outcomes`` of shadow ``shadow_id`` and add them to its counters (``_write``); returns how
+    many were written. Runs written already (the same item and revision: a duplicate message) and runs of
+    items deleted since are left out."""
     if not outcomes:
         return 0
+
+    def insert(limit: int | None, now: datetime) -> list[tuple[str, str, bool, float]]:
+        ids = [run.content_id for run in outcomes]
+        seen = set(
+            ShadowRun.objects.filter(shadow_id=shadow_id, content_id__in=ids)
+            .order_by()
+            .values_list("content_id", "revision")
+        )
+        present = set(Content.objects.filter(pk__in=ids).values_list("pk", flat=True))
+        fresh = []
+        for outcome in outcomes:
+            if outcome.content_id in present and (outcome.content_id, outcome.revision) not in seen:
+                seen.add((outcome.content_id, outcome.revision))
+                fresh.append(outcome)
+        fresh = fresh[:limit]
+        for outcome in fresh:
+            outcome.created_at = now
+        bulk_sql.insert_rows(ShadowRun, fresh)  # COPY: bulk_create quotes each trail into an array literal
+        return [(run.live_verdict, run.shadow_verdict, run.agreed, run.duration_ms) for run in fresh]
+
+    return _write(shadow_id, insert)
+
+
+def _write(shadow_id: int, insert: Callable[[int | None, datetime], list[tuple[str, str, bool, float]]]) -> int:
+    """Under shadow ``shadow_id``'s row lock, if it runs: ``insert(limit, now)`` its runs (no more than
+    ``limit``, None: no limit, up to its ``count``), which returns ``(live verdict, shadow verdict, agreed,
+    duration_ms)`` of each row written, and add those to its counters in one UPDATE, finishing it at its
+    ``count``; returns how many were written. The commit does not wait for the disk
+    (``bulk_sql.commit_unsynced``): runs are a sample, and the live commits beside them should not queue
+    behind their write."""
     with transaction.atomic():
         bulk_sql.commit_unsynced()  # a sample: the live commits beside it need not wait behind its disk write
         shadow = Shadow.objects.select_for_update().filter(pk=shadow_id, status=Running).first()
         if shadow is None:
             return 0
-        seen = set(
-            ShadowRun.objects.filter(shadow_id=shadow_id, content_id__in=[run.content_id for run in outcomes])
-            .order_by()
-            .values_list("content_id", "revision")
-        )
-        fresh = []
-        for outcome in outcomes:
-            if (outcome.content_id, outcome.revision) not in seen:
-                seen.add((outcome.content_id, outcome.revision))
-                fresh.append(outcome)
-        if shadow.count is not None:
-            fresh = fresh[: max(0, shadow.count - shadow.items)]
-        if not fresh:
-            return 0
+        limit = None if shadow.count is None else max(0, shadow.count - shadow.items)
         now = timezone.now()
-        for outcome in fresh:
-            outcome.created_at = now
-        bulk_sql.insert_rows(ShadowRun, fresh)  # COPY: bulk_create quotes each trail into an array literal
+        written = insert(limit, now) if limit != 0 else []
+        if not written:
+            return 0
         matrix = dict(shadow.matrix)
-        for outcome in fresh:
-            key = f"{outcome.live_verdict}/{outcome.shadow_verdict}"
+        for live_verdict, shadow_verdict, _agreed, _duration in written:
+            key = f"{live_verdict}/{shadow_verdict}"
             matrix[key] = matrix.get(key, 0) + 1
-        agreed = sum(1 for outcome in fresh if outcome.agreed)
+        agreed = sum(1 for run in written if run[2])
         changes: dict[str, Any] = {
-            "items": F("items") + len(fresh),
+            "items": F("items") + len(written),
             "agreed": F("agreed") + agreed,
-            "disagreed": F("disagreed") + len(fresh) - agreed,
-            "time_total_us": F("time_total_us") + sum(int(outcome.duration_ms * 1000) for outcome in fresh),
+            "disagreed": F("disagreed") + len(written) - agreed,
+            "time_total_us": F("time_total_us") + sum(int(run[3] * 1000) for run in written),
             "matrix": matrix,
         }
-        finished = shadow.count is not None and shadow.items + len(fresh) >= shadow.count
+        finished = shadow.count is not None and shadow.items + len(written) >= shadow.count
         if finished:
             changes.update(status=Shadow.Status.FINISHED, ended_at=now)
         Shadow.objects.filter(pk=shadow_id).update(**changes)
     if finished:
         forget()
         logger.info("Shadow %s finished at its count of %s items", shadow_id, shadow.count)
-    return len(fresh)
+    return len(written)
