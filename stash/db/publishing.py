@@ -501,8 +501,9 @@ SHADOW_TASK = "stash.tasks.run_shadow"
 
 #: Seconds a shadow's message waits before it takes the runs gathered meanwhile (on Redis): one message
 #: writes the runs of many live batches, so a shadow costs about its hooks' time per item, not a write. A
-#: live message that runs beside that write is slower (one CPU fewer); at one write a second, 2% of a 100%
-#: shadow's live messages did, at one every two, fewer, and the report is still two seconds behind at most.
+#: live message that runs beside that write is slower (one CPU fewer): at one write a second, 2% of a 100%
+#: shadow's live messages did, at one every two seconds 0.9% (docs/BENCHMARKS.md), and the report is still
+#: two seconds behind at most.
 SHADOW_GATHER_SECONDS = 2
 
 
